@@ -1,0 +1,26 @@
+"""nasfilter: simulated NAS on the NATS-Bench size space, with a GPU-utilization oracle.
+
+Importing the package is cheap: heavy pieces (nats_bench, torch, onnxruntime, TensorRT,
+matplotlib) are imported only by the functions that use them.
+"""
+
+from nasfilter.datasets import DATASETS, Dataset, get_dataset
+from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
+from nasfilter.table import BenchmarkTable, MissingArchitectureError, Provenance, load_table
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CHANNEL_CHOICES",
+    "DATASETS",
+    "N_ARCHS",
+    "Arch",
+    "BenchmarkTable",
+    "Dataset",
+    "MissingArchitectureError",
+    "Provenance",
+    "__version__",
+    "as_arch",
+    "get_dataset",
+    "load_table",
+]

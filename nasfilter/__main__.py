@@ -1,0 +1,5 @@
+import sys
+
+from nasfilter.cli import main
+
+sys.exit(main())

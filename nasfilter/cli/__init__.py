@@ -1,0 +1,46 @@
+"""The ``nasfilter`` command line. Each subcommand lives in its own module of this package.
+
+A subcommand module defines ``register(subparsers)``, which adds its parser and sets
+``func`` to a function taking the parsed namespace and returning an exit code. Modules
+import heavy dependencies only inside that function, so ``nasfilter --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Subcommand modules, in the order `--help` lists them.
+COMMAND_MODULES: tuple[str, ...] = ("show", "convert", "demo")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nasfilter",
+        description="Simulated neural architecture search on the NATS-Bench size space.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"nasfilter.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; bad input prints ``nasfilter: error: ...`` and returns 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except (ValueError, LookupError, FileExistsError, FileNotFoundError) as exc:
+        print(f"nasfilter {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"nasfilter {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

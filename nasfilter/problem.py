@@ -1,0 +1,361 @@
+"""The metered problem: the one door to costly information, with a simulated clock.
+
+Every accuracy evaluation and every proxy (utilization) query passes through
+:class:`Problem`. It charges the simulated clock, refuses queries once the budget is spent,
+and records each query as an event. Test accuracy is never returned here: reporting code
+reads it from the table after the run.
+
+Evaluation semantics are NATS-Bench's ``simulate_train_eval(arch, dataset, hp='12')``
+(FACTS §2): the validation accuracy of one training seed drawn at random, costing
+``12 x train-seconds-per-epoch + valid-seconds-per-epoch``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from nasfilter.proxy import ProxyTable
+from nasfilter.space import N_ARCHS, ArchLike, as_arch
+from nasfilter.table import BenchmarkTable
+
+# Simulated seconds charged for one proxy query. The study (FACTS §4) measured the
+# utilization of all 32767 networks and then evaluated the 144-network frontier within
+# 110000 s. The frontier costs about 144 x 100 s = 14400 s, so a proxy query may cost at most
+# about (110000 - 14400) / 32768 = 2.9 s. 2 s is a conservative figure for timing one
+# pre-built TensorRT engine (warm-up plus timed iterations) and leaves a third of the budget.
+DEFAULT_PROXY_COST = 2.0
+
+EVALUATE = "evaluate"
+PROXY = "proxy"
+
+
+class BudgetExhausted(RuntimeError):
+    """A query was asked for after the budget was spent."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The search budget: simulated seconds, and optionally a cap on accuracy evaluations."""
+
+    seconds: float
+    max_evaluations: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)):
+            raise ValueError(f"budget seconds must be a number, got {self.seconds!r}")
+        if not math.isfinite(self.seconds) or self.seconds <= 0:
+            raise ValueError(f"budget seconds must be finite and > 0, got {self.seconds!r}")
+        if self.max_evaluations is not None and (
+            isinstance(self.max_evaluations, bool)
+            or not isinstance(self.max_evaluations, int)
+            or self.max_evaluations < 1
+        ):
+            raise ValueError(
+                f"max_evaluations must be a positive integer or None, got {self.max_evaluations!r}"
+            )
+
+
+class Event(NamedTuple):
+    """One query. ``value`` is validation accuracy (percent) for an evaluation and
+    utilization (a fraction) for a proxy query; ``throughput`` (images/s) is NaN for
+    evaluations; ``seed`` is the training seed of an evaluation, -1 for a proxy query;
+    ``cost`` and ``clock`` (the total after this query) are simulated seconds."""
+
+    step: int
+    kind: str
+    arch: int  # NATS index
+    value: float
+    throughput: float
+    seed: int
+    cost: float
+    clock: float
+
+
+_COLUMNS = ("kind", "index", "value", "throughput", "seed", "cost", "clock")
+
+
+class EventLog:
+    """Append-only, column-wise record of queries (cheap to append, cheap to export)."""
+
+    def __init__(self) -> None:
+        self._cols: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
+
+    def __len__(self) -> int:
+        return len(self._cols["index"])
+
+    def append(
+        self,
+        kind: str,
+        index: int,
+        value: float,
+        throughput: float,
+        seed: int,
+        cost: float,
+        clock: float,
+    ) -> None:
+        c = self._cols
+        c["kind"].append(kind)
+        c["index"].append(index)
+        c["value"].append(value)
+        c["throughput"].append(throughput)
+        c["seed"].append(seed)
+        c["cost"].append(cost)
+        c["clock"].append(clock)
+
+    def extend(
+        self,
+        kind: str,
+        index: np.ndarray,
+        value: np.ndarray,
+        throughput: np.ndarray,
+        seed: np.ndarray,
+        cost: np.ndarray,
+        clock: np.ndarray,
+    ) -> None:
+        """Append len(index) events of one kind from arrays of equal shape (k,)."""
+        c = self._cols
+        c["kind"].extend([kind] * len(index))
+        for name, arr in (
+            ("index", index),
+            ("value", value),
+            ("throughput", throughput),
+            ("seed", seed),
+            ("cost", cost),
+            ("clock", clock),
+        ):
+            c[name].extend(np.asarray(arr).tolist())
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Columns as arrays of shape (n,): step, kind (str), index, value, throughput, seed,
+        cost (s), clock (s)."""
+        c = self._cols
+        return {
+            "step": np.arange(len(self), dtype=np.int64),
+            "kind": np.asarray(c["kind"], dtype=str),
+            "index": np.asarray(c["index"], dtype=np.int64),
+            "value": np.asarray(c["value"], dtype=np.float64),
+            "throughput": np.asarray(c["throughput"], dtype=np.float64),
+            "seed": np.asarray(c["seed"], dtype=np.int64),
+            "cost": np.asarray(c["cost"], dtype=np.float64),
+            "clock": np.asarray(c["clock"], dtype=np.float64),
+        }
+
+    def events(self) -> list[Event]:
+        c = self._cols
+        return [
+            Event(i, *row)
+            for i, row in enumerate(zip(*(c[name] for name in _COLUMNS), strict=True))
+        ]
+
+
+class ProxyReading(NamedTuple):
+    utilization: float  # fraction of peak FLOP/s
+    throughput: float  # images per second
+
+
+_SEED_BLOCK = 1024
+
+
+def _fast_index(arch: ArchLike) -> int:
+    """The index of ``arch``, skipping validation work for an in-range plain int."""
+    if type(arch) is int and 0 <= arch < N_ARCHS:
+        return arch
+    return as_arch(arch).index
+
+
+class Problem:
+    """A metered search problem over one benchmark table.
+
+    Args:
+        table: the benchmark records.
+        rng: draws the training seed of each evaluation; give each run its own.
+        budget: simulated seconds (and optionally evaluations) the run may spend.
+        proxy: utilization and throughput per architecture, or None for no proxy.
+        proxy_cost: simulated seconds charged per proxy query (>= 0).
+        charge_repeats: when False, a repeated query returns the first answer at no cost.
+    """
+
+    def __init__(
+        self,
+        table: BenchmarkTable,
+        rng: np.random.Generator,
+        budget: Budget,
+        proxy: ProxyTable | None = None,
+        proxy_cost: float = DEFAULT_PROXY_COST,
+        charge_repeats: bool = True,
+    ) -> None:
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        if not isinstance(budget, Budget):
+            raise ValueError(f"budget must be a Budget, got {budget!r}")
+        if not (
+            isinstance(proxy_cost, (int, float)) and math.isfinite(proxy_cost) and proxy_cost >= 0
+        ):
+            raise ValueError(
+                f"proxy_cost must be a finite number of seconds >= 0, got {proxy_cost!r}"
+            )
+        cost = table.eval_cost
+        if not np.all(np.isfinite(cost[table.present])):
+            raise ValueError(f"table {table.label!r} has NaN or infinite evaluation costs")
+        self.table = table
+        self.budget = budget
+        self.proxy_table = proxy
+        self.proxy_cost = float(proxy_cost)
+        self.charge_repeats = charge_repeats
+        self._rng = rng
+        self._eval_cost = cost
+        self._valid_acc = table.valid_acc
+        self._seeds = table.seeds
+        self._seed_draws: list[int] = []
+        self._clock = 0.0
+        self._eval_seconds = 0.0
+        self._proxy_seconds = 0.0
+        self._n_evals = 0
+        self._log = EventLog()
+        self._eval_memo: dict[int, float] = {}
+        self._proxy_memo: set[int] = set()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def clock(self) -> float:
+        """Simulated seconds spent so far."""
+        return self._clock
+
+    @property
+    def evaluation_seconds(self) -> float:
+        return self._eval_seconds
+
+    @property
+    def proxy_seconds(self) -> float:
+        return self._proxy_seconds
+
+    @property
+    def n_evaluations(self) -> int:
+        return self._n_evals
+
+    @property
+    def overshoot(self) -> float:
+        """Seconds spent past the budget by the last query (0 if within)."""
+        return max(0.0, self._clock - self.budget.seconds)
+
+    @property
+    def exhausted(self) -> bool:
+        """True once no further query may start."""
+        cap = self.budget.max_evaluations
+        return self._clock >= self.budget.seconds or (cap is not None and self._n_evals >= cap)
+
+    @property
+    def log(self) -> EventLog:
+        """Every query so far, in order."""
+        return self._log
+
+    @property
+    def events(self) -> list[Event]:
+        """Every query so far, in order, as Event tuples (a copy)."""
+        return self._log.events()
+
+    def _check_open(self, what: str) -> None:
+        if self._clock >= self.budget.seconds:
+            raise BudgetExhausted(
+                f"cannot {what}: the budget of {self.budget.seconds:g} s is spent "
+                f"(clock {self._clock:.1f} s)"
+            )
+
+    # ---------------------------------------------------------------- queries
+    def _next_seed_slot(self) -> int:
+        if not self._seed_draws:
+            draws = self._rng.integers(0, len(self._seeds), size=_SEED_BLOCK)
+            self._seed_draws = draws[::-1].tolist()
+        return self._seed_draws.pop()
+
+    def evaluate(self, arch: ArchLike) -> float:
+        """Train-and-validate ``arch`` at hp 12 with one random seed; return accuracy (percent).
+
+        Charges ``12 x train + valid`` seconds per epoch. Raises BudgetExhausted when no time
+        (or no evaluation) remains, and MissingArchitectureError for an absent table row.
+        """
+        index = _fast_index(arch)
+        self._check_open("evaluate")
+        cap = self.budget.max_evaluations
+        if cap is not None and self._n_evals >= cap:
+            raise BudgetExhausted(f"cannot evaluate: the cap of {cap} evaluations is reached")
+        self.table.require(index)
+        if not self.charge_repeats and index in self._eval_memo:
+            accuracy, cost, seed = self._eval_memo[index], 0.0, -1
+        else:
+            slot = self._next_seed_slot()
+            accuracy = float(self._valid_acc[index, slot])
+            if math.isnan(accuracy):
+                raise LookupError(
+                    f"architecture index {index} has no validation accuracy for seed "
+                    f"{self._seeds[slot]} in table {self.table.label!r}"
+                )
+            cost = float(self._eval_cost[index])
+            seed = self._seeds[slot]
+            self._eval_memo.setdefault(index, accuracy)
+        self._clock += cost
+        self._eval_seconds += cost
+        self._n_evals += 1
+        self._log.append(EVALUATE, index, accuracy, math.nan, seed, cost, self._clock)
+        return accuracy
+
+    def query_proxy(self, arch: ArchLike) -> ProxyReading:
+        """Utilization and throughput of ``arch`` from the proxy, charging ``proxy_cost``."""
+        if self.proxy_table is None:
+            raise ValueError("this problem has no proxy: pass proxy=ProxyTable(...) to Problem")
+        index = _fast_index(arch)
+        self._check_open("query the proxy")
+        self.proxy_table.require(index)
+        cost = self.proxy_cost
+        if not self.charge_repeats and index in self._proxy_memo:
+            cost = 0.0
+        self._proxy_memo.add(index)
+        util = float(self.proxy_table.utilization[index])
+        thr = float(self.proxy_table.throughput[index])
+        self._clock += cost
+        self._proxy_seconds += cost
+        self._log.append(PROXY, index, util, thr, -1, cost, self._clock)
+        return ProxyReading(util, thr)
+
+    def query_proxy_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Query the proxy for each index in order, stopping when the budget runs out.
+
+        Returns (indices answered, shape (k,), with their readings) as
+        ``(answered, np.stack([utilization, throughput], axis=1))`` of shapes (k,), (k, 2).
+        Equivalent to calling :meth:`query_proxy` in a loop, but vectorized.
+        """
+        if self.proxy_table is None:
+            raise ValueError("this problem has no proxy: pass proxy=ProxyTable(...) to Problem")
+        idx = np.asarray(indices, dtype=np.int64)
+        if idx.ndim != 1:
+            raise ValueError(f"indices must be one-dimensional, got shape {idx.shape}")
+        self._check_open("query the proxy")
+        measured = self.proxy_table.measured[idx]
+        if not measured.all():
+            self.proxy_table.require(int(idx[~measured][0]))
+        if self.charge_repeats:
+            costs = np.full(idx.shape, self.proxy_cost)
+        else:
+            first = np.zeros(idx.shape, dtype=bool)
+            _, first_pos = np.unique(idx, return_index=True)
+            first[first_pos] = True
+            first &= ~np.isin(idx, np.fromiter(self._proxy_memo, dtype=np.int64))
+            costs = np.where(first, self.proxy_cost, 0.0)
+        clocks = self._clock + np.cumsum(costs)
+        # A query may start while the clock before it is below the budget.
+        before = clocks - costs
+        k = int(np.searchsorted(before, self.budget.seconds, side="left"))
+        idx, costs, clocks = idx[:k], costs[:k], clocks[:k]
+        util = self.proxy_table.utilization[idx]
+        thr = self.proxy_table.throughput[idx]
+        self._log.extend(PROXY, idx, util, thr, np.full(k, -1), costs, clocks)
+        spent = float(costs.sum())
+        if k:
+            self._clock = float(clocks[-1])
+        self._proxy_seconds += spent
+        self._proxy_memo.update(idx.tolist())
+        return idx, np.stack([util, thr], axis=1)

@@ -1,0 +1,60 @@
+"""The cheap signal: per-architecture utilization and throughput, as the simulator reads it.
+
+An oracle backend (``nasfilter.oracle``) measures or predicts these numbers; the simulator
+only needs them as two columns indexed by architecture. :class:`ProxyTable` is that hand-off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nasfilter.space import N_ARCHS
+
+
+@dataclass(frozen=True, eq=False)
+class ProxyTable:
+    """Utilization and throughput of every architecture on one device and backend.
+
+    Attributes:
+        utilization: achieved FLOP/s / peak FLOP/s, a fraction in (0, 1], shape (32768,);
+            NaN where the architecture was not measured.
+        throughput: images per second, shape (32768,); NaN where not measured.
+        label: a short description ("roofline v100 fp16", ...), shown in outputs.
+        provenance: backend, device and config details, JSON-serialisable.
+    """
+
+    utilization: np.ndarray
+    throughput: np.ndarray
+    label: str
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("utilization", "throughput"):
+            arr = getattr(self, name)
+            if arr.shape != (N_ARCHS,):
+                raise ValueError(
+                    f"proxy column {name!r} must have shape ({N_ARCHS},), got {arr.shape}"
+                )
+            ok = np.isfinite(arr)
+            if np.any(arr[ok] <= 0):
+                raise ValueError(f"proxy column {name!r} holds values <= 0; they must be positive")
+            arr.setflags(write=False)
+        if not np.array_equal(np.isfinite(self.utilization), np.isfinite(self.throughput)):
+            raise ValueError(
+                "utilization and throughput must be measured for the same architectures"
+            )
+
+    @property
+    def measured(self) -> np.ndarray:
+        """Boolean mask (32768,) of architectures with a reading."""
+        return np.isfinite(self.throughput)
+
+    def require(self, index: int) -> None:
+        if not np.isfinite(self.throughput[index]):
+            raise LookupError(
+                f"architecture index {index} has no {self.label} measurement; measure it first "
+                "(`nasfilter measure`) or use the roofline backend"
+            )
