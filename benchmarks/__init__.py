@@ -1,0 +1,47 @@
+"""Speed benchmarks, run by ``make bench`` (``python -m benchmarks``).
+
+Each ``bench_*.py`` module defines ``run() -> Iterable[dict]``; every dict is one result with
+at least ``name``, ``value``, ``unit``, ``goal`` and ``passed``, and ``ratio`` where two
+implementations are compared side by side in the same run. Use :func:`result` to build them.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def result(
+    name: str,
+    value: float,
+    unit: str,
+    goal: str,
+    passed: bool,
+    ratio: float | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One benchmark line. ``goal`` states the target in words, e.g. ``"ratio >= 100"``."""
+    row: dict[str, Any] = {
+        "name": name,
+        "value": value,
+        "unit": unit,
+        "goal": goal,
+        "passed": bool(passed),
+    }
+    if ratio is not None:
+        row["ratio"] = ratio
+    row.update(extra)
+    return row
+
+
+def median_seconds(fn: Callable[[], object], repeat: int = 5, number: int = 1) -> float:
+    """Median wall seconds of one call of ``fn`` over ``repeat`` trials of ``number`` calls."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - start) / number)
+    return statistics.median(times)
