@@ -1,0 +1,51 @@
+"""``nasfilter show ARCH``: print one architecture's record from a table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from nasfilter.datasets import DATASETS
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "show",
+        help="print one architecture's record",
+        description="Print one architecture's benchmark record. Without --table, the embedded "
+        "SYNTHETIC surrogate is used.",
+    )
+    p.add_argument("arch", help="an index in [0, 32767] or channels such as 8:16:24:32:40")
+    p.add_argument("--table", help="a table converted with `nasfilter convert` (.npz)")
+    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nasfilter.space import as_arch
+    from nasfilter.table import load_table
+
+    arch = as_arch(args.arch)
+    table = load_table(args.table, args.dataset)
+    rec = table.record(arch)
+    if args.json:
+        print(json.dumps(rec))
+        return 0
+    seeds = ", ".join(
+        f"{a:.2f} (seed {s})" for a, s in zip(rec["valid_acc_hp12"], rec["seeds"], strict=True)
+    )
+    print(f"table     {table.label}")
+    print(f"arch      {rec['channels']}  (index {rec['index']})")
+    print(
+        f"cost      {rec['macs']:.6f} MMACs, {rec['flops'] / 1e6:.3f} MFLOPs, "
+        f"{rec['params']:.6f} M params"
+    )
+    print(f"valid@12  {seeds}")
+    print(f"test@90   {rec['test_acc_hp90']:.2f} %")
+    print(
+        f"time      {rec['train_seconds_per_epoch']:.3f} s/epoch train, "
+        f"{rec['valid_seconds_per_epoch']:.3f} s/epoch valid, latency {rec['latency']:.5f} s"
+    )
+    return 0

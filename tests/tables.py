@@ -1,0 +1,46 @@
+"""Small hand-made tables and proxies for unit tests (independent of the surrogate)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nasfilter.datasets import get_dataset
+from nasfilter.proxy import ProxyTable
+from nasfilter.space import N_ARCHS
+from nasfilter.table import BenchmarkTable, Provenance
+
+
+def random_table(
+    seed: int = 0, present: np.ndarray | None = None, dataset: str = "cifar10"
+) -> BenchmarkTable:
+    """A table of random but plausible numbers; rows outside ``present`` are NaN."""
+    rng = np.random.default_rng(seed)
+    mask = np.ones(N_ARCHS, dtype=bool) if present is None else present
+
+    def col(low: float, high: float, shape: tuple[int, ...] = (N_ARCHS,)) -> np.ndarray:
+        arr = rng.uniform(low, high, size=shape)
+        arr[~mask] = np.nan
+        return arr
+
+    return BenchmarkTable(
+        dataset=get_dataset(dataset),
+        seeds=(777, 888, 999),
+        valid_acc=col(60, 85, (N_ARCHS, 3)),
+        test_acc=col(80, 94),
+        train_time=col(2.5, 6.5),
+        valid_time=col(1.0, 1.6),
+        latency=col(0.012, 0.02),
+        params=col(0.01, 0.7),
+        macs=col(4, 275),
+        present=mask.copy(),
+        provenance=Provenance(synthetic=True, source="tests.tables.random_table"),
+    )
+
+
+def random_proxy(seed: int = 0) -> ProxyTable:
+    rng = np.random.default_rng(seed)
+    return ProxyTable(
+        utilization=rng.uniform(0.01, 0.6, N_ARCHS),
+        throughput=rng.uniform(1e4, 5e5, N_ARCHS),
+        label="tests.tables.random_proxy",
+    )
