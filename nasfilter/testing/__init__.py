@@ -1,0 +1,1 @@
+"""Helpers shipped for tests and benchmarks (fixtures in the real archive formats)."""
