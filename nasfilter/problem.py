@@ -209,6 +209,7 @@ class Problem:
         self._rng = rng
         self._eval_cost = cost
         self._valid_acc = table.valid_acc
+        self._present = table.present
         self._seeds = table.seeds
         self._seed_draws: list[int] = []
         self._clock = 0.0
@@ -283,7 +284,8 @@ class Problem:
         cap = self.budget.max_evaluations
         if cap is not None and self._n_evals >= cap:
             raise BudgetExhausted(f"cannot evaluate: the cap of {cap} evaluations is reached")
-        self.table.require(index)
+        if not self._present[index]:
+            self.table.require(index)  # raises MissingArchitectureError naming the row
         if not self.charge_repeats and index in self._eval_memo:
             accuracy, cost, seed = self._eval_memo[index], 0.0, -1
         else:

@@ -179,6 +179,9 @@ class BenchmarkTable:
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, meta=np.array(json.dumps(meta)), **columns)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; follow the umask like open()
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
