@@ -1,0 +1,116 @@
+"""``nasfilter measure``: fill the measurement cache with one oracle backend, and export it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from nasfilter.datasets import DATASETS
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "measure",
+        help="measure utilization and throughput into a cache",
+        description="Measure (or, for the roofline, predict) the throughput and utilization of "
+        "architectures with one oracle backend, storing each row in an SQLite cache. Cached "
+        "architectures are never measured again, so an interrupted sweep resumes where it "
+        "stopped.",
+    )
+    p.add_argument(
+        "--backend",
+        required=True,
+        help="roofline, onnxruntime, torch-cuda or tensorrt; settings as NAME[key=value,...], "
+        "e.g. 'onnxruntime[batch=32,window=0.5]'",
+    )
+    p.add_argument(
+        "--device",
+        help="roofline: v100 (default), a100, h100, h200, name:peak_tflops:bandwidth_tbs or a "
+        "JSON file; torch-cuda/tensorrt: a CUDA device such as cuda:1; onnxruntime: cpu",
+    )
+    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
+    p.add_argument(
+        "--archs",
+        required=True,
+        help="all, sample:N (uniform), stratified:N (MACs x intensity strata plus the 32 "
+        "corners) or a file with one index or 8:16:24:32:40 per line",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of sample:N and stratified:N")
+    p.add_argument("--cache", required=True, help="the SQLite measurement cache (created)")
+    p.add_argument("--export", metavar="TABLE.npz", help="write the group's rows as a table")
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="fan out over Ray: a local instance, or the cluster at ADDRESS ('auto')",
+    )
+    p.add_argument("--chunk-size", type=int, help="architectures per Ray task")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from nasfilter.datasets import get_dataset
+    from nasfilter.oracle.base import BackendSpec, BackendUnavailable
+    from nasfilter.oracle.cache import Group, MeasurementCache
+    from nasfilter.oracle.registry import create
+    from nasfilter.oracle.sweep import export_table, select_archs, sweep
+    from nasfilter.registry import parse_spec
+
+    ds = get_dataset(args.dataset)
+    name, params = parse_spec(args.backend)
+    archs = select_archs(args.archs, np.random.default_rng(args.seed), ds)
+    try:
+        backend: Any
+        if args.ray:
+            from nasfilter.oracle.registry import backend_name
+
+            backend = BackendSpec(backend_name(args.backend), args.device, params)
+        else:
+            backend = create(args.backend, device=args.device)
+        ray_init = None
+        if args.ray and args.ray != "local":
+            ray_init = {"address": args.ray}
+        with MeasurementCache(args.cache) as cache:
+            summary = sweep(
+                backend,
+                archs,
+                ds,
+                cache,
+                progress=not args.quiet,
+                executor="ray" if args.ray else "local",
+                chunk_size=args.chunk_size,
+                ray_init=ray_init,
+            )
+            exported = None
+            if args.export:
+                group = Group.make(ds.name, name, summary.config, summary.device_fingerprint)
+                exported = str(export_table(cache, group, args.export))
+    except BackendUnavailable as exc:
+        print(f"nasfilter measure: error: {exc}", file=sys.stderr)
+        return 2
+    out = summary.to_dict()
+    out["export"] = exported
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"backend   {summary.backend} on {summary.device} ({summary.dataset})")
+    print(
+        f"archs     {summary.n_requested} asked: {summary.n_measured} measured, "
+        f"{summary.n_cached} cached, {summary.n_failed} failed, in {summary.seconds:.1f} s"
+    )
+    print(
+        f"cache     {summary.n_rows} rows of this backend and device; throughput-utilization "
+        f"Pareto front: {summary.pareto_throughput_utilization}"
+    )
+    for failure in summary.failures[:5]:
+        print(f"failed    {failure['arch']}: {failure['status']} {failure['error']}")
+    if exported:
+        print(f"exported  {exported}")
+    return 0

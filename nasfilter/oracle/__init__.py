@@ -1,0 +1,55 @@
+"""The utilization oracle: how well does a network use the processor it runs on?
+
+Utilization = achieved FLOP/s / peak FLOP/s = throughput x FLOPs per image / peak (FACTS §4).
+Backends (:mod:`.registry`): the analytic ``roofline`` (any device spec, all 32768 networks in
+well under a second), ``onnxruntime`` (real networks on this CPU), ``torch-cuda`` and
+``tensorrt`` (real networks on an NVIDIA GPU). Measurements go to a per-architecture SQLite
+cache (:mod:`.cache`) through sweeps (:mod:`.sweep`), and reach the simulator as a
+:class:`~nasfilter.proxy.ProxyTable` through :func:`proxy_table`.
+"""
+
+from nasfilter.oracle.base import Backend, BackendSpec, BackendUnavailable
+from nasfilter.oracle.cache import CacheFileError, Group, MeasurementCache
+from nasfilter.oracle.devices import DEVICES, DeviceSpec, UnknownDeviceError, get_device
+from nasfilter.oracle.measurement import (
+    SCHEMA_VERSION,
+    InvalidMeasurement,
+    Measurement,
+    Status,
+)
+from nasfilter.oracle.proxies import load_sample, proxy_table
+from nasfilter.oracle.registry import BACKENDS, create
+from nasfilter.oracle.roofline import RooflineBackend, RooflineResult, roofline
+from nasfilter.oracle.sweep import SweepSummary, export_table, pareto_count, sweep
+from nasfilter.oracle.tablefile import MeasurementTable, load_table_file, save_table
+
+__all__ = [
+    "BACKENDS",
+    "DEVICES",
+    "SCHEMA_VERSION",
+    "Backend",
+    "BackendSpec",
+    "BackendUnavailable",
+    "CacheFileError",
+    "DeviceSpec",
+    "Group",
+    "InvalidMeasurement",
+    "Measurement",
+    "MeasurementCache",
+    "MeasurementTable",
+    "RooflineBackend",
+    "RooflineResult",
+    "Status",
+    "SweepSummary",
+    "UnknownDeviceError",
+    "create",
+    "export_table",
+    "get_device",
+    "load_sample",
+    "load_table_file",
+    "pareto_count",
+    "proxy_table",
+    "roofline",
+    "save_table",
+    "sweep",
+]
