@@ -1,0 +1,29 @@
+"""A complete custom filter: evaluate only networks that are fast enough on the device.
+
+From the command line (quote the brackets)::
+
+    nasfilter run --searchers random --db r.db \
+        --filters 'examples.custom_filter:FastEnough[min_throughput=4e5]'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nasfilter.filters import Filter
+from nasfilter.metered import ProxyHandle
+from nasfilter.space import Arch
+
+
+class FastEnough(Filter):
+    """Pass architectures whose proxy throughput (images/s) is at least ``min_throughput``;
+    each proxy query is charged to the simulated clock."""
+
+    name = "fast-enough"
+    needs_proxy = True
+
+    def __init__(self, min_throughput: float = 4e5) -> None:
+        self.min_throughput = float(min_throughput)
+
+    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
+        return [a for a in candidates if proxy.query(a).throughput >= self.min_throughput]

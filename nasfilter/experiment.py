@@ -1,0 +1,371 @@
+"""Experiments across seeds: a grid of searcher x filter (x dataset) x seed, in parallel.
+
+Each (spec, seed) pair runs as a pure function of the two (:func:`run_one`): the table, the
+proxy and the searcher and filter are rebuilt from the spec's strings, and every generator
+comes from ``np.random.SeedSequence(seed)`` (:func:`nasfilter.runner.seed_streams`). Results
+are therefore identical whatever the number of worker processes and whichever worker runs
+which pair. With a :class:`~nasfilter.store.Store`, results are written in grid order, one
+transaction per run, and pairs already in the store are skipped (resume).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nasfilter.datasets import get_dataset
+from nasfilter.filters import make_filter
+from nasfilter.metrics import FrontReference, metric_curves, run_metrics, tick_times
+from nasfilter.problem import DEFAULT_PROXY_COST, Budget
+from nasfilter.proxy import ProxyTable
+from nasfilter.registry import format_spec, parse_spec
+from nasfilter.runner import DEFAULT_MAX_IDLE, make_problem, run_search
+from nasfilter.searchers import make_searcher
+from nasfilter.table import BenchmarkTable, load_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nasfilter.store import Store
+
+DEFAULT_BUDGET = 110_000.0  # simulated seconds, the study's budget (FACTS §4)
+DEFAULT_TICKS = 100
+
+
+def _canonical(spec: str) -> str:
+    name, params = parse_spec(spec)
+    return format_spec(name, params)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that defines a run except its seed. Strings only, so it can be stored.
+
+    Attributes:
+        searcher: ``NAME[key=value,...]`` or a plugin path ``module:Class[...]``.
+        filter: the same for a filter; ``"none"`` evaluates every proposal.
+        dataset: the dataset name.
+        budget: simulated seconds (> 0).
+        proxy_cost: simulated seconds per proxy query (>= 0).
+        table: path of a table converted with ``nasfilter convert``, or None for the
+            embedded synthetic surrogate.
+        oracle: the proxy backend ("roofline", or a measured one with ``oracle_cache``).
+        device: the device of the oracle (roofline: a device spec name).
+        oracle_cache: a measurement cache or exported table for measured backends.
+        max_idle: proposals in a row without an evaluation before a run stops "stalled".
+        n_ticks: points of each metric curve over simulated time.
+    """
+
+    searcher: str
+    filter: str = "none"
+    dataset: str = "cifar10"
+    budget: float = DEFAULT_BUDGET
+    proxy_cost: float = DEFAULT_PROXY_COST
+    table: str | None = None
+    oracle: str = "roofline"
+    device: str | None = "v100"
+    oracle_cache: str | None = None
+    max_idle: int = DEFAULT_MAX_IDLE
+    n_ticks: int = DEFAULT_TICKS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "searcher", _canonical(self.searcher))
+        object.__setattr__(self, "filter", _canonical(self.filter))
+        object.__setattr__(self, "dataset", get_dataset(self.dataset).name)
+        if isinstance(self.budget, bool) or not isinstance(self.budget, (int, float)):
+            raise ValueError(f"budget must be a number of seconds, got {self.budget!r}")
+        Budget(float(self.budget))  # raises for <= 0, NaN, inf
+        object.__setattr__(self, "budget", float(self.budget))
+        if (
+            isinstance(self.proxy_cost, bool)
+            or not isinstance(self.proxy_cost, (int, float))
+            or not (math.isfinite(self.proxy_cost) and self.proxy_cost >= 0)
+        ):
+            raise ValueError(f"proxy_cost must be finite seconds >= 0, got {self.proxy_cost!r}")
+        object.__setattr__(self, "proxy_cost", float(self.proxy_cost))
+        for name in ("table", "oracle_cache"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, str(Path(value).resolve()))
+        for name in ("max_idle", "n_ticks"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+    def key(self) -> str:
+        """A canonical JSON text of the spec: equal keys mean the same runs."""
+        return json.dumps(asdict(self), sort_keys=True)
+
+    def validate(self) -> None:
+        """Build the searcher and filter once, so bad names and parameters fail now."""
+        make_searcher(self.searcher)
+        make_filter(self.filter)
+
+    @property
+    def label(self) -> str:
+        return self.searcher if self.filter == "none" else f"{self.searcher} | {self.filter}"
+
+
+def grid(
+    searchers: Sequence[str],
+    filters: Sequence[str] = ("none",),
+    datasets: Sequence[str] = ("cifar10",),
+    **common: Any,
+) -> list[RunSpec]:
+    """Every searcher x filter x dataset as a :class:`RunSpec` (``common`` fills the rest).
+
+    Raises ValueError, before anything runs, for an empty list, an unknown name or a bad
+    parameter.
+    """
+    for what, values in (("searchers", searchers), ("filters", filters), ("datasets", datasets)):
+        if isinstance(values, str) or not values:
+            raise ValueError(f"{what} must be a non-empty list, got {values!r}")
+    specs = [
+        RunSpec(searcher=s, filter=f, dataset=d, **common)
+        for d in datasets
+        for s in searchers
+        for f in filters
+    ]
+    for spec in specs:
+        spec.validate()
+    return list(dict.fromkeys(specs))  # drop duplicates, keep order
+
+
+def check_seeds(seeds: Iterable[int]) -> list[int]:
+    """``seeds`` as a list of distinct integers >= 0; ValueError if empty or bad."""
+    out = []
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"seeds must be integers >= 0, got {s!r}")
+        out.append(int(s))
+    if not out:
+        raise ValueError("the seed list is empty; give at least one seed, e.g. 0-8")
+    return list(dict.fromkeys(out))
+
+
+# ------------------------------------------------------------------- inputs, per process
+@functools.cache
+def _table(path: str | None, dataset: str) -> BenchmarkTable:
+    return load_table(path, dataset)
+
+
+def load_proxy(
+    oracle: str = "roofline",
+    device: str | None = "v100",
+    dataset: str = "cifar10",
+    cache: str | None = None,
+) -> ProxyTable:
+    """The proxy table of an oracle backend (:func:`nasfilter.oracle.proxy_table`)."""
+    from nasfilter.oracle import proxy_table
+
+    return proxy_table(backend=oracle, device=device, dataset=dataset, cache=cache)
+
+
+@functools.cache
+def _proxy(oracle: str, device: str | None, dataset: str, cache: str | None) -> ProxyTable:
+    return load_proxy(oracle, device, dataset, cache)
+
+
+@functools.cache
+def _reference(
+    path: str | None, dataset: str, oracle: str, device: str | None, cache: str | None
+) -> FrontReference:
+    return FrontReference.build(_table(path, dataset), _proxy(oracle, device, dataset, cache))
+
+
+def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
+    """The table, proxy and front reference of ``spec`` (loaded once per process).
+
+    Raises ValueError for a partial table: a search may propose any architecture.
+    """
+    table = _table(spec.table, spec.dataset)
+    if not table.is_complete:
+        raise ValueError(
+            f"table {table.label!r} holds {table.n_present} of 32768 architectures; a search "
+            "may propose any of them, so it needs a complete table (convert the full archive)"
+        )
+    proxy = _proxy(spec.oracle, spec.device, spec.dataset, spec.oracle_cache)
+    ref = _reference(spec.table, spec.dataset, spec.oracle, spec.device, spec.oracle_cache)
+    return table, proxy, ref
+
+
+def provenance(spec: RunSpec) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(table provenance, oracle provenance) of ``spec``, JSON-serialisable."""
+    table, proxy, _ = inputs(spec)
+    table_prov = asdict(table.provenance) | {
+        "label": table.provenance.label,
+        "dataset": table.dataset.name,
+        "path": spec.table,
+    }
+    oracle_prov = {"label": proxy.label, **proxy.provenance}
+    return table_prov, json.loads(json.dumps(oracle_prov, default=str))
+
+
+# ------------------------------------------------------------------------------- one run
+@dataclass
+class RunRecord:
+    """The outcome of one (spec, seed): summary, final metrics, curves and events."""
+
+    spec: RunSpec
+    seed: int
+    summary: dict[str, Any]
+    metrics: dict[str, float]
+    curves: dict[str, np.ndarray]
+    events: dict[str, np.ndarray] = field(repr=False)
+
+    def same_results(self, other: RunRecord) -> bool:
+        """Equal spec, seed, summary (wall time aside), metrics, curves and events."""
+
+        def arrays_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+            return a.keys() == b.keys() and all(
+                np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a
+            )
+
+        strip = {"wall_seconds"}
+        return (
+            self.spec == other.spec
+            and self.seed == other.seed
+            and _nan_equal(
+                {k: v for k, v in self.summary.items() if k not in strip},
+                {k: v for k, v in other.summary.items() if k not in strip},
+            )
+            and _nan_equal(self.metrics, other.metrics)
+            and arrays_equal(self.curves, other.curves)
+            and arrays_equal(self.events, other.events)
+        )
+
+
+def _nan_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.keys() == b.keys() and all(
+        a[k] == b[k] or (isinstance(a[k], float) and math.isnan(a[k]) and math.isnan(b[k]))
+        for k in a
+    )
+
+
+def run_one(spec: RunSpec, seed: int) -> RunRecord:
+    """Run ``spec`` with ``seed``: a pure function of the two (wall time aside)."""
+    table, proxy, ref = inputs(spec)
+    problem = make_problem(table, spec.budget, seed, proxy=proxy, proxy_cost=spec.proxy_cost)
+    result = run_search(
+        make_searcher(spec.searcher),
+        problem,
+        filter=make_filter(spec.filter),
+        seed=seed,
+        max_idle=spec.max_idle,
+    )
+    metrics = run_metrics(ref, table, result.events).as_dict()
+    curves = metric_curves(ref, table, result.events, tick_times(spec.budget, spec.n_ticks))
+    summary = {
+        "status": result.status,
+        "clock": result.clock,
+        "evaluation_seconds": result.evaluation_seconds,
+        "proxy_seconds": result.proxy_seconds,
+        "n_evaluations": result.n_evaluations,
+        "n_proxy": result.n_proxy,
+        "n_asked": result.n_asked,
+        "n_dropped": result.n_dropped,
+        "best_index": result.best_index,
+        "best_valid_acc": result.best_valid_acc,
+        "wall_seconds": result.wall_seconds,
+        "searcher_config": result.searcher_config,
+        "filter_config": result.filter_config,
+    }
+    return RunRecord(spec, seed, summary, metrics, curves, result.events)
+
+
+def _run_task(task: tuple[RunSpec, int]) -> RunRecord:
+    return run_one(*task)
+
+
+def _worker_init() -> None:
+    # Ctrl-C goes to the whole process group; only the parent handles it, so that it can
+    # stop handing out work and leave the database consistent.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class WorkerDied(RuntimeError):
+    """A worker process died (killed, or out of memory); completed runs are kept."""
+
+
+def _records(tasks: list[tuple[RunSpec, int]], jobs: int) -> Iterator[RunRecord]:
+    if jobs == 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield _run_task(task)
+        return
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, len(tasks)), mp_context=context, initializer=_worker_init
+    )
+    try:
+        yield from pool.map(_run_task, tasks, chunksize=1)
+    except BrokenProcessPool as exc:
+        raise WorkerDied(
+            "a worker process died before finishing its runs; the runs completed so far are "
+            "saved, run the same command again to resume"
+        ) from exc
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_experiment(
+    specs: Sequence[RunSpec],
+    seeds: Iterable[int],
+    *,
+    store: Store | None = None,
+    jobs: int = 1,
+    progress: bool = False,
+    on_record: Callable[[RunRecord], None] | None = None,
+) -> list[RunRecord]:
+    """Run every (spec, seed) pair, in grid order; return the records of the runs made now.
+
+    With ``store``, pairs already stored are skipped and each new record is written (one
+    transaction) as soon as it and every earlier pair are done, so an interrupted
+    experiment resumes where it stopped. ``jobs`` worker processes (1 = this process) give
+    identical records. ``progress`` shows a progress bar on stderr.
+    """
+    specs = list(specs)
+    if not specs:
+        raise ValueError("the experiment has no run specs; give at least one searcher")
+    for spec in specs:
+        if not isinstance(spec, RunSpec):
+            raise ValueError(f"specs must be RunSpec objects, got {spec!r}")
+        spec.validate()
+    seed_list = check_seeds(seeds)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    tasks = [(spec, seed) for spec in specs for seed in seed_list]
+    if store is not None:
+        for spec in dict.fromkeys(specs):
+            store.add_spec(spec, *provenance(spec))
+        done = store.completed()
+        tasks = [(spec, seed) for spec, seed in tasks if (spec.key(), seed) not in done]
+    from tqdm import tqdm
+
+    records = []
+    with tqdm(total=len(tasks), disable=not progress, unit="run", desc="runs", leave=False) as bar:
+        for record in _records(tasks, jobs):
+            if store is not None:
+                store.add_run(record)
+            records.append(record)
+            if on_record is not None:
+                on_record(record)
+            bar.update(1)
+    return records
+
+
+def default_jobs() -> int:
+    """Worker processes to use by default: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover (not Linux)
+        return max(1, os.cpu_count() or 1)

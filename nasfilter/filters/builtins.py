@@ -1,0 +1,211 @@
+"""Built-in filters: pass-through, drop-all, successive frontiers and a proxy threshold.
+
+Both proxy filters look at the throughput–utilization plane (both maximized), the plane in
+which the study takes its Pareto front.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from nasfilter.filters.base import Filter
+from nasfilter.metered import ProxyHandle
+from nasfilter.pareto import nondominated_mask, nondominated_ranks
+from nasfilter.searchers.base import check_positive_int, check_real, index_of
+from nasfilter.space import N_ARCHS, Arch
+
+
+class PassThrough(Filter):
+    """Evaluate every candidate (the same as no filter)."""
+
+    name: ClassVar[str] = "none"
+
+    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
+        return list(candidates)
+
+
+class DropAll(Filter):
+    """Evaluate nothing. For tests: a searcher must survive a run in which nothing passes."""
+
+    name: ClassVar[str] = "drop-all"
+
+    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
+        return []
+
+
+def _scan(proxy: ProxyHandle, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Query every architecture in a random order; (answered indices (k,), readings (k, 2))."""
+    return proxy.query_many(rng.permutation(N_ARCHS))
+
+
+class SuccessiveFrontiers(Filter):
+    """Pass only the current throughput–utilization front layer; move on when it is used up.
+
+    At the first candidate the filter queries the proxy for every architecture (charged,
+    in a random order from the run's generator) and ranks them into non-dominated layers
+    (layer 0 is the front). It passes a candidate whose layer is at most the current level
+    and which it has not passed before. The level rises by one when every architecture up
+    to it has been passed (the front is exhausted and budget remains, so none sits idle), or
+    after ``patience`` candidates in a row were dropped (the searcher is not finding the rest
+    of the layer); ``patience=None`` rises only on exhaustion.
+
+    Args:
+        patience: consecutive drops before the level rises (>= 1), or None.
+    """
+
+    name: ClassVar[str] = "successive-frontiers"
+    needs_proxy = True
+
+    def __init__(self, patience: int | None = 100) -> None:
+        self.patience = None if patience is None else check_positive_int(patience, "patience")
+
+    def config(self) -> dict[str, Any]:
+        return {"patience": self.patience}
+
+    def reset(self) -> None:
+        self._ranks: list[int] | None = None  # layer per index, -1 if unanswered
+        self._passed = bytearray(N_ARCHS)
+        self._level = 0
+        self._left = 0  # architectures of layers <= level not passed yet
+        self._drops = 0
+
+    @property
+    def level(self) -> int:
+        """The highest front layer currently passed (0 = the front)."""
+        return self._level
+
+    def _start(self, proxy: ProxyHandle) -> None:
+        answered, readings = _scan(proxy, self.rng)
+        ranks = np.full(N_ARCHS, -1, dtype=np.int64)
+        if len(answered):
+            ranks[answered] = nondominated_ranks(readings[:, ::-1])
+        self._ranks = ranks.tolist()
+        self._counts = np.bincount(ranks[ranks >= 0], minlength=1)
+        self._left = int(self._counts[0])
+
+    def _raise_level(self) -> None:
+        while self._level + 1 < len(self._counts):
+            self._level += 1
+            self._left += int(self._counts[self._level])
+            if self._left:
+                break
+        self._drops = 0
+
+    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
+        if self._ranks is None:
+            self._start(proxy)
+        ranks = self._ranks
+        assert ranks is not None
+        out = []
+        for arch in candidates:
+            index = index_of(arch)
+            rank = ranks[index]
+            if 0 <= rank <= self._level and not self._passed[index]:
+                self._passed[index] = 1
+                self._left -= 1
+                self._drops = 0
+                out.append(arch)
+                if self._left == 0:
+                    self._raise_level()
+            else:
+                self._drops += 1
+                if self.patience is not None and self._drops >= self.patience:
+                    self._raise_level()
+        return out
+
+
+def log_epsilon(points: np.ndarray, front: np.ndarray) -> np.ndarray:
+    """How far each point lies behind ``front``, in natural-log units, shape (n,).
+
+    ``points`` (n, 2) and ``front`` (f, 2) hold positive (throughput, utilization), both
+    maximized. The result is ``max_q min_i (log q_i - log p_i)`` over front points q: the
+    smallest additive shift in log space (a common factor ``e**eps`` in both objectives)
+    that leaves p strictly dominated by no front point. 0 on the front, > 0 behind it. An
+    empty front gives -inf. O(n log f), by one binary search per point.
+    """
+    p = np.log(np.asarray(points, dtype=np.float64))
+    q = np.log(np.asarray(front, dtype=np.float64))
+    if len(q) == 0:
+        return np.full(len(p), -np.inf)
+    q = q[np.lexsort((-q[:, 1], q[:, 0]))]  # x ascending (so y descending on a front)
+    key = q[:, 0] - q[:, 1]  # nondecreasing along the front
+    j = np.searchsorted(key, p[:, 0] - p[:, 1], side="left")
+    # From j on, min_i(q_i - p_i) is the y gap, largest at j; before j it is the x gap,
+    # largest at j - 1.
+    right = np.where(j < len(q), q[np.minimum(j, len(q) - 1), 1] - p[:, 1], -np.inf)
+    left = np.where(j > 0, q[np.maximum(j - 1, 0), 0] - p[:, 0], -np.inf)
+    return np.maximum(left, right)
+
+
+class ProxyThreshold(Filter):
+    """Pass a candidate only if it is on, or within ``tolerance`` of, the proxy front.
+
+    "Within tolerance" means no front architecture beats it by more than a factor
+    ``1 + tolerance`` in *both* throughput and utilization (see :func:`log_epsilon`);
+    ``tolerance=0`` passes the front only. Wraps any searcher, e.g. REINFORCE.
+
+    Args:
+        tolerance: relative slack (>= 0); 0.05 = within 5 % of the front.
+        scan: True: query every architecture at the first candidate (charged, as the study
+            does) and judge against the true proxy front. False: query only the candidates
+            (charged once each; the filter remembers readings) and judge against the front
+            of the readings seen so far, which is cheaper but lenient early in a run.
+    """
+
+    name: ClassVar[str] = "proxy-threshold"
+    needs_proxy = True
+
+    def __init__(self, tolerance: float = 0.05, scan: bool = True) -> None:
+        self.tolerance = check_real(tolerance, "tolerance", low=0.0)
+        if not isinstance(scan, bool):
+            raise ValueError(f"scan must be True or False, got {scan!r}")
+        self.scan = scan
+        self._slack = math.log1p(self.tolerance)
+
+    def config(self) -> dict[str, Any]:
+        return {"tolerance": self.tolerance, "scan": self.scan}
+
+    def reset(self) -> None:
+        self._near: list[bool] | None = None  # scan mode: one flag per index
+        self._readings: dict[int, tuple[float, float]] = {}  # online: log readings
+        self._front_logs: list[tuple[float, float]] = []  # online: front of those
+
+    def _start_scan(self, proxy: ProxyHandle) -> None:
+        answered, readings = _scan(proxy, self.rng)
+        points = readings[:, ::-1]  # (throughput, utilization)
+        near = np.zeros(N_ARCHS, dtype=bool)
+        if len(answered):
+            front = points[nondominated_mask(points)]
+            near[answered] = log_epsilon(points, front) <= self._slack
+        self._near = near.tolist()
+
+    def _online(self, arch: Arch, proxy: ProxyHandle) -> bool:
+        # Plain Python on purpose: the front of what was seen is small (tens of points)
+        # and one candidate at a time is far cheaper without numpy's per-call overhead.
+        index = index_of(arch)
+        point = self._readings.get(index)
+        if point is None:
+            util, thr = proxy.query(index)
+            point = self._readings[index] = (math.log(thr), math.log(util))
+            x, y = point
+            front = self._front_logs
+            if not any(qx >= x and qy >= y and (qx > x or qy > y) for qx, qy in front):
+                self._front_logs = [
+                    (qx, qy) for qx, qy in front if not (x >= qx and y >= qy and (x > qx or y > qy))
+                ] + [point]
+        x, y = point
+        eps = max(min(qx - x, qy - y) for qx, qy in self._front_logs)
+        return eps <= self._slack
+
+    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
+        if not self.scan:
+            return [a for a in candidates if self._online(a, proxy)]
+        if self._near is None:
+            self._start_scan(proxy)
+        near = self._near
+        assert near is not None
+        return [a for a in candidates if near[index_of(a)]]

@@ -1,0 +1,94 @@
+"""A read-only, metered view of a :class:`~nasfilter.problem.Problem` for searchers and filters.
+
+Searchers and filters get a :class:`ProxyHandle`, never the problem: it answers proxy
+queries (utilization and throughput, each charged to the simulated clock by the problem) and
+tells the time, but it has no door to accuracy, validation or test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nasfilter.problem import Problem, ProxyReading
+from nasfilter.space import ArchLike
+
+
+class ProxyHandle:
+    """Proxy queries and the clock of one run; every query is charged by the problem."""
+
+    __slots__ = ("__problem",)
+
+    def __init__(self, problem: Problem) -> None:
+        if not isinstance(problem, Problem):
+            raise ValueError(f"a ProxyHandle wraps a Problem, got {type(problem).__name__}")
+        self.__problem = problem
+
+    @property
+    def available(self) -> bool:
+        """Whether the problem has a proxy at all."""
+        return self.__problem.proxy_table is not None
+
+    @property
+    def label(self) -> str:
+        """The proxy's label ("roofline v100 ..."), or "none"."""
+        table = self.__problem.proxy_table
+        return "none" if table is None else table.label
+
+    @property
+    def cost(self) -> float:
+        """Simulated seconds charged per proxy query."""
+        return self.__problem.proxy_cost
+
+    @property
+    def clock(self) -> float:
+        """Simulated seconds spent so far by the run (accuracy and proxy together)."""
+        return self.__problem.clock
+
+    @property
+    def budget_seconds(self) -> float:
+        return self.__problem.budget.seconds
+
+    @property
+    def remaining(self) -> float:
+        """Simulated seconds left before the budget is spent (>= 0)."""
+        return max(0.0, self.__problem.budget.seconds - self.__problem.clock)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.__problem.exhausted
+
+    def require(self, who: str) -> None:
+        """Raise ValueError naming ``who`` when the problem has no proxy."""
+        if not self.available:
+            raise ValueError(
+                f"{who} needs a proxy (utilization and throughput), but the problem has none: "
+                "pass proxy=... to Problem, or pick a searcher/filter that needs no proxy"
+            )
+
+    def query(self, arch: ArchLike) -> ProxyReading:
+        """Utilization (fraction of peak) and throughput (images/s) of ``arch``, charged."""
+        return self.__problem.query_proxy(arch)
+
+    def query_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Query indices (k,) in order until the budget runs out, charging each.
+
+        Returns ``(answered, readings)`` of shapes (m,), (m, 2) with columns utilization and
+        throughput, m <= k.
+        """
+        return self.__problem.query_proxy_many(indices)
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """What a run hands a searcher or a filter: its own generator and the metered proxy."""
+
+    rng: np.random.Generator
+    proxy: ProxyHandle
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy.random.Generator, got {type(self.rng).__name__}")
+        if not isinstance(self.proxy, ProxyHandle):
+            raise ValueError(f"proxy must be a ProxyHandle, got {type(self.proxy).__name__}")

@@ -1,0 +1,246 @@
+"""How good is a run? Its returned front against the true front, over simulated time.
+
+Objectives (both maximized): test accuracy at hp 90 (percent, read from the table by this
+reporting code only; searchers never see it) and throughput (images/s, from the proxy).
+
+- **The front a run returns**: the non-dominated architectures among those it evaluated.
+- **The true front**: the non-dominated architectures of the whole table.
+
+Both are compared in a fixed normalized space (:class:`nasfilter.pareto.Normalization`):
+test accuracy and ``log10(throughput)`` (each doubling of throughput counts the same
+wherever it happens), each mapped linearly so that the best value over all architectures
+of the table is 1 and the worst value minus 1 % of the range is 0. The hypervolume
+reference point is the origin of that space, so the extreme points of a front still add
+area. The same normalization serves every run on the same table and proxy.
+
+Metrics: ``hv_ratio`` (HV of the run's front / HV of the true front), ``igd_plus``,
+``epsilon`` (additive), ``recall`` (fraction of true-front architectures evaluated),
+``best_test_acc`` (highest test accuracy among evaluated architectures) and
+``selected_test_acc`` (test accuracy of the architecture with the highest *validation*
+accuracy seen: what the search would report, the NATS-Bench convention). Each is also
+computed on a grid of simulated times (:func:`metric_curves`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from nasfilter.pareto import (
+    Normalization,
+    additive_epsilon,
+    hypervolume_2d,
+    igd_plus,
+    nondominated_mask,
+)
+from nasfilter.problem import EVALUATE
+from nasfilter.proxy import ProxyTable
+from nasfilter.table import BenchmarkTable
+
+METRICS = (
+    "hv_ratio",
+    "igd_plus",
+    "epsilon",
+    "recall",
+    "best_test_acc",
+    "selected_test_acc",
+)
+DEFAULT_TICKS = 100  # points of a metric curve, evenly spaced in simulated time
+
+
+@dataclass(frozen=True, eq=False)
+class FrontReference:
+    """Everything needed to score runs on one table and proxy.
+
+    Attributes:
+        points: objectives of every architecture, (32768, 2): test accuracy (percent),
+            log10 throughput; NaN rows for architectures absent from either source.
+        usable: bool (32768,), rows with both objectives.
+        true_front: indices of the true front, int64 (t,).
+        norm: the fixed normalization (see the module docstring).
+        true_scaled: the distinct true-front points, normalized, (t', 2).
+        true_hv: hypervolume of ``true_scaled`` above the origin.
+    """
+
+    points: np.ndarray
+    usable: np.ndarray
+    true_front: np.ndarray
+    norm: Normalization
+    true_scaled: np.ndarray
+    true_hv: float
+
+    @classmethod
+    def build(cls, table: BenchmarkTable, proxy: ProxyTable) -> FrontReference:
+        """The reference of ``table`` and ``proxy``; about 10 ms for 32768 architectures."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            points = np.stack([table.test_acc, np.log10(proxy.throughput)], axis=1)
+        usable = np.isfinite(points).all(axis=1) & table.present
+        if not usable.any():
+            raise ValueError(
+                f"table {table.label!r} and proxy {proxy.label!r} share no architecture "
+                "with both a test accuracy and a throughput"
+            )
+        idx = np.flatnonzero(usable)
+        front = idx[nondominated_mask(points[idx])]
+        norm = Normalization.from_points(points[idx])
+        true_scaled = np.unique(norm.transform(points[front]), axis=0)
+        points.setflags(write=False)
+        return cls(
+            points=points,
+            usable=usable,
+            true_front=front,
+            norm=norm,
+            true_scaled=true_scaled,
+            true_hv=hypervolume_2d(true_scaled, norm.reference),
+        )
+
+    def indicators(self, front: np.ndarray) -> tuple[float, float, float]:
+        """(hv_ratio, igd_plus, epsilon) of the architectures ``front`` (f,) against the
+        true front, as :func:`nasfilter.pareto.compare_fronts` computes them."""
+        if len(front) == 0:
+            return 0.0, math.inf, math.inf
+        run = self.norm.transform(self.points[front])
+        return (
+            hypervolume_2d(run, self.norm.reference) / self.true_hv,
+            igd_plus(run, self.true_scaled),
+            additive_epsilon(run, self.true_scaled),
+        )
+
+    def true_points(self) -> np.ndarray:
+        """Objectives of the true front, (t, 2)."""
+        return np.asarray(self.points[self.true_front])
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """The metrics of one run (or of a run's first ``clock`` seconds); see the module doc."""
+
+    hv_ratio: float
+    igd_plus: float
+    epsilon: float
+    recall: float
+    best_test_acc: float
+    selected_test_acc: float
+    front_size: int
+    n_evaluated: int  # distinct architectures evaluated
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def front_of(reference: FrontReference, indices: np.ndarray) -> np.ndarray:
+    """The non-dominated subset of ``indices`` (distinct, sorted), int64 (f,)."""
+    unique = np.unique(np.asarray(indices, dtype=np.int64))
+    unique = unique[reference.usable[unique]]
+    if len(unique) == 0:
+        return unique
+    return unique[nondominated_mask(reference.points[unique])]
+
+
+def score(
+    reference: FrontReference,
+    evaluated: np.ndarray,
+    valid_acc: np.ndarray,
+    table: BenchmarkTable,
+) -> RunMetrics:
+    """Metrics of a run that evaluated ``evaluated`` (k,) and saw ``valid_acc`` (k,)."""
+    evaluated = np.asarray(evaluated, dtype=np.int64)
+    front = front_of(reference, evaluated)
+    hv_ratio, igd, eps = reference.indicators(front)
+    if len(evaluated):
+        best_test = float(np.nanmax(table.test_acc[evaluated]))
+        selected = int(evaluated[int(np.argmax(valid_acc))])
+        selected_test = float(table.test_acc[selected])
+    else:
+        best_test = selected_test = math.nan
+    found = np.isin(reference.true_front, evaluated)
+    return RunMetrics(
+        hv_ratio=hv_ratio,
+        igd_plus=igd,
+        epsilon=eps,
+        recall=float(found.mean()),
+        best_test_acc=best_test,
+        selected_test_acc=selected_test,
+        front_size=len(front),
+        n_evaluated=len(np.unique(evaluated)),
+    )
+
+
+def evaluations(events: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indices, validation accuracies, clocks at completion) of a run's evaluations, (k,)."""
+    is_eval = events["kind"] == EVALUATE
+    return events["index"][is_eval], events["value"][is_eval], events["clock"][is_eval]
+
+
+def run_metrics(
+    reference: FrontReference, table: BenchmarkTable, events: dict[str, np.ndarray]
+) -> RunMetrics:
+    """Metrics of a whole run from its event columns."""
+    idx, acc, _ = evaluations(events)
+    return score(reference, idx, acc, table)
+
+
+def tick_times(budget: float, n_ticks: int = DEFAULT_TICKS) -> np.ndarray:
+    """``n_ticks`` simulated times (s) evenly spaced in (0, budget], shape (n_ticks,)."""
+    if isinstance(n_ticks, bool) or not isinstance(n_ticks, int) or n_ticks < 1:
+        raise ValueError(f"n_ticks must be an integer >= 1, got {n_ticks!r}")
+    if not (math.isfinite(budget) and budget > 0):
+        raise ValueError(f"budget must be finite seconds > 0, got {budget!r}")
+    return budget * np.arange(1, n_ticks + 1) / n_ticks
+
+
+def metric_curves(
+    reference: FrontReference,
+    table: BenchmarkTable,
+    events: dict[str, np.ndarray],
+    times: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Every metric after each of ``times`` (T,) simulated seconds, nondecreasing.
+
+    At time t a run has returned the evaluations that completed by t (clock <= t). Returns
+    ``{"clock": times, "n_evaluations": (T,), metric: (T,) for metric in METRICS}``, equal
+    at each t to :func:`score` of the evaluations so far; before the first evaluation
+    hv_ratio and recall are 0, igd_plus and epsilon inf, the accuracies NaN.
+    """
+    idx, acc, clock = evaluations(events)
+    times = np.asarray(times, dtype=np.float64)
+    if times.ndim != 1 or np.any(np.diff(times) < 0):
+        raise ValueError("times must be a nondecreasing 1-D array of simulated seconds")
+    counts = np.searchsorted(clock, times, side="right")
+    n = len(idx)
+    out: dict[str, np.ndarray] = {"clock": times, "n_evaluations": counts.astype(np.int64)}
+    # Running best test accuracy, and the test accuracy of the running best validation
+    # accuracy (first on ties), after each evaluation; slot 0 is "before any".
+    test = table.test_acc[idx]
+    best_test = np.concatenate([[math.nan], np.fmax.accumulate(test) if n else []])
+    running = np.maximum.accumulate(acc) if n else acc
+    new_best = np.ones(n, dtype=bool)
+    new_best[1:] = acc[1:] > running[:-1]
+    pos = np.maximum.accumulate(np.where(new_best, np.arange(n), 0)) if n else idx
+    selected = np.concatenate([[math.nan], table.test_acc[idx[pos]]])
+    # Distinct true-front members found after each evaluation.
+    first = np.zeros(n, dtype=bool)
+    first[np.unique(idx, return_index=True)[1]] = True
+    on_true = first & np.isin(idx, reference.true_front)
+    found = np.concatenate([[0], np.cumsum(on_true)])
+    out["best_test_acc"] = best_test[counts]
+    out["selected_test_acc"] = selected[counts]
+    out["recall"] = found[counts] / len(reference.true_front)
+    # Front indicators: update the front only when new evaluations arrive, and recompute
+    # the indicators only when the front changed.
+    for name in ("hv_ratio", "igd_plus", "epsilon"):
+        out[name] = np.empty(len(times))
+    front = np.zeros(0, dtype=np.int64)
+    values = reference.indicators(front)
+    last_k = 0
+    for i, k in enumerate(counts.tolist()):
+        if k != last_k:
+            new_front = front_of(reference, np.concatenate([front, idx[last_k:k]]))
+            if not np.array_equal(new_front, front):
+                front = new_front
+                values = reference.indicators(front)
+            last_k = k
+        out["hv_ratio"][i], out["igd_plus"][i], out["epsilon"][i] = values
+    return out

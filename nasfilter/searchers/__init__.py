@@ -1,0 +1,62 @@
+"""Searchers: propose architectures (``ask``) and learn from outcomes (``tell``).
+
+Code passes instances (``run_search(RandomSearch(), problem)``); :data:`SEARCHERS` maps the
+names typed on the command line to factories. :func:`make_searcher` builds one from a spec
+string ``NAME[key=value,...]`` or a plugin path ``package.module:Class[...]``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from nasfilter.registry import Registry
+from nasfilter.searchers.base import SearchContext, Searcher, arch_from_index
+from nasfilter.searchers.evolution import RegularizedEvolution
+from nasfilter.searchers.random_search import RandomSearch
+from nasfilter.searchers.reinforce import Reinforce
+from nasfilter.searchers.utilization_pareto import UtilizationPareto
+
+SEARCHERS: Registry[Searcher] = Registry("searcher", Searcher)
+SEARCHERS.register("random", RandomSearch, "uniform random search")
+SEARCHERS.register("reinforce", Reinforce, "REINFORCE, NATS-Bench reference (reward=accuracy|mnas)")
+SEARCHERS.register(
+    "reinforce-mnas",
+    functools.partial(Reinforce, reward="mnas"),
+    "REINFORCE with the MnasNet reward acc*(throughput/175000)**0.07",
+)
+SEARCHERS.register(
+    "evolution", RegularizedEvolution, "regularized evolution, population 10, tournament 3"
+)
+SEARCHERS.register(
+    "utilization-pareto",
+    UtilizationPareto,
+    "the study's approximate filtering: scan the proxy, evaluate its Pareto front",
+)
+SEARCHERS.register(
+    "utilization-layers",
+    functools.partial(UtilizationPareto, layers=None),
+    "approximate filtering over successive front layers until the budget is spent",
+)
+
+
+def make_searcher(spec: str | Searcher, **overrides: Any) -> Searcher:
+    """A searcher instance from a spec string, or ``spec`` itself if it is one."""
+    if isinstance(spec, Searcher):
+        if overrides:
+            raise ValueError("overrides apply to spec strings, not to searcher instances")
+        return spec
+    return SEARCHERS.create(spec, **overrides)
+
+
+__all__ = [
+    "SEARCHERS",
+    "RandomSearch",
+    "RegularizedEvolution",
+    "Reinforce",
+    "SearchContext",
+    "Searcher",
+    "UtilizationPareto",
+    "arch_from_index",
+    "make_searcher",
+]

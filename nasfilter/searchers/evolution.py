@@ -1,0 +1,62 @@
+"""Regularized evolution (Real et al. 2019), as NATS-Bench's ``regularized_ea.py``.
+
+While the population holds fewer than ``population_size`` evaluated members, propose uniform
+random architectures. Then each step draws ``tournament_size`` members uniformly *with*
+replacement (as the reference does), mutates the most accurate of them and proposes the
+child. An evaluated child joins the population and the oldest member leaves (aging). The
+mutation redraws one uniformly chosen layer's channels, *excluding* the current value (as
+NASLib does; NATS-Bench can redraw the same value, which wastes an evaluation on a copy).
+
+A proposal that a filter drops is forgotten: it neither joins the population nor ages it.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, ClassVar
+
+import numpy as np
+
+from nasfilter.searchers.base import Searcher, arch_from_index, check_positive_int, index_of
+from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch
+
+
+class RegularizedEvolution(Searcher):
+    """Aging evolution with tournament selection.
+
+    Args:
+        population_size: members kept (>= 1); NATS-Bench uses 10.
+        tournament_size: members drawn per tournament (>= 1); NATS-Bench uses 3.
+    """
+
+    name: ClassVar[str] = "evolution"
+
+    def __init__(self, population_size: int = 10, tournament_size: int = 3) -> None:
+        self.population_size = check_positive_int(population_size, "population_size")
+        self.tournament_size = check_positive_int(tournament_size, "tournament_size")
+
+    def config(self) -> dict[str, Any]:
+        return {"population_size": self.population_size, "tournament_size": self.tournament_size}
+
+    def reset(self) -> None:
+        self.population: collections.deque[tuple[Arch, float]] = collections.deque()
+        self._highs = np.array([self.population_size] * self.tournament_size + [N_LAYERS, 7])
+
+    def ask(self) -> Arch:
+        rng = self.rng
+        if len(self.population) < self.population_size:
+            return arch_from_index(int(rng.integers(N_ARCHS)))
+        # One call draws the tournament (with replacement), the layer and the new value.
+        *picks, layer, pick = rng.integers(0, self._highs).tolist()
+        parent = max((self.population[i] for i in picks), key=lambda m: m[1])[0]
+        digit = parent.channels[layer] // 8 - 1
+        new_digit = pick + (pick >= digit)  # uniform over the 7 other values
+        index = index_of(parent) + (new_digit - digit) * N_CHOICES ** (N_LAYERS - 1 - layer)
+        return arch_from_index(index)
+
+    def tell(self, arch: Arch, accuracy: float | None) -> None:
+        if accuracy is None:
+            return
+        self.population.append((arch, float(accuracy)))
+        if len(self.population) > self.population_size:
+            self.population.popleft()

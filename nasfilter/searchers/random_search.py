@@ -1,0 +1,31 @@
+"""Random search: every layer's channel count drawn uniformly (NATS ``random_wo_share.py``)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from nasfilter.searchers.base import Searcher, arch_from_index
+from nasfilter.space import N_ARCHS, Arch
+
+_BLOCK = 512  # indices drawn per call of the generator
+
+
+class RandomSearch(Searcher):
+    """Propose architectures uniformly at random, with replacement, forever.
+
+    A uniform index over the 32768 architectures is a uniform, independent draw per layer.
+    Outcomes are ignored; the runner keeps the best.
+    """
+
+    name: ClassVar[str] = "random"
+
+    def reset(self) -> None:
+        self._pending: list[int] = []
+
+    def ask(self) -> Arch | None:
+        if not self._pending:
+            self._pending = self.rng.integers(0, N_ARCHS, size=_BLOCK)[::-1].tolist()
+        return arch_from_index(self._pending.pop())
+
+    def tell(self, arch: Arch, accuracy: float | None) -> None:
+        pass

@@ -1,0 +1,185 @@
+"""REINFORCE over the size space, as NATS-Bench's reference ``exps/NATS-algos/reinforce.py``.
+
+The algorithm (FACTS §5), in numpy (no torch):
+
+- a 5 x 8 logit matrix ``theta``, initialised as ``1e-3 * randn`` from the run's generator;
+  layer k's channel is drawn from ``softmax(theta[k])``, one architecture per step (by the
+  Gumbel-max trick: the argmax of ``theta[k]`` plus standard Gumbel noise is such a draw);
+- the baseline is an exponential moving average of the rewards with momentum 0.9,
+  bias-corrected (``numerator / denominator``, both starting at 0), and it is updated with
+  the current reward *before* the advantage ``reward - baseline`` is computed;
+- the loss ``-(reward - baseline) * sum_k log p_k(a_k)`` is minimised by Adam (lr 0.01,
+  betas 0.9 / 0.999, eps 1e-8, as ``torch.optim.Adam``). Its gradient is written out:
+  ``d loss / d theta[k] = (reward - baseline) * (softmax(theta[k]) - onehot(a_k))``.
+
+Rewards:
+
+- ``"accuracy"``: the validation accuracy told (percent), as in NATS-Bench;
+- ``"mnas"``: MnasNet's soft constraint for a throughput target,
+  ``accuracy * (throughput / target_throughput) ** w`` with ``target_throughput`` = 175000
+  images/s and ``w`` = 0.07 (FACTS §4). The throughput is read from the proxy when the
+  architecture is proposed, charged as one proxy query; the searcher remembers what it has
+  paid for, so a repeated proposal is not charged twice.
+
+A proposal that a filter drops gets ``dropped_reward``: None (the default) skips the update,
+so the policy is conditioned on what passes the filter; a number is used as the reward.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from nasfilter.searchers.base import Searcher, arch_from_index, check_real
+from nasfilter.space import N_CHOICES, N_LAYERS, Arch
+
+REWARDS = ("accuracy", "mnas")
+DEFAULT_TARGET_THROUGHPUT = 175_000.0  # images/s, G_T of the study
+DEFAULT_W = 0.07
+
+_BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam defaults
+_ROOT_1MB2 = math.sqrt(1.0 - _BETA2)
+_ROW_OFFSET = np.arange(N_LAYERS) * N_CHOICES  # (5,) flat offset of each layer's logits
+_ONES = np.ones(N_CHOICES)
+_BLOCK = 256  # draws of Gumbel noise (5, 8) per call of the generator
+_RECENTER = 1024  # steps between subtracting each row's max from theta (softmax-invariant)
+
+
+class Reinforce(Searcher):
+    """REINFORCE with a softmax policy over channels per layer (NATS-Bench reference).
+
+    Args:
+        reward: ``"accuracy"`` or ``"mnas"`` (see the module docstring).
+        lr: Adam learning rate, > 0.
+        momentum: baseline EMA momentum, in [0, 1).
+        target_throughput: G_T of the MnasNet reward, images/s, > 0.
+        w: exponent of the MnasNet reward, finite.
+        dropped_reward: reward for a proposal that was not evaluated, or None to skip it.
+    """
+
+    name: ClassVar[str] = "reinforce"
+
+    def __init__(
+        self,
+        reward: str = "accuracy",
+        lr: float = 0.01,
+        momentum: float = 0.9,
+        target_throughput: float = DEFAULT_TARGET_THROUGHPUT,
+        w: float = DEFAULT_W,
+        dropped_reward: float | None = None,
+    ) -> None:
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        self.reward = reward
+        self.lr = check_real(lr, "lr", low=0.0, low_open=True)
+        self.momentum = check_real(momentum, "momentum", low=0.0)
+        if self.momentum >= 1.0:
+            raise ValueError(f"momentum must be < 1, got {momentum!r}")
+        self.target_throughput = check_real(
+            target_throughput, "target_throughput", low=0.0, low_open=True
+        )
+        self.w = check_real(w, "w")
+        self.dropped_reward = (
+            None if dropped_reward is None else check_real(dropped_reward, "dropped_reward")
+        )
+        self.needs_proxy = reward == "mnas"
+
+    def config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"reward": self.reward, "lr": self.lr, "momentum": self.momentum}
+        if self.reward == "mnas":
+            cfg |= {"target_throughput": self.target_throughput, "w": self.w}
+        if self.dropped_reward is not None:
+            cfg["dropped_reward"] = self.dropped_reward
+        return cfg
+
+    # ------------------------------------------------------------------ state
+    def reset(self) -> None:
+        self.theta = 1e-3 * self.rng.standard_normal((N_LAYERS, N_CHOICES))
+        self._flat = self.theta.reshape(-1)  # a view: updates write through to theta
+        self._m = np.zeros(N_LAYERS * N_CHOICES)
+        self._v = np.zeros(N_LAYERS * N_CHOICES)
+        self._tmp = np.zeros(N_LAYERS * N_CHOICES)
+        self._step = 0
+        self._numerator = 0.0
+        self._denominator = 0.0
+        self._gumbels: list[np.ndarray] = []
+        self._pending: dict[Arch, tuple[np.ndarray, float]] = {}
+        self._throughput: dict[int, float] = {}
+
+    @property
+    def baseline(self) -> float:
+        """The bias-corrected EMA of the rewards so far (NaN before the first)."""
+        return self._numerator / self._denominator if self._denominator else math.nan
+
+    def probabilities(self) -> np.ndarray:
+        """The policy: softmax of each layer's logits, shape (5, 8), rows sum to 1."""
+        e = np.exp(self.theta - self.theta.max(axis=1, keepdims=True))
+        e /= e.sum(axis=1, keepdims=True)
+        return e
+
+    # ---------------------------------------------------------------- ask/tell
+    def ask(self) -> Arch:
+        if not self._gumbels:
+            self._gumbels = list(self.rng.gumbel(size=(_BLOCK, N_LAYERS, N_CHOICES)))[::-1]
+        # Gumbel-max: argmax(theta + Gumbel noise) is an exact draw from softmax(theta).
+        actions = (self.theta + self._gumbels.pop()).argmax(axis=1)
+        a0, a1, a2, a3, a4 = actions.tolist()
+        index = (((a0 * 8 + a1) * 8 + a2) * 8 + a3) * 8 + a4  # layer 1 most significant
+        arch = arch_from_index(index)
+        throughput = math.nan
+        if self.needs_proxy:
+            throughput = self._throughput.get(index, math.nan)
+            if math.isnan(throughput):
+                throughput = self.proxy.query(index).throughput
+                self._throughput[index] = throughput
+        self._pending[arch] = (actions, throughput)
+        return arch
+
+    def tell(self, arch: Arch, accuracy: float | None) -> None:
+        try:
+            actions, throughput = self._pending.pop(arch)
+        except KeyError:
+            raise ValueError(f"tell() for {arch!r}, which this searcher did not ask") from None
+        if accuracy is None:
+            if self.dropped_reward is None:
+                return
+            reward = self.dropped_reward
+        elif self.needs_proxy:
+            reward = accuracy * (throughput / self.target_throughput) ** self.w
+        else:
+            reward = accuracy
+        self._update(actions, reward)
+
+    def _update(self, actions: np.ndarray, reward: float) -> None:
+        """One REINFORCE step for the sampled ``actions`` (5,) and ``reward``."""
+        mom = self.momentum
+        self._numerator = mom * self._numerator + (1.0 - mom) * reward
+        self._denominator = mom * self._denominator + (1.0 - mom)
+        advantage = reward - self._numerator / self._denominator
+        # grad = advantage * (softmax(theta) - onehot(actions)), flat (40,)
+        grad = np.exp(self.theta)
+        grad *= (advantage / (grad @ _ONES))[:, None]
+        grad = grad.reshape(-1)
+        grad[actions + _ROW_OFFSET] -= advantage
+        self._step += 1
+        t = self._step
+        # Adam, as torch: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+        # theta -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
+        # Kept as m' = m / (1 - b1) and v' = v / (1 - b2), with the constants folded into
+        # one scale and one offset, which saves array operations on this hot path.
+        m, v, tmp = self._m, self._v, self._tmp
+        m *= _BETA1
+        m += grad
+        v *= _BETA2
+        np.multiply(grad, grad, out=tmp)
+        v += tmp
+        root_bc2 = math.sqrt(1.0 - _BETA2**t)
+        np.sqrt(v, out=tmp)
+        tmp += _EPS * root_bc2 / _ROOT_1MB2
+        tmp *= (1.0 - _BETA1**t) * _ROOT_1MB2 / (self.lr * (1.0 - _BETA1) * root_bc2)
+        np.divide(m, tmp, out=tmp)
+        self._flat -= tmp
+        if t % _RECENTER == 0:
+            self.theta -= self.theta.max(axis=1, keepdims=True)

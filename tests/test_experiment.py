@@ -1,0 +1,259 @@
+"""Runs and experiments: purity, 1 vs N workers, resume after a killed worker, stop
+conditions, seeds, bad input before any run, and the metrics against brute force."""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nasfilter.experiment import (
+    RunSpec,
+    WorkerDied,
+    check_seeds,
+    grid,
+    inputs,
+    run_experiment,
+    run_one,
+)
+from nasfilter.filters import DropAll
+from nasfilter.metrics import FrontReference, metric_curves, run_metrics, score, tick_times
+from nasfilter.problem import EVALUATE, PROXY
+from nasfilter.runner import make_problem, run_search, seed_streams
+from nasfilter.searchers import RandomSearch, Reinforce, UtilizationPareto
+from nasfilter.space import Arch
+from nasfilter.store import Store
+
+KILL_MARKER = "NASFILTER_TEST_KILL_MARKER"
+
+
+class Killer(RandomSearch):
+    """Kills its own worker process once, while the marker file exists."""
+
+    name = "killer"
+
+    def ask(self) -> Arch | None:
+        marker = os.environ.get(KILL_MARKER)
+        if marker and multiprocessing.parent_process() is not None:
+            try:
+                os.remove(marker)
+            except FileNotFoundError:
+                pass
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return super().ask()
+
+
+def small_grid(**kw: object) -> list[RunSpec]:
+    return grid(
+        ["random", "reinforce-mnas", "utilization-pareto"],
+        ["none", "proxy-threshold"],
+        budget=70_000.0,
+        n_ticks=20,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+# ------------------------------------------------------------------------------- runner
+def test_seed_streams_are_independent_and_reproducible() -> None:
+    a, b = seed_streams(5), seed_streams(5)
+    draws = [g.integers(1 << 62, size=4).tolist() for g in a]
+    assert draws == [g.integers(1 << 62, size=4).tolist() for g in b]
+    assert len({tuple(d) for d in draws}) == 3
+    ss = np.random.SeedSequence(5)
+    assert seed_streams(ss).searcher.random() == seed_streams(ss).searcher.random()
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        seed_streams(-1)
+
+
+def test_a_run_never_outlives_its_budget_and_reports_proxy_time_apart() -> None:
+    table, proxy, _ = inputs(RunSpec("random"))
+    problem = make_problem(table, 110_000, 0, proxy=proxy)
+    result = run_search(Reinforce(reward="mnas"), problem, seed=0)
+    ev = result.events
+    assert result.status == "budget"
+    assert np.all(ev["clock"] - ev["cost"] < 110_000) and result.clock >= 110_000
+    is_proxy = ev["kind"] == PROXY
+    assert result.proxy_seconds == pytest.approx(ev["cost"][is_proxy].sum())
+    assert result.evaluation_seconds == pytest.approx(ev["cost"][ev["kind"] == EVALUATE].sum())
+    assert result.proxy_seconds + result.evaluation_seconds == pytest.approx(result.clock)
+    assert result.proxy_seconds > 0 and result.n_proxy == is_proxy.sum()
+    assert result.best_valid_acc == ev["value"][~is_proxy].max()
+
+
+def test_stop_conditions_are_recorded() -> None:
+    table, proxy, _ = inputs(RunSpec("random"))
+    stalled = run_search(
+        RandomSearch(), make_problem(table, 1e6, 0, proxy=proxy), filter=DropAll(), max_idle=50
+    )
+    assert stalled.status == "stalled" and stalled.n_asked == 50 and stalled.clock == 0
+    done = run_search(UtilizationPareto(), make_problem(table, 1e6, 0, proxy=proxy))
+    assert done.status == "searcher-done" and done.n_evaluations > 0
+    with pytest.raises(ValueError, match="max_idle must be an integer >= 1"):
+        run_search(RandomSearch(), make_problem(table, 1e6, 0), max_idle=0)
+
+
+def test_the_study_budget_covers_a_full_scan_and_the_whole_front() -> None:
+    spec = RunSpec("utilization-pareto")
+    record = run_one(spec, 0)
+    assert record.summary["status"] == "searcher-done"  # the front ran out, not the budget
+    assert record.summary["proxy_seconds"] == 2.0 * 32768
+    assert record.summary["clock"] < spec.budget
+
+
+# --------------------------------------------------------------------------- experiment
+def test_run_one_is_a_pure_function_of_spec_and_seed() -> None:
+    spec = RunSpec("reinforce-mnas", "proxy-threshold", budget=70_000.0, n_ticks=10)
+    a, b, c = run_one(spec, 1), run_one(spec, 1), run_one(spec, 2)
+    assert a.same_results(b)
+    assert not a.same_results(c)
+
+
+def test_one_and_two_workers_give_identical_results(tmp_path: Path) -> None:
+    specs = small_grid()
+    one = run_experiment(specs, [0, 1], jobs=1)
+    two = run_experiment(specs, [0, 1], jobs=2)
+    assert len(one) == len(two) == len(specs) * 2
+    assert all(x.same_results(y) for x, y in zip(one, two, strict=True))
+    with Store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
+        run_experiment(specs[:2], [0, 1], store=a, jobs=1)
+        run_experiment(specs[:2], [0, 1], store=b, jobs=2)
+        strip = ("wall_seconds", "created")
+        rows_a = [{k: v for k, v in r.items() if k not in strip} for r in a.runs()]
+        rows_b = [{k: v for k, v in r.items() if k not in strip} for r in b.runs()]
+        assert rows_a == rows_b
+        assert a.curves() == b.curves()
+
+
+def test_resume_after_a_killed_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = tmp_path / "kill-once"
+    marker.touch()
+    monkeypatch.setenv(KILL_MARKER, str(marker))
+    specs = grid(["random", "tests.test_experiment:Killer"], budget=30_000.0, n_ticks=5)
+    seeds = [0, 1, 2]
+    db = tmp_path / "r.db"
+    with Store(db) as store, pytest.raises(WorkerDied, match="run the same command again"):
+        run_experiment(specs, seeds, store=store, jobs=2)
+    assert not marker.exists()
+    with Store(db) as store:
+        partial = store.runs()
+        assert len(partial) < len(specs) * len(seeds)
+        for row in partial:  # every stored run is complete
+            assert len(store.curves(row["run_id"])) == 5
+            assert len(store.events(row["run_id"])["index"]) > 0
+        resumed = run_experiment(specs, seeds, store=store, jobs=2)
+        assert len(resumed) == len(specs) * len(seeds) - len(partial)
+        final = store.runs()
+        assert sorted((r["searcher"], r["seed"]) for r in final) == sorted(
+            (s.searcher, seed) for s in specs for seed in seeds
+        )
+        assert final[: len(partial)] == partial  # nothing lost or rewritten
+        fresh = run_experiment(specs, seeds, jobs=1)
+        by_key = {(r.spec.searcher, r.seed): r.metrics["hv_ratio"] for r in fresh}
+        for row in final:
+            assert row["hv_ratio"] == pytest.approx(by_key[(row["searcher"], row["seed"])])
+
+
+def test_bad_input_fails_before_any_run(tmp_path: Path) -> None:
+    cases = [
+        (lambda: grid(["evolution[population_size=-1]"]), "population_size must be"),
+        (lambda: grid(["reinforce[lr=0]"]), "lr must be > 0"),
+        (lambda: grid(["reinforce-mnas"], filters=[]), "filters must be a non-empty"),
+        (lambda: grid(["random"], budget=0), "budget seconds must be finite and > 0"),
+        (lambda: grid(["random"], budget=-5.0), "budget seconds must be finite and > 0"),
+        (lambda: grid(["nope"]), "unknown searcher 'nope'; known searchers: evolution"),
+        (lambda: grid(["random"], ["nope"]), "unknown filter 'nope'; known filters: drop-all"),
+        (lambda: check_seeds([]), "seed list is empty"),
+        (lambda: check_seeds([-1]), "seeds must be integers >= 0"),
+        (lambda: run_experiment([RunSpec("random")], []), "seed list is empty"),
+        (lambda: run_experiment([RunSpec("random")], [0], jobs=0), "jobs must be"),
+    ]
+    for call, match in cases:
+        with pytest.raises(ValueError, match=match):
+            call()
+    with pytest.raises(ValueError, match="w must be finite"):
+        Reinforce(w=math.nan)
+    assert not list(tmp_path.iterdir())
+
+
+# ------------------------------------------------------------------------------ metrics
+def brute_front(points: np.ndarray) -> np.ndarray:
+    """Maximized non-dominated rows by an O(n^2) comparison."""
+    ge = (points[:, None, :] >= points[None, :, :]).all(axis=2)
+    gt = (points[:, None, :] > points[None, :, :]).any(axis=2)
+    dominated = (ge & gt).any(axis=0)
+    return np.flatnonzero(~dominated)
+
+
+def test_metrics_agree_with_brute_force_and_moocore() -> None:
+    import moocore
+
+    spec = RunSpec("random", budget=30_000.0)
+    table, proxy, ref = inputs(spec)
+    record = run_one(spec, 3)
+    idx = record.events["index"][record.events["kind"] == EVALUATE]
+    uniq = np.unique(idx)
+    pts = np.stack([table.test_acc[uniq], np.log10(proxy.throughput[uniq])], axis=1)
+    front = uniq[brute_front(pts)]
+    assert record.metrics["front_size"] == len(front)
+    assert record.metrics["best_test_acc"] == table.test_acc[idx].max()
+    true = np.flatnonzero(
+        moocore.is_nondominated(
+            np.stack([table.test_acc, np.log10(proxy.throughput)], axis=1), maximise=True
+        )
+    )
+    assert sorted(ref.true_front.tolist()) == sorted(true.tolist())
+    assert record.metrics["recall"] == pytest.approx(np.isin(true, idx).mean())
+    # Hypervolume in the documented normalized space, by moocore (minimization of -scores).
+    lo = ref.norm.lower
+    hi = ref.norm.ideal
+
+    def scaled(p: np.ndarray) -> np.ndarray:
+        return (p - lo) / (hi - lo)
+
+    run_pts = scaled(np.stack([table.test_acc[front], np.log10(proxy.throughput[front])], 1))
+    true_pts = scaled(ref.points[true])
+    hv = moocore.hypervolume(-run_pts, ref=[0.0, 0.0]) / moocore.hypervolume(-true_pts, ref=[0, 0])
+    assert record.metrics["hv_ratio"] == pytest.approx(hv, rel=1e-12)
+    eps = moocore.epsilon_additive(-run_pts, ref=-true_pts)
+    assert record.metrics["epsilon"] == pytest.approx(eps, rel=1e-12)
+    igd = moocore.igd_plus(-run_pts, ref=-true_pts)
+    assert record.metrics["igd_plus"] == pytest.approx(igd, rel=1e-12)
+
+
+def test_metric_curves_equal_scores_of_each_prefix() -> None:
+    spec = RunSpec("evolution", budget=40_000.0)
+    table, _, ref = inputs(spec)
+    record = run_one(spec, 0)
+    ev = record.events
+    times = tick_times(spec.budget, 7)
+    curves = metric_curves(ref, table, ev, times)
+    is_eval = ev["kind"] == EVALUATE
+    for i, t in enumerate(times):
+        done = is_eval & (ev["clock"] <= t)
+        m = score(ref, ev["index"][done], ev["value"][done], table)
+        assert curves["hv_ratio"][i] == pytest.approx(m.hv_ratio)
+        assert curves["recall"][i] == pytest.approx(m.recall)
+        assert curves["selected_test_acc"][i] == pytest.approx(m.selected_test_acc)
+        assert curves["n_evaluations"][i] == done.sum()
+    assert np.all(np.diff(curves["hv_ratio"]) >= 0)
+    final = run_metrics(ref, table, ev)
+    assert final.hv_ratio >= curves["hv_ratio"][-1]
+    empty = metric_curves(ref, table, {k: v[:0] for k, v in ev.items()}, times)
+    assert np.all(empty["hv_ratio"] == 0) and np.all(np.isinf(empty["igd_plus"]))
+
+
+def test_front_reference_is_the_table_front() -> None:
+    table, proxy, _ = inputs(RunSpec("random"))
+    ref = FrontReference.build(table, proxy)
+    pts = np.stack([table.test_acc, np.log10(proxy.throughput)], axis=1)
+    top = pts[ref.true_front]
+    # nothing in the table dominates a front member
+    for p in top[:10]:
+        assert not np.any((pts >= p).all(axis=1) & (pts > p).any(axis=1))
+    assert ref.norm.transform(pts).max() == pytest.approx(1.0)
