@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck pytest demo bench clean
+.PHONY: install browser test lint typecheck pytest demo bench docs readme clean
 
 install: $(STAMP)
 
@@ -17,12 +17,19 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check nasfilter tests benchmarks examples
+	$(BIN)/ruff check nasfilter tests benchmarks examples scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+# The report's browser test drives Debian's chromium; install it when it is missing (needs root).
+browser:
+	@command -v "$${NASFILTER_CHROMIUM:-chromium}" >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the browser test (apt-get)"; \
+	  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || { \
+	    echo "could not install chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }; }
+
+pytest: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 
 test: lint typecheck pytest
@@ -32,6 +39,14 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# Regenerate the generated docs (docs/cli.md from the argparse parser); tests check they match.
+docs: $(STAMP)
+	$(BIN)/python scripts/gen_cli_docs.py
+
+# Rerun `nasfilter reproduce` and rewrite the README's results section and docs/img/.
+readme: $(STAMP)
+	$(BIN)/python scripts/update_readme.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache

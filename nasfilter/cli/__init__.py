@@ -13,7 +13,15 @@ import sys
 from collections.abc import Sequence
 
 # Subcommand modules, in the order `--help` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("show", "convert", "demo")
+COMMAND_MODULES: tuple[str, ...] = (
+    "show",
+    "convert",
+    "measure",
+    "run",
+    "compare",
+    "demo",
+    "reproduce",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,240 @@
+"""`nasfilter reproduce`: every output, numbers checked against independent references."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from nasfilter.cli import main
+from nasfilter.proxy import ProxyTable
+from nasfilter.reproduce import (
+    FIGURE_STEMS,
+    METHODS,
+    OUTPUT_FILES,
+    MissingColumnError,
+    check_out_dir,
+    format_mean_se,
+    mean_se,
+    reproduce,
+    require_proxy,
+)
+from nasfilter.space import N_ARCHS
+from nasfilter.table import load_table
+
+SEEDS = (0, 1)
+BUDGET = 80_000.0  # enough for approximate filtering to scan the space and evaluate its front
+FIXTURE = Path(__file__).parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("study") / "out"
+    argv = ["reproduce", "--out", str(folder), "--seeds", "0-1", "--budget", str(BUDGET)]
+    assert main([*argv, "--quiet"]) == 0
+    return folder
+
+
+@pytest.fixture(scope="module")
+def summary(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / "summary.json").read_text("utf-8"))
+    return data
+
+
+@pytest.fixture(scope="module")
+def inputs() -> tuple[Any, ProxyTable]:
+    from nasfilter.oracle import proxy_table
+
+    return load_table(None, "cifar10"), proxy_table("roofline", "v100", "cifar10")
+
+
+def test_every_output_is_written(out: Path, summary: dict[str, Any]) -> None:
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUT_FILES)
+    for stem in FIGURE_STEMS:
+        assert (out / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        svg = (out / f"{stem}.svg").read_text("utf-8")
+        ET.fromstring(svg)
+        # Every figure's title names the table's provenance and the oracle.
+        assert "SYNTHETIC surrogate" in svg and summary["oracle_label"] in svg, stem
+    params = summary["parameters"]
+    assert params["seeds"] == list(SEEDS) and params["budget_seconds"] == BUDGET
+    assert summary["synthetic_table"] is True
+    assert summary["table"]["synthetic"] is True
+    assert len(summary["runs"]) == len(METHODS) * len(SEEDS)
+
+
+def test_fig3_numbers_match_independent_references(
+    summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
+) -> None:
+    import moocore
+
+    table, proxy = inputs
+    points = np.stack([proxy.throughput, proxy.utilization], axis=1)
+    expected = np.flatnonzero(moocore.is_nondominated(points, maximise=True, keep_weakly=True))
+    fig3 = summary["fig3"]
+    assert fig3["pareto_set"] == expected.tolist()
+    assert fig3["pareto_throughput_utilization"] == expected.size
+    assert fig3["n_architectures"] == N_ARCHS
+    # Spearman as the Pearson correlation of ranks, not through scipy's spearmanr.
+    ranks = [stats.rankdata(x) for x in (proxy.utilization, table.test_acc)]
+    rho = np.corrcoef(ranks[0], ranks[1])[0, 1]
+    assert fig3["spearman_utilization_accuracy"] == pytest.approx(rho, abs=1e-12)
+
+
+def test_true_front_matches_moocore(
+    summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
+) -> None:
+    import moocore
+
+    table, proxy = inputs
+    points = np.stack([table.test_acc, proxy.throughput], axis=1)
+    expected = np.flatnonzero(moocore.is_nondominated(points, maximise=True, keep_weakly=True))
+    assert summary["true_front"]["indices"] == expected.tolist()
+    np.testing.assert_array_equal(summary["true_front"]["test_acc"], table.test_acc[expected])
+
+
+def test_fronts_of_figs_5_and_6_are_non_dominated_subsets(
+    summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
+) -> None:
+    import moocore
+
+    table, proxy = inputs
+    fig5, fig6 = summary["fig5"], summary["fig6"]
+    assert set(fig5["front"]) <= set(fig5["evaluated"])
+    assert fig5["front"], "approximate filtering evaluated nothing within the budget"
+    assert set(fig6["fronts"]) == {str(s) for s in SEEDS}  # one panel per seed
+    for front in [fig5["front"], *fig6["fronts"].values()]:
+        pts = np.stack([table.test_acc[front], proxy.throughput[front]], axis=1)
+        assert moocore.is_nondominated(pts, maximise=True, keep_weakly=True).all()
+    # The evaluated set of approximate filtering is the throughput-utilization Pareto set.
+    assert fig5["evaluated"] == summary["fig3"]["pareto_set"]
+
+
+def test_metrics_table_aggregates_the_runs(summary: dict[str, Any]) -> None:
+    for row in summary["metrics_table"]:
+        runs = [r for r in summary["runs"] if r["method"] == row["method"]]
+        assert row["runs"] == len(runs) == len(SEEDS)
+        hv = [r["metrics"]["hv_ratio"] for r in runs]
+        assert row["hv_ratio"]["mean"] == pytest.approx(np.mean(hv))
+        assert row["hv_ratio"]["se"] == pytest.approx(stats.sem(hv), abs=1e-12)
+        proxy_s = [r["summary"]["proxy_seconds"] for r in runs]
+        assert row["proxy_seconds"]["mean"] == pytest.approx(np.mean(proxy_s))
+    curves = summary["comparison"]["curves"]
+    times = summary["comparison"]["times_seconds"]
+    assert times[-1] == pytest.approx(BUDGET) and len(times) == 100
+    for label, curve in curves.items():
+        runs = [r["hv_ratio_curve"] for r in summary["runs"] if r["method"] == label]
+        np.testing.assert_allclose(curve["mean"], np.mean(runs, axis=0))
+        assert curve["mean"][-1] == pytest.approx(
+            np.mean([r["metrics"]["hv_ratio"] for r in summary["runs"] if r["method"] == label])
+        )
+
+
+def test_markdown_and_csv_tables(out: Path, summary: dict[str, Any]) -> None:
+    md = (out / "metrics.md").read_text("utf-8")
+    rows = [line for line in md.splitlines() if line.startswith("| ")]
+    assert len(rows) == len(METHODS) + 1  # the header and one row per method
+    assert summary["table_label"] in md and summary["oracle_label"] in md
+    csv_lines = (out / "metrics.csv").read_text("utf-8").splitlines()
+    assert len(csv_lines) == len(METHODS) + 1
+    assert csv_lines[0].startswith("method,searcher,filter,runs,hv_ratio_mean,hv_ratio_se")
+
+
+def test_report_embeds_every_figure(out: Path, summary: dict[str, Any]) -> None:
+    page = (out / "report.html").read_text("utf-8")
+    for stem in FIGURE_STEMS:
+        png = base64.b64encode((out / f"{stem}.png").read_bytes()).decode()
+        assert f'id="img-{stem}"' in page
+        assert f"data:image/png;base64,{png}" in page
+    assert "SYNTHETIC table" in page
+    assert "http://" not in page and "https://" not in page
+
+
+def test_report_renders_in_chromium(out: Path) -> None:
+    from tests.chromium import Chromium, ChromiumMissing, find_chromium
+    from tests.test_report_browser import IMAGE_STATUS_JS
+
+    try:
+        find_chromium()
+    except ChromiumMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+    with Chromium() as browser:
+        browser.open(out / "report.html")
+        status = browser.evaluate(IMAGE_STATUS_JS)
+    assert [s["id"] for s in status] == [f"img-{stem}" for stem in FIGURE_STEMS]
+    for s in status:
+        assert s["complete"] and s["decoded"] and s["naturalWidth"] > 0, s
+
+
+# ------------------------------------------------------------------ bad input
+def test_non_empty_out_dir_is_refused(out: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = (out / "summary.json").stat().st_mtime_ns
+    assert main(["reproduce", "--out", str(out), "--seeds", "0", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "not empty" in err and "--force" in err
+    assert (out / "summary.json").stat().st_mtime_ns == before
+    with pytest.raises(FileExistsError, match="--force"):
+        reproduce(out, seeds=[0], budget=1000.0, quiet=True)
+    assert check_out_dir(out, force=True) == out
+    assert check_out_dir(out.parent / "new", force=False) == out.parent / "new"
+
+
+def test_partial_table_names_the_missing_column(tmp_path: Path) -> None:
+    from nasfilter.convert import convert_archive
+
+    path = tmp_path / "fixture.npz"
+    convert_archive(FIXTURE, "cifar10", allow_partial=True, progress=False).save(path)
+    target = tmp_path / "out"
+    with pytest.raises(MissingColumnError) as info:
+        reproduce(target, table=path, seeds=[0], budget=1000.0, quiet=True)
+    message = str(info.value)
+    assert "'test_acc'" in message and f"{N_ARCHS - 3} of {N_ARCHS}" in message
+    assert "nasfilter convert" in message and "real-archive.md" in message
+    assert not target.exists()
+
+
+def test_incomplete_proxy_names_the_missing_columns() -> None:
+    util = np.full(N_ARCHS, np.nan)
+    util[:10] = 0.5
+    proxy = ProxyTable(util, np.where(np.isfinite(util), 1e5, np.nan), "partial sample")
+    with pytest.raises(MissingColumnError, match="'utilization' and 'throughput'") as info:
+        require_proxy(proxy, "onnxruntime")
+    assert "nasfilter measure --backend onnxruntime --archs all" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"seeds": []}, "seed list is empty"),
+        ({"seeds": [-1]}, "seeds must be integers >= 0"),
+        ({"budget": 0.0}, "budget must be finite simulated seconds > 0"),
+        ({"budget": math.nan}, "budget must be finite"),
+        ({"jobs": 0}, "jobs must be an integer >= 1"),
+        ({"backend": "nope"}, "unknown backend 'nope'; known backends: .*roofline"),
+    ],
+)
+def test_bad_arguments_fail_before_writing(
+    tmp_path: Path, kwargs: dict[str, Any], message: str
+) -> None:
+    target = tmp_path / "out"
+    with pytest.raises(ValueError, match=message):
+        reproduce(target, quiet=True, **kwargs)
+    assert not target.exists()
+
+
+def test_mean_se_and_formatting() -> None:
+    values = [1.0, 2.0, 4.0]
+    mean, se = mean_se(values)
+    assert mean == pytest.approx(7 / 3) and se == pytest.approx(stats.sem(values))
+    assert mean_se([5.0]) == (5.0, 0.0)
+    assert format_mean_se(0.91234, 0.0123, 3) == "0.912 ± 0.012"
+    assert format_mean_se(1234.4, 0.0, 0) == "1,234"
+    assert format_mean_se(math.inf, math.nan, 3) == "inf"
+    assert format_mean_se(math.nan, math.nan, 3) == "n/a"
