@@ -10,11 +10,11 @@ from __future__ import annotations
 import base64
 import html
 import os
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nasfilter.files import atomic_write
 from nasfilter.plots import FigureFiles
 
 CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
@@ -163,15 +163,6 @@ def write_report(
     """Render the report and write it to ``path`` atomically (temp file, then rename)."""
     text = render_report(title, figures, tables, provenance, banner, notes, footer)
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # A fresh name opened with "x": the file gets the usual permissions (umask), unlike
-    # mkstemp's 0600, so the report stays readable by whoever may read the folder.
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_write(target, "w") as fh:
+        fh.write(text)
     return target

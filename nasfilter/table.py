@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
+from nasfilter.files import atomic_write
 from nasfilter.space import N_ARCHS, ArchLike, as_arch
 
 SCHEMA_VERSION = 1
@@ -174,18 +174,8 @@ class BenchmarkTable:
             "provenance": asdict(self.provenance),
         }
         columns = {name: getattr(self, name) for name in ("valid_acc", *_FLOAT_COLUMNS, "present")}
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, meta=np.array(json.dumps(meta)), **columns)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; follow the umask like open()
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_write(target) as fh:
+            np.savez(fh, meta=np.array(json.dumps(meta)), **columns)
         return target
 
     @classmethod

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 import platform
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from nasfilter.files import atomic_write
 from nasfilter.oracle.measurement import canonical_json
 
 # Square float32 products of these sizes; the best rate over all of them is the peak (small
@@ -88,15 +88,8 @@ def cached_peak(
     if not peak > 0:
         raise ValueError(f"a peak microbenchmark returned {peak!r} FLOP/s; expected > 0")
     data[name] = {"peak_flops": peak, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".peaks.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(target, "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
     return peak
 
 

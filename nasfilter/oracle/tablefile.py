@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.files import atomic_write
 from nasfilter.oracle.measurement import SCHEMA_VERSION, Measurement, device_label
 from nasfilter.proxy import ProxyTable
 from nasfilter.space import N_ARCHS
@@ -154,17 +154,8 @@ def save_table(table: MeasurementTable, path: str | os.PathLike[str]) -> Path:
     if target.suffix != ".npz":
         raise ValueError(f"measurement table files end in .npz, got {str(target)!r}")
     columns = {name: getattr(table, name) for name in _COLUMNS}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(
-                fh, meta=np.array(json.dumps(table.meta, sort_keys=True)), **columns
-            )
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(target) as fh:
+        np.savez_compressed(fh, meta=np.array(json.dumps(table.meta, sort_keys=True)), **columns)
     return target
 
 

@@ -21,13 +21,12 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from nasfilter.datasets import Dataset
+from nasfilter.files import atomic_write
 from nasfilter.oracle.base import BackendSpec, BackendUnavailable
 from nasfilter.oracle.measurement import canonical_json
 from nasfilter.oracle.torch_cuda import (
@@ -185,15 +184,8 @@ class TensorRTBackend(TorchCudaBackend):
     def _save_timing_cache(self, data: bytes) -> None:
         self._timing_cache_bytes = data
         path = self.timing_cache_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_write(path) as fh:
+            fh.write(data)
 
     # ------------------------------------------------------------------ engine
     def load(self, arch: int, dataset: Dataset) -> Any:

@@ -1,0 +1,40 @@
+"""Atomic writes: the target appears whole or not at all, with umask permissions."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from nasfilter.files import atomic_write
+
+
+def test_writes_text_and_bytes_with_umask_permissions(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "sub" / "a.txt", "w") as fh:
+            fh.write("héllo")
+        with atomic_write(tmp_path / "b.bin") as fh:
+            fh.write(b"\x00\x01")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "sub" / "a.txt").read_text("utf-8") == "héllo"
+    assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
+    assert stat.S_IMODE((tmp_path / "b.bin").stat().st_mode) == 0o644
+
+
+def test_failure_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "t.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError, match="boom"), atomic_write(target, "w") as fh:
+        fh.write("half")
+        raise RuntimeError("boom")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.txt"]
+
+
+def test_rejects_other_modes(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="mode"), atomic_write(tmp_path / "x", "a"):
+        pass
