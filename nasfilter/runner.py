@@ -33,8 +33,8 @@ from nasfilter.filters.base import Filter
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.problem import DEFAULT_PROXY_COST, EVALUATE, Budget, BudgetExhausted, Problem
 from nasfilter.proxy import ProxyTable
-from nasfilter.searchers.base import Searcher, index_of
-from nasfilter.space import Arch
+from nasfilter.searchers.base import Searcher
+from nasfilter.space import Arch, index_of
 from nasfilter.table import BenchmarkTable
 
 DEFAULT_MAX_IDLE = 10_000  # consecutive proposals without an evaluation before "stalled"

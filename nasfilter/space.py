@@ -168,6 +168,40 @@ def all_indices() -> np.ndarray:
     return np.arange(N_ARCHS, dtype=np.int64)
 
 
+@functools.cache
+def _arch_cache() -> list[Arch | None]:
+    return [None] * N_ARCHS
+
+
+_INDEX_OF: dict[Arch, int] = {}
+
+
+def arch_from_index(index: int) -> Arch:
+    """The Arch of NATS index ``index`` (0 <= index < 32768), built once and cached.
+
+    Hot loops (searchers, filters) use this instead of :meth:`Arch.from_index`, which
+    validates every call.
+    """
+    if not 0 <= index < N_ARCHS:
+        raise ValueError(f"architecture index must be in [0, {N_ARCHS - 1}], got {index}")
+    cache = _arch_cache()
+    arch = cache[index]
+    if arch is None:
+        # The channels come from the index rule, so they are valid: skip Arch's per-field
+        # validation (the slowest part of building one) by setting the frozen field directly.
+        arch = object.__new__(Arch)
+        object.__setattr__(arch, "channels", tuple(all_channels()[index].tolist()))
+        cache[index] = arch
+        _INDEX_OF[arch] = index
+    return arch
+
+
+def index_of(arch: Arch) -> int:
+    """The NATS index of ``arch``; a dictionary look-up for architectures built here."""
+    index = _INDEX_OF.get(arch)
+    return arch.index if index is None else index
+
+
 def sample(rng: np.random.Generator) -> Arch:
     """One architecture drawn uniformly, each layer independently, from ``rng``."""
     digits = rng.integers(0, N_CHOICES, size=N_LAYERS)

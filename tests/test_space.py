@@ -140,3 +140,13 @@ def test_index_rule_formula_from_facts() -> None:
     for ch in itertools.islice(itertools.product(CHANNEL_CHOICES, repeat=5), 0, None, 997):
         expected = sum((c // 8 - 1) * 8 ** (4 - k) for k, c in enumerate(ch))
         assert Arch(ch).index == expected
+
+
+def test_cached_arch_lookup_equals_the_validating_constructor() -> None:
+    for i in range(0, N_ARCHS, 37):
+        a = space.arch_from_index(i)
+        assert a == Arch.from_index(i) and space.index_of(a) == i
+        assert space.arch_from_index(i) is a  # built once
+    assert space.index_of(Arch.from_string("64:64:64:64:64")) == 32767
+    with pytest.raises(ValueError, match="32767"):
+        space.arch_from_index(N_ARCHS)

@@ -15,8 +15,8 @@ import numpy as np
 from nasfilter.filters.base import Filter
 from nasfilter.metered import ProxyHandle
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
-from nasfilter.searchers.base import check_positive_int, check_real, index_of
-from nasfilter.space import N_ARCHS, Arch
+from nasfilter.searchers.base import check_positive_int, check_real
+from nasfilter.space import N_ARCHS, Arch, index_of
 
 
 class PassThrough(Filter):

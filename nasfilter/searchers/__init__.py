@@ -11,11 +11,12 @@ import functools
 from typing import Any
 
 from nasfilter.registry import Registry
-from nasfilter.searchers.base import SearchContext, Searcher, arch_from_index
+from nasfilter.searchers.base import SearchContext, Searcher
 from nasfilter.searchers.evolution import RegularizedEvolution
 from nasfilter.searchers.random_search import RandomSearch
 from nasfilter.searchers.reinforce import Reinforce
 from nasfilter.searchers.utilization_pareto import UtilizationPareto
+from nasfilter.space import arch_from_index
 
 SEARCHERS: Registry[Searcher] = Registry("searcher", Searcher)
 SEARCHERS.register("random", RandomSearch, "uniform random search")

@@ -24,13 +24,12 @@ simulated clock; never accuracy), then calls :meth:`reset`. Accuracies arrive on
 from __future__ import annotations
 
 import abc
-import functools
 from typing import Any, ClassVar
 
 import numpy as np
 
 from nasfilter.metered import ProxyHandle, SearchContext
-from nasfilter.space import N_ARCHS, Arch, all_channels
+from nasfilter.space import Arch
 
 
 class Searcher(abc.ABC):
@@ -74,39 +73,6 @@ class Searcher(abc.ABC):
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
         return f"{type(self).__name__}({params})"
-
-
-@functools.cache
-def _arch_cache() -> list[Arch | None]:
-    return [None] * N_ARCHS
-
-
-_INDEX_OF: dict[Arch, int] = {}
-
-
-def arch_from_index(index: int) -> Arch:
-    """The Arch of NATS index ``index`` (0 <= index < 32768), built once and cached.
-
-    Hot loops use this instead of :meth:`Arch.from_index`, which validates every call.
-    """
-    if not 0 <= index < N_ARCHS:
-        raise ValueError(f"architecture index must be in [0, {N_ARCHS - 1}], got {index}")
-    cache = _arch_cache()
-    arch = cache[index]
-    if arch is None:
-        # The channels come from the index rule, so they are valid: skip Arch's per-field
-        # validation (the slowest part of building one) by setting the frozen field directly.
-        arch = object.__new__(Arch)
-        object.__setattr__(arch, "channels", tuple(all_channels()[index].tolist()))
-        cache[index] = arch
-        _INDEX_OF[arch] = index
-    return arch
-
-
-def index_of(arch: Arch) -> int:
-    """The NATS index of ``arch``; a dictionary look-up for architectures built here."""
-    index = _INDEX_OF.get(arch)
-    return arch.index if index is None else index
 
 
 def check_positive_int(value: object, name: str, minimum: int = 1) -> int:

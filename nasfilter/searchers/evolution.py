@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nasfilter.searchers.base import Searcher, arch_from_index, check_positive_int, index_of
-from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch
+from nasfilter.searchers.base import Searcher, check_positive_int
+from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
 
 
 class RegularizedEvolution(Searcher):

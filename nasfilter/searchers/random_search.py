@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from nasfilter.searchers.base import Searcher, arch_from_index
-from nasfilter.space import N_ARCHS, Arch
+from nasfilter.searchers.base import Searcher
+from nasfilter.space import N_ARCHS, Arch, arch_from_index
 
 _BLOCK = 512  # indices drawn per call of the generator
 

@@ -32,8 +32,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nasfilter.searchers.base import Searcher, arch_from_index, check_real
-from nasfilter.space import N_CHOICES, N_LAYERS, Arch
+from nasfilter.searchers.base import Searcher, check_real
+from nasfilter.space import N_CHOICES, N_LAYERS, Arch, arch_from_index
 
 REWARDS = ("accuracy", "mnas")
 DEFAULT_TARGET_THROUGHPUT = 175_000.0  # images/s, G_T of the study

@@ -29,8 +29,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
-from nasfilter.searchers.base import Searcher, arch_from_index, check_positive_int
-from nasfilter.space import N_ARCHS, Arch
+from nasfilter.searchers.base import Searcher, check_positive_int
+from nasfilter.space import N_ARCHS, Arch, arch_from_index
 
 ORDERS = ("spread", "utilization", "throughput")
 
