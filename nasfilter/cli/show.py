@@ -19,17 +19,28 @@ def register(sub: Any) -> None:
     p.add_argument("arch", help="an index in [0, 32767] or channels such as 8:16:24:32:40")
     p.add_argument("--table", help="a table converted with `nasfilter convert` (.npz)")
     p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
+    p.add_argument("--oracle", default="roofline", help="proxy backend (default roofline)")
+    p.add_argument("--device", default=None, help="oracle device (default v100)")
+    p.add_argument(
+        "--oracle-cache", help="measurement cache or exported .npz for a measured oracle"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.oracle import proxy_table
     from nasfilter.space import as_arch
     from nasfilter.table import load_table
 
     arch = as_arch(args.arch)
     table = load_table(args.table, args.dataset)
     rec = table.record(arch)
+    proxy = proxy_table(args.oracle, args.device, table.dataset, args.oracle_cache)
+    measured = bool(proxy.measured[arch.index])
+    rec["oracle"] = proxy.label
+    rec["utilization"] = float(proxy.utilization[arch.index]) if measured else None
+    rec["throughput"] = float(proxy.throughput[arch.index]) if measured else None
     if args.json:
         print(json.dumps(rec))
         return 0
@@ -48,4 +59,11 @@ def run(args: argparse.Namespace) -> int:
         f"time      {rec['train_seconds_per_epoch']:.3f} s/epoch train, "
         f"{rec['valid_seconds_per_epoch']:.3f} s/epoch valid, latency {rec['latency']:.5f} s"
     )
+    if measured:
+        print(
+            f"oracle    {proxy.label}: utilization {rec['utilization']:.4f}, "
+            f"throughput {rec['throughput']:.0f} images/s"
+        )
+    else:
+        print(f"oracle    {proxy.label}: not measured for this architecture")
     return 0

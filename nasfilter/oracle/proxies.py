@@ -15,6 +15,7 @@ from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.oracle.cache import Group, MeasurementCache
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.measurement import device_label
+from nasfilter.oracle.registry import backend_name
 from nasfilter.oracle.tablefile import MeasurementTable, load_table_file, table_label
 from nasfilter.proxy import ProxyTable
 
@@ -99,6 +100,7 @@ def proxy_table(
             roofline is computed and onnxruntime reads the shipped CPU sample.
     """
     ds = get_dataset(dataset)
+    backend = backend_name(backend)  # an unknown name gets the list of known backends
     if cache is None:
         if backend == "roofline":
             from nasfilter.oracle.roofline import roofline

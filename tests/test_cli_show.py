@@ -1,0 +1,95 @@
+"""`nasfilter show`: one record, from the embedded or a converted table, with the oracle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nasfilter.cli import main
+from nasfilter.convert import convert_archive
+from nasfilter.costs import network_costs
+from nasfilter.oracle import proxy_table
+from nasfilter.table import load_table
+
+FIXTURE = Path(__file__).parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+KEYS = {
+    "index",
+    "channels",
+    "dataset",
+    "macs",
+    "flops",
+    "params",
+    "valid_acc_hp12",
+    "test_acc_hp90",
+    "train_seconds_per_epoch",
+    "valid_seconds_per_epoch",
+    "latency",
+    "synthetic",
+    "source",
+    "utilization",
+    "throughput",
+    "oracle",
+}
+
+
+def show_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    assert main(["show", *argv, "--json"]) == 0
+    return dict(json.loads(capsys.readouterr().out))
+
+
+def test_embedded_record_is_labelled_synthetic(capsys: pytest.CaptureFixture[str]) -> None:
+    rec = show_json(capsys, "8:8:40:32:40")
+    assert KEYS <= set(rec)
+    assert rec["index"] == 284 and rec["synthetic"] is True
+    assert rec["macs"] == network_costs("cifar10").macs[284]
+    roof = proxy_table("roofline", "v100", "cifar10")
+    assert rec["throughput"] == roof.throughput[284] and rec["utilization"] == roof.utilization[284]
+    assert main(["show", "284"]) == 0
+    assert "SYNTHETIC" in capsys.readouterr().out
+
+
+def test_converted_real_record_matches_the_nats_api(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import nats_bench
+
+    path = convert_archive(FIXTURE, "cifar10", allow_partial=True, progress=False).save(
+        tmp_path / "c10.npz"
+    )
+    rec = show_json(capsys, "8:8:40:32:40", "--table", str(path))
+    api = nats_bench.create(str(FIXTURE), "sss", fast_mode=True, verbose=False)
+    assert rec["synthetic"] is False
+    assert (
+        rec["test_acc_hp90"]
+        == api.get_more_info(284, "cifar10", hp="90", is_random=False)["test-accuracy"]
+    )
+    assert rec["macs"] == api.get_cost_info(284, "cifar10")["flops"]
+    assert load_table(path).record(284)["valid_acc_hp12"] == rec["valid_acc_hp12"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["8:8:8:8:12"], "one of (8, 16"),
+        (["40000"], "[0, 32767]"),
+        (["0", "--dataset", "mnist"], "unknown dataset 'mnist'"),
+        (["0", "--oracle", "foo"], "known backends: onnxruntime, roofline"),
+        (["0", "--device", "x100"], "known devices: v100"),
+        (["0", "--table", "absent.npz"], "does not exist"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["show", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_row_of_a_partial_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = convert_archive(FIXTURE, "cifar10", allow_partial=True, progress=False).save(
+        tmp_path / "c10.npz"
+    )
+    assert main(["show", "1234", "--table", str(path)]) == 2
+    assert "missing from the partial table" in capsys.readouterr().err
