@@ -76,6 +76,7 @@ def _onnxruntime() -> Iterator[dict[str, Any]]:
         "<= 0.30",
         mean <= 0.30,
         per_arch=dict(zip(ORT_ARCHS, [round(f, 3) for f in fractions], strict=True)),
+        worst=max(fractions),  # the goal is met on average over a sweep, not by every network
         window_s=backend.window,
     )
 

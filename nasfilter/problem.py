@@ -26,7 +26,8 @@ from nasfilter.table import BenchmarkTable
 # utilization of all 32767 networks and then evaluated the 144-network frontier within
 # 110000 s. The frontier costs about 144 x 100 s = 14400 s, so a proxy query may cost at most
 # about (110000 - 14400) / 32768 = 2.9 s. 2 s is a conservative figure for timing one
-# pre-built TensorRT engine (warm-up plus timed iterations) and leaves a third of the budget.
+# pre-built TensorRT engine (warm-up plus timed iterations) and leaves about a quarter of the
+# budget (110000 - 32768 x 2 - 14400 = 30064 s).
 DEFAULT_PROXY_COST = 2.0
 
 EVALUATE = "evaluate"
@@ -45,18 +46,25 @@ class Budget:
     max_evaluations: int | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)):
+        if isinstance(self.seconds, bool) or not isinstance(
+            self.seconds, (int, float, np.integer, np.floating)
+        ):
             raise ValueError(f"budget seconds must be a number, got {self.seconds!r}")
         if not math.isfinite(self.seconds) or self.seconds <= 0:
             raise ValueError(f"budget seconds must be finite and > 0, got {self.seconds!r}")
         if self.max_evaluations is not None and (
             isinstance(self.max_evaluations, bool)
-            or not isinstance(self.max_evaluations, int)
+            or not isinstance(self.max_evaluations, (int, np.integer))
             or self.max_evaluations < 1
         ):
             raise ValueError(
                 f"max_evaluations must be a positive integer or None, got {self.max_evaluations!r}"
             )
+        # numpy scalars become Python numbers, so a Budget always serialises as plain JSON
+        for name in ("seconds", "max_evaluations"):
+            value = getattr(self, name)
+            if isinstance(value, np.generic):
+                object.__setattr__(self, name, value.item())
 
 
 class Event(NamedTuple):
@@ -190,17 +198,39 @@ class Problem:
     ) -> None:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        if not isinstance(table, BenchmarkTable):
+            raise ValueError(f"table must be a BenchmarkTable, got {type(table).__name__}")
         if not isinstance(budget, Budget):
             raise ValueError(f"budget must be a Budget, got {budget!r}")
+        if proxy is not None and not isinstance(proxy, ProxyTable):
+            raise ValueError(
+                f"proxy must be a ProxyTable (see nasfilter.oracle.proxy_table) or None, "
+                f"got {type(proxy).__name__}"
+            )
         if not (
-            isinstance(proxy_cost, (int, float)) and math.isfinite(proxy_cost) and proxy_cost >= 0
+            isinstance(proxy_cost, (int, float, np.integer, np.floating))
+            and not isinstance(proxy_cost, bool)
+            and math.isfinite(proxy_cost)
+            and proxy_cost >= 0
         ):
             raise ValueError(
                 f"proxy_cost must be a finite number of seconds >= 0, got {proxy_cost!r}"
             )
         cost = table.eval_cost
-        if not np.all(np.isfinite(cost[table.present])):
-            raise ValueError(f"table {table.label!r} has NaN or infinite evaluation costs")
+        present_cost = cost[table.present]
+        if not np.all(np.isfinite(present_cost)):
+            bad = int(np.flatnonzero(table.present)[~np.isfinite(present_cost)][0])
+            raise ValueError(
+                f"table {table.label!r} has NaN or infinite evaluation costs (first at "
+                f"architecture index {bad}: train {table.train_time[bad]!r} s/epoch, valid "
+                f"{table.valid_time[bad]!r} s/epoch)"
+            )
+        if np.any(present_cost < 0):
+            bad = int(np.flatnonzero(table.present)[present_cost < 0][0])
+            raise ValueError(
+                f"table {table.label!r} has negative evaluation costs (first at architecture "
+                f"index {bad}: {cost[bad]!r} s); per-epoch times must be >= 0"
+            )
         self.table = table
         self.budget = budget
         self.proxy_table = proxy
@@ -332,9 +362,15 @@ class Problem:
         """
         if self.proxy_table is None:
             raise ValueError("this problem has no proxy: pass proxy=ProxyTable(...) to Problem")
-        idx = np.asarray(indices, dtype=np.int64)
-        if idx.ndim != 1:
-            raise ValueError(f"indices must be one-dimensional, got shape {idx.shape}")
+        raw = np.asarray(indices)
+        if raw.ndim != 1:
+            raise ValueError(f"indices must be one-dimensional, got shape {raw.shape}")
+        if raw.size and (raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.integer)):
+            raise ValueError(f"indices must be integer architecture indices, got dtype {raw.dtype}")
+        idx = raw.astype(np.int64, copy=False)
+        if idx.size and (idx.min() < 0 or idx.max() >= N_ARCHS):
+            bad = idx[(idx < 0) | (idx >= N_ARCHS)][:5].tolist()
+            raise ValueError(f"architecture indices must be in [0, {N_ARCHS - 1}], got {bad}")
         self._check_open("query the proxy")
         measured = self.proxy_table.measured[idx]
         if not measured.all():

@@ -19,8 +19,10 @@ class ProxyTable:
     """Utilization and throughput of every architecture on one device and backend.
 
     Attributes:
-        utilization: achieved FLOP/s / peak FLOP/s, a fraction in (0, 1], shape (32768,);
-            NaN where the architecture was not measured.
+        utilization: achieved FLOP/s / peak FLOP/s, a positive fraction, shape (32768,); NaN
+            where the architecture was not measured. At most 1 for the roofline; a measured
+            backend can exceed 1 slightly when its peak microbenchmark falls short of what the
+            network reaches (docs/oracle.md).
         throughput: images per second, shape (32768,); NaN where not measured.
         label: a short description ("roofline v100 fp16", ...), shown in outputs.
         provenance: backend, device and config details, JSON-serialisable.
@@ -37,6 +39,16 @@ class ProxyTable:
             if arr.shape != (N_ARCHS,):
                 raise ValueError(
                     f"proxy column {name!r} must have shape ({N_ARCHS},), got {arr.shape}"
+                )
+            if not np.issubdtype(arr.dtype, np.floating):
+                raise ValueError(
+                    f"proxy column {name!r} must hold floats (NaN where unmeasured), "
+                    f"got {arr.dtype}"
+                )
+            if np.isinf(arr).any():
+                raise ValueError(
+                    f"proxy column {name!r} holds infinite values; they must be finite and "
+                    "positive (NaN where unmeasured)"
                 )
             ok = np.isfinite(arr)
             if np.any(arr[ok] <= 0):

@@ -107,8 +107,8 @@ def as_arch(value: ArchLike) -> Arch:
         return value
     if isinstance(value, str):
         text = value.strip()
-        if text.isdigit():
-            return Arch.from_index(int(text))
+        if text.isdigit() or (text[:1] in "+-" and text[1:].isdigit()):
+            return Arch.from_index(int(text))  # "-1" gets the index range, not the string form
         return Arch.from_string(text)
     if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
         return Arch.from_index(int(value))

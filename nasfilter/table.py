@@ -206,12 +206,22 @@ class BenchmarkTable:
                 f"{str(source)!r} has table schema version {version}; this nasfilter reads "
                 f"version {SCHEMA_VERSION}. Convert the archive again with `nasfilter convert`."
             )
-        return cls(
-            dataset=get_dataset(meta["dataset"]),
-            seeds=tuple(int(s) for s in meta["seeds"]),
-            provenance=Provenance(**meta["provenance"]),
-            **{key: data[key] for key in ("valid_acc", *_FLOAT_COLUMNS, "present")},
-        )
+        for key in ("valid_acc", *_FLOAT_COLUMNS):
+            if not np.issubdtype(data[key].dtype, np.floating):
+                raise ValueError(
+                    f"{str(source)!r} is not a nasfilter table: column {key!r} holds "
+                    f"{data[key].dtype} values, expected floating point numbers"
+                )
+        try:
+            return cls(
+                dataset=get_dataset(meta["dataset"]),
+                seeds=tuple(int(s) for s in meta["seeds"]),
+                provenance=Provenance(**meta["provenance"]),
+                **{key: data[key] for key in ("valid_acc", *_FLOAT_COLUMNS, "present")},
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            what = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise ValueError(f"{str(source)!r} is not a usable nasfilter table: {what}") from exc
 
 
 def load_table(path: str | os.PathLike[str] | None, dataset: str = "cifar10") -> BenchmarkTable:

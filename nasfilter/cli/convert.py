@@ -56,7 +56,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"nasfilter convert: error: {exc}", file=sys.stderr)
         return 2
     _check_output(output, args.force)  # it may have appeared while converting
-    table.save(output)  # atomic: a temporary file, then a rename
+    try:
+        table.save(output)  # atomic: a temporary file, then a rename
+    except OSError as exc:  # permissions, a full disk, a parent that is a file, ...
+        print(f"nasfilter convert: error: cannot write {str(output)!r}: {exc}", file=sys.stderr)
+        return 2
     prov = table.provenance
     checksum = (prov.checksum or "")[:12]
     print(

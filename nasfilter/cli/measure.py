@@ -53,6 +53,36 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """ValueError for options that would only fail after the sweep (or be silently ignored)."""
+    from pathlib import Path
+
+    if args.chunk_size is not None:
+        if args.chunk_size < 1:
+            raise ValueError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+        if not args.ray:
+            raise ValueError("--chunk-size applies to Ray sweeps only: add --ray")
+    if args.export:
+        export = Path(args.export)
+        if export.suffix != ".npz":
+            raise ValueError(f"--export must name a .npz file, got {args.export!r}")
+        if export.is_dir():
+            raise ValueError(
+                f"--export {args.export!r} is a folder; give a file name ending in .npz"
+            )
+        if export.exists():
+            from nasfilter.oracle.tablefile import load_table_file
+
+            try:  # re-exporting over an older export is fine; over anything else, not
+                load_table_file(export)
+            except ValueError:
+                raise ValueError(
+                    f"--export {args.export!r} exists and is not a measurement table (a "
+                    "converted benchmark table, say); refusing to overwrite it: remove it or "
+                    "choose another name"
+                ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -65,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
     ds = get_dataset(args.dataset)
     name, params = parse_spec(args.backend)
+    _check_options(args)  # refuse bad output paths before a sweep spends any time
     archs = select_archs(args.archs, np.random.default_rng(args.seed), ds)
     try:
         backend: Any
@@ -94,6 +125,10 @@ def run(args: argparse.Namespace) -> int:
                 exported = str(export_table(cache, group, args.export))
     except BackendUnavailable as exc:
         print(f"nasfilter measure: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the export or the cache could not be written
+        where = exc.filename or args.export or args.cache
+        print(f"nasfilter measure: error: cannot write {where!s}: {exc}", file=sys.stderr)
         return 2
     out = summary.to_dict()
     out["export"] = exported

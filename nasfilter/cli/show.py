@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+from dataclasses import asdict
 from typing import Any
 
 from nasfilter.datasets import DATASETS
@@ -28,6 +30,15 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _json_value(value: Any) -> Any:
+    """``value`` with NaN and infinities (an absent seed's run, say) as None: strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     from nasfilter.oracle import proxy_table
     from nasfilter.space import as_arch
@@ -41,13 +52,20 @@ def run(args: argparse.Namespace) -> int:
     rec["oracle"] = proxy.label
     rec["utilization"] = float(proxy.utilization[arch.index]) if measured else None
     rec["throughput"] = float(proxy.throughput[arch.index]) if measured else None
+    rec["provenance"] = asdict(table.provenance)  # path, checksum, nats_bench version, ...
     if args.json:
-        print(json.dumps(rec))
+        print(json.dumps({key: _json_value(v) for key, v in rec.items()}, allow_nan=False))
         return 0
     seeds = ", ".join(
         f"{a:.2f} (seed {s})" for a, s in zip(rec["valid_acc_hp12"], rec["seeds"], strict=True)
     )
     print(f"table     {table.label}")
+    prov = table.provenance
+    if prov.checksum:  # a converted archive: say exactly which one
+        print(
+            f"source    {prov.source} (sha256 {prov.checksum[:12]}, nats_bench "
+            f"{prov.nats_bench_version or '?'}, converted {prov.created or '?'})"
+        )
     print(f"arch      {rec['channels']}  (index {rec['index']})")
     print(
         f"cost      {rec['macs']:.6f} MMACs, {rec['flops'] / 1e6:.3f} MFLOPs, "

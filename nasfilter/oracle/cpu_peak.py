@@ -11,6 +11,7 @@ and the settings, so later runs on the same machine reuse it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import time
@@ -82,11 +83,11 @@ def cached_peak(
     entry = data.get(name)
     if isinstance(entry, dict) and isinstance(entry.get("peak_flops"), (int, float)):
         value = float(entry["peak_flops"])
-        if value > 0:
+        if math.isfinite(value) and value > 0:  # a damaged entry is measured again
             return value
     peak = float(measure())
-    if not peak > 0:
-        raise ValueError(f"a peak microbenchmark returned {peak!r} FLOP/s; expected > 0")
+    if not (math.isfinite(peak) and peak > 0):
+        raise ValueError(f"a peak microbenchmark returned {peak!r} FLOP/s; expected finite > 0")
     data[name] = {"peak_flops": peak, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
     with atomic_write(target, "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=True)

@@ -128,6 +128,10 @@ def proxy_table(
             )
         return table.proxy_table()
     if not path.is_file():
-        raise FileNotFoundError(f"measurement cache {str(path)!r} does not exist")
+        raise FileNotFoundError(f"measurement cache {str(path)!r} does not exist or is not a file")
+    if path.stat().st_size == 0:  # reading must not turn an empty file into a cache
+        raise LookupError(
+            f"measurement cache {str(path)!r} is empty; fill it with `nasfilter measure` first"
+        )
     dev = device.name if isinstance(device, DeviceSpec) else device
     return _from_cache(path, backend, dev, ds)

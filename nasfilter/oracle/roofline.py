@@ -134,6 +134,19 @@ class RooflineResult:
         )
 
 
+def _check_settings(batch: object, launch_overhead: object) -> None:
+    """Raise ValueError unless ``batch`` is a positive int and ``launch_overhead`` seconds >= 0."""
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    if (
+        isinstance(launch_overhead, bool)
+        or not isinstance(launch_overhead, (int, float))
+        or not math.isfinite(launch_overhead)
+        or launch_overhead < 0
+    ):
+        raise ValueError(f"launch_overhead must be seconds >= 0, got {launch_overhead!r}")
+
+
 def roofline(
     device: str | DeviceSpec | None = None,
     dataset: str | Dataset = "cifar10",
@@ -147,14 +160,7 @@ def roofline(
 
     dev = get_device(device)
     ds = get_dataset(dataset)
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ValueError(f"batch must be a positive integer, got {batch!r}")
-    if not (
-        isinstance(launch_overhead, (int, float))
-        and math.isfinite(launch_overhead)
-        and launch_overhead >= 0
-    ):
-        raise ValueError(f"launch_overhead must be seconds >= 0, got {launch_overhead!r}")
+    _check_settings(batch, launch_overhead)
     source = dev.resolved_source(peak_source)
     peak = dev.peak(source)
     bw = dev.memory_bandwidth(source)
@@ -209,6 +215,7 @@ class RooflineBackend(Backend):
         launch_overhead: float = DEFAULT_LAUNCH_OVERHEAD,
         peak_source: str = DEFAULT_PEAK_SOURCE,
     ) -> None:
+        _check_settings(batch, launch_overhead)  # before any sweep starts
         self.device = get_device(device)
         self.batch = batch
         self.launch_overhead = launch_overhead

@@ -104,8 +104,15 @@ def select_archs(
         raise ValueError(
             f"--archs {spec!r} is not 'all', 'sample:N', 'stratified:N' or an existing file"
         )
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"--archs {spec!r}: cannot read the architecture file ({exc}); expected UTF-8 text "
+            "with one index or 8:16:24:32:40 per line"
+        ) from None
     out: list[int] = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         item = line.split("#", 1)[0].strip()
         if not item:
             continue
