@@ -93,3 +93,18 @@ def test_missing_row_of_a_partial_table(tmp_path: Path, capsys: pytest.CaptureFi
     )
     assert main(["show", "1234", "--table", str(path)]) == 2
     assert "missing from the partial table" in capsys.readouterr().err
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        f"{sys.executable} -m nasfilter show 0 | head -c 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert proc.stdout == "t" and "Traceback" not in proc.stderr and "Error" not in proc.stderr

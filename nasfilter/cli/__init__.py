@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -36,12 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; bad input prints ``nasfilter: error: ...`` and returns 2."""
+    """Run the CLI; bad input or an OS error prints ``nasfilter CMD: error: ...``, returns 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
-    except (ValueError, LookupError, FileExistsError, FileNotFoundError) as exc:
+    except BrokenPipeError:
+        # The reader went away (`nasfilter show 0 | head -1`): stop quietly, as cat does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except (ValueError, LookupError, OSError) as exc:
         print(f"nasfilter {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
