@@ -42,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
+        sys.stdout.flush()  # inside the try, so a closed pipe is caught here
     except BrokenPipeError:
         # The reader went away (`nasfilter show 0 | head -1`): stop quietly, as cat does.
         devnull = os.open(os.devnull, os.O_WRONLY)
