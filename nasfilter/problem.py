@@ -322,10 +322,16 @@ class Problem:
             slot = self._next_seed_slot()
             accuracy = float(self._valid_acc[index, slot])
             if math.isnan(accuracy):
-                raise LookupError(
-                    f"architecture index {index} has no validation accuracy for seed "
-                    f"{self._seeds[slot]} in table {self.table.label!r}"
-                )
+                # Some archives lack a seed's run for an architecture; NATS-Bench then draws
+                # among the seeds present, so redraw uniformly among those.
+                present = np.flatnonzero(~np.isnan(self._valid_acc[index]))
+                if present.size == 0:
+                    raise LookupError(
+                        f"architecture index {index} has no validation accuracy for any seed "
+                        f"in table {self.table.label!r}"
+                    )
+                slot = int(present[self._rng.integers(present.size)])
+                accuracy = float(self._valid_acc[index, slot])
             cost = float(self._eval_cost[index])
             seed = self._seeds[slot]
             self._eval_memo.setdefault(index, accuracy)

@@ -168,3 +168,20 @@ def test_event_log_arrays() -> None:
     assert arr["step"].tolist() == [0, 1]
     assert np.isnan(arr["throughput"][0]) and arr["seed"][1] == -1
     np.testing.assert_allclose(arr["clock"], np.cumsum(arr["cost"]))
+
+
+def test_a_missing_seed_is_never_drawn_like_nats() -> None:
+    """NATS-Bench draws among the seeds an architecture has; so do we."""
+    t = random_table()
+    acc = t.valid_acc.copy()
+    acc[5, 1] = np.nan  # seed 888 missing for index 5
+    acc[6, :] = np.nan  # no seed at all for index 6
+    object.__setattr__(t, "valid_acc", acc)
+    p = Problem(t, np.random.default_rng(0), Budget(1e9))
+    for _ in range(600):
+        p.evaluate(5)
+    seeds = p.log.arrays()["seed"].tolist()
+    assert set(seeds) == {777, 999}
+    assert 250 < seeds.count(777) < 350  # uniform over the two present seeds
+    with pytest.raises(LookupError, match="no validation accuracy for any seed"):
+        p.evaluate(6)
