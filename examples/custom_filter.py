@@ -6,8 +6,6 @@ From the command line (quote the brackets)::
         --filters 'examples.custom_filter:FastEnough[min_throughput=4e5]'
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 
 from nasfilter.filters import Filter
@@ -23,6 +21,8 @@ class FastEnough(Filter):
     needs_proxy = True
 
     def __init__(self, min_throughput: float = 4e5) -> None:
+        if not (isinstance(min_throughput, (int, float)) and min_throughput >= 0):  # NaN too
+            raise ValueError(f"min_throughput must be images/s >= 0, got {min_throughput!r}")
         self.min_throughput = float(min_throughput)
 
     def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:

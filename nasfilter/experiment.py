@@ -16,6 +16,8 @@ import math
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -186,13 +188,22 @@ def _reference(
 def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
     """The table, proxy and front reference of ``spec`` (loaded once per process).
 
-    Raises ValueError for a partial table: a search may propose any architecture.
+    Raises ValueError for a partial table (a search may propose any architecture) and for
+    one without test accuracy for every architecture (the metrics need the true front).
     """
     table = _table(spec.table, spec.dataset)
     if not table.is_complete:
         raise ValueError(
             f"table {table.label!r} holds {table.n_present} of 32768 architectures; a search "
             "may propose any of them, so it needs a complete table (convert the full archive)"
+        )
+    missing_test = int(np.count_nonzero(~np.isfinite(table.test_acc)))
+    if missing_test:
+        raise ValueError(
+            f"table {table.label!r} lacks column 'test_acc' (test accuracy after 90 epochs) "
+            f"for {missing_test} of 32768 architectures; the metrics need it for the true "
+            "front. Convert the full NATS-Bench archive with `nasfilter convert` "
+            "(docs/real-archive.md), or omit --table to use the embedded surrogate"
         )
     proxy = _proxy(spec.oracle, spec.device, spec.dataset, spec.oracle_cache)
     ref = _reference(spec.table, spec.dataset, spec.oracle, spec.device, spec.oracle_cache)
@@ -287,10 +298,30 @@ def _run_task(task: tuple[RunSpec, int]) -> RunRecord:
     return run_one(*task)
 
 
+PARENT_POLL_SECONDS = 0.5  # how often a worker checks that its parent is still alive
+
+
+def _exit_when_orphaned(parent: int, poll: float) -> None:
+    """Exit this worker soon after its parent process dies (runs in a daemon thread).
+
+    A worker whose parent was killed (SIGKILL, out of memory) would otherwise block for
+    ever writing its result to a pipe it also holds the read end of, and leak.
+    """
+    while os.getppid() == parent:
+        time.sleep(poll)
+    os._exit(1)
+
+
 def _worker_init() -> None:
     # Ctrl-C goes to the whole process group; only the parent handles it, so that it can
     # stop handing out work and leave the database consistent.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(
+        target=_exit_when_orphaned,
+        args=(os.getppid(), PARENT_POLL_SECONDS),
+        name="nasfilter-orphan-watch",
+        daemon=True,
+    ).start()
 
 
 class WorkerDied(RuntimeError):
@@ -310,8 +341,7 @@ def _records(tasks: list[tuple[RunSpec, int]], jobs: int) -> Iterator[RunRecord]
         yield from pool.map(_run_task, tasks, chunksize=1)
     except BrokenProcessPool as exc:
         raise WorkerDied(
-            "a worker process died before finishing its runs; the runs completed so far are "
-            "saved, run the same command again to resume"
+            "a worker process died (killed, or out of memory) before finishing its runs"
         ) from exc
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -353,13 +383,22 @@ def run_experiment(
 
     records = []
     with tqdm(total=len(tasks), disable=not progress, unit="run", desc="runs", leave=False) as bar:
-        for record in _records(tasks, jobs):
-            if store is not None:
-                store.add_run(record)
-            records.append(record)
-            if on_record is not None:
-                on_record(record)
-            bar.update(1)
+        try:
+            for record in _records(tasks, jobs):
+                if store is not None:
+                    store.add_run(record)
+                records.append(record)
+                if on_record is not None:
+                    on_record(record)
+                bar.update(1)
+        except WorkerDied as exc:
+            hint = (
+                f"the {len(records)} runs completed so far are saved in {str(store.path)!r}; "
+                "run the same command again to resume"
+                if store is not None
+                else "no results database was given, so nothing was kept; run it again"
+            )
+            raise WorkerDied(f"{exc}; {hint}") from exc.__cause__
     return records
 
 

@@ -131,44 +131,96 @@ def _real(x: Any) -> float | None:
 class Store:
     """A results database at ``path`` (created if missing). Use as a context manager.
 
+    Another program's SQLite database (tables, but no nasfilter ``meta`` table) is refused
+    untouched, so that results never get mixed into it.
+
     Args:
         path: the SQLite file.
         timeout: seconds a write waits while another process writes.
+        create: when False (for readers such as ``nasfilter compare``), a file that does
+            not exist or holds no results schema is refused instead of being set up.
+
+    Attributes:
+        duplicates: runs :meth:`add_run` found already stored (by another writer) and
+            skipped, since this object was opened.
     """
 
-    def __init__(self, path: str | os.PathLike[str], timeout: float = BUSY_TIMEOUT) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], timeout: float = BUSY_TIMEOUT, create: bool = True
+    ) -> None:
         self.path = Path(path)
+        self.duplicates = 0
         if self.path.is_dir():
             raise StoreError(f"database path {str(self.path)!r} is a directory")
+        if not create and not self.path.is_file():
+            raise StoreError(f"results database {str(self.path)!r} does not exist")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open results database {str(self.path)!r}: {exc}") from exc
+        try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            self._refuse_foreign(create)
             self._con.execute("PRAGMA journal_mode = WAL")
             self._con.execute("PRAGMA synchronous = NORMAL")
             self._con.execute("PRAGMA foreign_keys = ON")
-            with self._write():
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        self._con.execute(statement)
-                row = self._con.execute(
-                    "SELECT value FROM meta WHERE key = 'schema_version'"
-                ).fetchone()
-                if row is None:
-                    self._con.execute(
-                        "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-                    )
-                elif row[0] != str(SCHEMA_VERSION):
-                    raise StoreError(
-                        f"{str(self.path)!r} has results schema version {row[0]}; this "
-                        f"nasfilter writes version {SCHEMA_VERSION}: use a new --db file"
-                    )
+            if create:
+                with self._write():
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            self._con.execute(statement)
+                    self._check_version()
+            else:
+                self._check_version()
+        except StoreError:
+            self._con.close()
+            raise
         except sqlite3.DatabaseError as exc:
+            self._con.close()
             raise StoreError(
                 f"{str(self.path)!r} is not a nasfilter results database: {exc}"
             ) from exc
 
     # ------------------------------------------------------------------ plumbing
+    def _refuse_foreign(self, create: bool) -> None:
+        """StoreError, before anything is written, unless the file is empty (and ``create``)
+        or already holds nasfilter's schema version."""
+        tables = {
+            row[0]
+            for row in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if not tables and create:
+            return
+        if (
+            "meta" in tables
+            and self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        ):
+            return
+        if not tables:
+            raise StoreError(
+                f"{str(self.path)!r} is not a nasfilter results database (it holds no "
+                "results); write one with `nasfilter run --db ...`"
+            )
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreError(
+            f"{str(self.path)!r} is not a nasfilter results database: it holds other tables "
+            f"({shown}); give --db a new file"
+        )
+
+    def _check_version(self) -> None:
+        """Record the schema version in a new database; StoreError for another version."""
+        row = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            self._con.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        elif row[0] != str(SCHEMA_VERSION):
+            raise StoreError(
+                f"{str(self.path)!r} has results schema version {row[0]}; this "
+                f"nasfilter writes version {SCHEMA_VERSION}: use a new --db file"
+            )
+
     def close(self) -> None:
         self._con.close()
 
@@ -286,6 +338,7 @@ class Store:
                 values,
             )
             if cur.rowcount == 0:
+                self.duplicates += 1
                 return None
             run_id = cur.lastrowid
             assert run_id is not None

@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.db).is_file():
         raise FileNotFoundError(f"results database {args.db!r} does not exist")
-    with Store(args.db) as store:
+    with Store(args.db, create=False) as store:  # never sets up or alters a foreign file
         rows = store.runs()
         if args.csv:
             store.export_csv(args.csv, "runs")

@@ -55,6 +55,16 @@ def record_row(record: Any, table_label: str, oracle_label: str) -> dict[str, An
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.cli.run import worker_died
+    from nasfilter.experiment import WorkerDied
+
+    try:
+        return _demo(args)
+    except WorkerDied as exc:
+        return worker_died("demo", exc)
+
+
+def _demo(args: argparse.Namespace) -> int:
     from nasfilter.cli.compare import format_summary, mean_se, summarize
     from nasfilter.cli.run import build_specs, parse_seeds
     from nasfilter.experiment import check_seeds, default_jobs, inputs, run_experiment

@@ -51,22 +51,26 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.cli.run import parse_seeds
+    from nasfilter.cli.run import parse_seeds, worker_died
+    from nasfilter.experiment import WorkerDied
     from nasfilter.reproduce import reproduce
 
-    summary = reproduce(
-        args.out,
-        table=args.table,
-        backend=args.backend,
-        device=args.device,
-        dataset=args.dataset,
-        seeds=parse_seeds(args.seeds),
-        budget=args.budget,
-        force=args.force,
-        quiet=args.quiet,
-        jobs=args.jobs,
-        oracle_cache=args.oracle_cache,
-    )
+    try:
+        summary = reproduce(
+            args.out,
+            table=args.table,
+            backend=args.backend,
+            device=args.device,
+            dataset=args.dataset,
+            seeds=parse_seeds(args.seeds),
+            budget=args.budget,
+            force=args.force,
+            quiet=args.quiet,
+            jobs=args.jobs,
+            oracle_cache=args.oracle_cache,
+        )
+    except WorkerDied as exc:
+        return worker_died("reproduce", exc)
     if not args.quiet:
         fig3 = summary["fig3"]
         print(f"table : {summary['table_label']}")

@@ -18,8 +18,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.experiment import RunSpec
 
 
+MAX_SEEDS = 100_000  # a longer seed list is almost surely a typo (and would fill memory)
+
+
 def parse_seeds(text: str) -> list[int]:
-    """``"0-8"``, ``"0,3,5"``, ``"0-2,7"`` -> a list of seeds; ValueError when empty or bad."""
+    """``"0-8"``, ``"0,3,5"``, ``"0-2,7"`` -> a list of seeds; ValueError when empty or bad,
+    or longer than :data:`MAX_SEEDS`."""
     seeds: list[int] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
@@ -30,6 +34,8 @@ def parse_seeds(text: str) -> list[int]:
                 first, last = int(lo), int(hi)
                 if last < first:
                     raise ValueError
+                if last - first + 1 + len(seeds) > MAX_SEEDS:
+                    raise OverflowError
                 seeds.extend(range(first, last + 1))
             else:
                 seeds.append(int(part))
@@ -37,6 +43,10 @@ def parse_seeds(text: str) -> list[int]:
             raise ValueError(
                 f"cannot read seeds {text!r}: write a range such as 0-8, a list such as "
                 "0,3,5, or both (0-2,7); seeds are integers >= 0"
+            ) from None
+        except OverflowError:
+            raise ValueError(
+                f"seeds {text!r} name more than {MAX_SEEDS:,} seeds; give a shorter range"
             ) from None
     if not seeds:
         raise ValueError(f"the seed list {text!r} is empty; give at least one seed, e.g. 0-8")
@@ -126,8 +136,20 @@ def build_specs(
     )
 
 
+def worker_died(command: str, exc: Exception) -> int:
+    """Report a dead worker process (the completed runs are stored); exit status 1."""
+    print(f"nasfilter {command}: error: {exc}", file=sys.stderr)
+    return 1
+
+
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.experiment import check_seeds, default_jobs, inputs, run_experiment
+    from nasfilter.experiment import (
+        WorkerDied,
+        check_seeds,
+        default_jobs,
+        inputs,
+        run_experiment,
+    )
     from nasfilter.store import Store
 
     seeds = check_seeds(parse_seeds(args.seeds))
@@ -143,14 +165,25 @@ def run(args: argparse.Namespace) -> int:
             f"{args.budget:g} simulated s each, {jobs} worker(s)",
             file=sys.stderr,
         )
-        records = run_experiment(
-            specs, seeds, store=store, jobs=jobs, progress=not args.no_progress
-        )
+        try:
+            records = run_experiment(
+                specs, seeds, store=store, jobs=jobs, progress=not args.no_progress
+            )
+        except WorkerDied as exc:
+            return worker_died("run", exc)
         skipped = total - len(records)
+        # Another process writing the same database may have stored some of these first.
+        wrote = len(records) - store.duplicates
+        after = len(store.completed())
         print(
-            f"wrote {len(records)} runs to {args.db}"
+            f"wrote {wrote} runs to {args.db}"
             + (f" (skipped {skipped} already stored)" if skipped else "")
-            + f"; the database holds {before + len(records)} runs. "
+            + (
+                f" ({store.duplicates} computed here were stored by another process first)"
+                if store.duplicates
+                else ""
+            )
+            + f"; the database holds {after} runs (it held {before}). "
             f"Summarize with: nasfilter compare --db {args.db}",
             file=sys.stderr,
         )
