@@ -100,8 +100,8 @@ def proxy_table(
             roofline is computed and onnxruntime reads the shipped CPU sample.
     """
     ds = get_dataset(dataset)
-    backend = backend_name(backend)  # an unknown name gets the list of known backends
     if cache is None:
+        backend = backend_name(backend)  # an unknown name gets the list of known backends
         if backend == "roofline":
             from nasfilter.oracle.roofline import roofline
 
