@@ -184,7 +184,11 @@ class Problem:
         budget: simulated seconds (and optionally evaluations) the run may spend.
         proxy: utilization and throughput per architecture, or None for no proxy.
         proxy_cost: simulated seconds charged per proxy query (>= 0).
-        charge_repeats: when False, a repeated query returns the first answer at no cost.
+        charge_repeats: when False, a repeated evaluation returns the first answer at no
+            cost; by default it is charged again with a new seed, as in NATS-Bench.
+        charge_repeat_proxy: when True, a repeated proxy query is charged again. By default
+            it is free: the oracle caches its answer per architecture, so a searcher and a
+            filter of one run asking about the same architecture pay for one measurement.
     """
 
     def __init__(
@@ -195,6 +199,7 @@ class Problem:
         proxy: ProxyTable | None = None,
         proxy_cost: float = DEFAULT_PROXY_COST,
         charge_repeats: bool = True,
+        charge_repeat_proxy: bool = False,
     ) -> None:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -236,6 +241,7 @@ class Problem:
         self.proxy_table = proxy
         self.proxy_cost = float(proxy_cost)
         self.charge_repeats = charge_repeats
+        self.charge_repeat_proxy = charge_repeat_proxy
         self._rng = rng
         self._eval_cost = cost
         self._valid_acc = table.valid_acc
@@ -342,14 +348,16 @@ class Problem:
         return accuracy
 
     def query_proxy(self, arch: ArchLike) -> ProxyReading:
-        """Utilization and throughput of ``arch`` from the proxy, charging ``proxy_cost``."""
+        """Utilization and throughput of ``arch`` from the proxy, charging ``proxy_cost``
+        (nothing for an architecture already queried in this run, unless
+        ``charge_repeat_proxy``)."""
         if self.proxy_table is None:
             raise ValueError("this problem has no proxy: pass proxy=ProxyTable(...) to Problem")
         index = _fast_index(arch)
         self._check_open("query the proxy")
         self.proxy_table.require(index)
         cost = self.proxy_cost
-        if not self.charge_repeats and index in self._proxy_memo:
+        if not self.charge_repeat_proxy and index in self._proxy_memo:
             cost = 0.0
         self._proxy_memo.add(index)
         util = float(self.proxy_table.utilization[index])
@@ -381,7 +389,7 @@ class Problem:
         measured = self.proxy_table.measured[idx]
         if not measured.all():
             self.proxy_table.require(int(idx[~measured][0]))
-        if self.charge_repeats:
+        if self.charge_repeat_proxy:
             costs = np.full(idx.shape, self.proxy_cost)
         else:
             first = np.zeros(idx.shape, dtype=bool)

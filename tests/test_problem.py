@@ -93,29 +93,41 @@ def test_proxy_queries_are_charged_and_logged() -> None:
     assert ev.kind == PROXY and ev.seed == -1 and ev.throughput == r.throughput
 
 
-def test_bulk_proxy_equals_a_loop_of_single_queries() -> None:
-    idx = np.random.default_rng(1).integers(0, N_ARCHS, 500)
-    budget = 2.0 * 300.5  # the 301st query starts at 600 < 601 and is the last allowed
-    bulk = make(seconds=budget, proxy=PROXY_TABLE)
+@pytest.mark.parametrize("charge_repeat_proxy", [True, False])
+def test_bulk_proxy_equals_a_loop_of_single_queries(charge_repeat_proxy: bool) -> None:
+    idx = np.random.default_rng(1).integers(0, 2000, 500)  # with repeats
+    budget = 2.0 * 300.5  # the 301st charged query starts at 600 < 601 and is the last
+    kw = {"seconds": budget, "proxy": PROXY_TABLE, "charge_repeat_proxy": charge_repeat_proxy}
+    bulk = make(**kw)
     answered, readings = bulk.query_proxy_many(idx)
-    loop = make(seconds=budget, proxy=PROXY_TABLE)
+    loop = make(**kw)
     singles = []
     for i in idx.tolist():
         if loop.exhausted:
             break
         singles.append(loop.query_proxy(i))
-    assert len(answered) == len(singles) == 301
+    assert len(answered) == len(singles)
     np.testing.assert_array_equal(readings, np.array(singles))
     assert bulk.clock == loop.clock and bulk.events == loop.events
     assert bulk.exhausted
+    charged = len(answered) if charge_repeat_proxy else len(set(answered.tolist()))
+    assert charged == 301 and bulk.clock == 2.0 * 301
+    if not charge_repeat_proxy:
+        assert len(answered) > 301  # the repeats came free
 
 
-def test_bulk_proxy_without_repeat_charges() -> None:
-    p = make(proxy=PROXY_TABLE, charge_repeats=False)
+def test_repeated_proxy_queries_are_free_by_default() -> None:
+    p = make(proxy=PROXY_TABLE)
     p.query_proxy(5)
     answered, _ = p.query_proxy_many(np.array([5, 6, 6, 7]))
     assert answered.tolist() == [5, 6, 6, 7]
     assert [e.cost for e in p.events] == [2.0, 0.0, 2.0, 0.0, 2.0]
+    p.query_proxy(7)
+    assert p.events[-1].cost == 0.0 and p.proxy_seconds == 6.0
+    q = make(proxy=PROXY_TABLE, charge_repeat_proxy=True)
+    q.query_proxy(5)
+    q.query_proxy(5)
+    assert q.proxy_seconds == 4.0
 
 
 def test_missing_rows_and_missing_proxy_fail_clearly() -> None:
