@@ -65,6 +65,28 @@ class GlobalNumpy(RandomSearch):
         return arch_from_index(int(np.random.randint(N_ARCHS)))
 
 
+class ReseedsOnly(RandomSearch):
+    """Re-seeds without drawing: the state may end where it began, but seeding is caught."""
+
+    name = "reseeds-only"
+
+    def ask(self) -> Arch | None:
+        state = random.getstate()
+        random.seed(1)  # caught although the state is put back
+        random.setstate(state)
+        return super().ask()
+
+
+class TorchSeeds(RandomSearch):
+    name = "torch-seeds"
+
+    def ask(self) -> Arch | None:
+        import torch
+
+        torch.manual_seed(3)
+        return super().ask()
+
+
 class Unseeded(RandomSearch):
     name = "unseeded"
 
@@ -103,6 +125,8 @@ class Crashes(RandomSearch):
     [
         (GlobalRandom, "touched global random state \\(random\\)"),
         (GlobalNumpy, "touched global random state \\(numpy.random\\)"),
+        (ReseedsOnly, "touched global random state \\(random\\)"),
+        (TorchSeeds, "touched global random state \\(torch\\)"),
         (Unseeded, "two runs with one seed differ"),
         (Stateful, "reused instance gives another trace"),
     ],
