@@ -237,6 +237,16 @@ def _blocks(n_rows: int, row_values: int) -> list[slice]:
     return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
 
 
+def _oriented(
+    front: object, reference_front: object, maximize: bool | Sequence[bool]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validated ``front`` (n, m) and ``reference_front`` (r, m), both turned to maximization."""
+    ref = _reference_set(reference_front)
+    sol = _pair(front, "front", ref, "reference_front")
+    signs = _signs(maximize, ref.shape[1])
+    return sol * signs, ref * signs
+
+
 def igd_plus(
     front: object,
     reference_front: object,
@@ -249,13 +259,9 @@ def igd_plus(
     maximization. Averaged over the reference set (as moocore and pymoo do). 0 when every
     reference point is weakly dominated; ``inf`` for an empty front. O(n r m).
     """
-    ref = _reference_set(reference_front)
-    sol = _pair(front, "front", ref, "reference_front")
+    sol, ref = _oriented(front, reference_front, maximize)
     if len(sol) == 0:
         return math.inf
-    signs = _signs(maximize, ref.shape[1])
-    ref = ref * signs
-    sol = sol * signs
     nearest = np.empty(len(ref))
     for rows in _blocks(len(ref), sol.size):
         gap = ref[rows, None, :] - sol[None, :, :]
@@ -277,13 +283,9 @@ def additive_epsilon(
     front equals the reference set, negative when it strictly dominates all of it, ``inf``
     for an empty front. O(n r m).
     """
-    ref = _reference_set(reference_front)
-    sol = _pair(front, "front", ref, "reference_front")
+    sol, ref = _oriented(front, reference_front, maximize)
     if len(sol) == 0:
         return math.inf
-    signs = _signs(maximize, ref.shape[1])
-    ref = ref * signs
-    sol = sol * signs
     needed = np.empty(len(ref))
     for rows in _blocks(len(ref), sol.size):
         needed[rows] = (ref[rows, None, :] - sol[None, :, :]).max(axis=2).min(axis=1)
