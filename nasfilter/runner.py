@@ -89,8 +89,10 @@ class RunResult:
         clock: simulated seconds spent (accuracy and proxy), may exceed the budget by the
             last evaluation; ``evaluation_seconds`` and ``proxy_seconds`` split it.
         n_asked: proposals; n_dropped: proposals the filter dropped.
-        best_index: the evaluated architecture with the highest validation accuracy seen
-            (the first one on ties), -1 if none; ``best_valid_acc`` its accuracy (percent).
+        best_index: the architecture the searcher returns (:meth:`Searcher.recommend`), by
+            default the evaluated one with the highest validation accuracy seen (the first on
+            ties); -1 if none. ``best_valid_acc``: the highest validation accuracy (percent)
+            seen for it.
         wall_seconds: real seconds the loop took (not part of any result).
     """
 
@@ -152,6 +154,7 @@ def run_search(
     select = None if filter is None else filter.select
     n_asked = n_dropped = idle = 0
     best_index, best_acc = -1, -math.inf
+    seen: dict[int, float] = {}  # best validation accuracy per evaluated index
     status = "budget"
     start = time.perf_counter()
     try:
@@ -183,12 +186,23 @@ def run_search(
             index = index_of(arch)
             accuracy = evaluate(index)
             idle = 0
+            if accuracy > seen.get(index, -math.inf):
+                seen[index] = accuracy
             if accuracy > best_acc:
                 best_index, best_acc = index, accuracy
             tell(arch, accuracy)
     except BudgetExhausted:
         status = "budget"  # a proxy query inside ask/select/tell found the budget spent
     wall = time.perf_counter() - start
+    recommended = searcher.recommend()
+    if recommended is not None:
+        rec_index = index_of(recommended)
+        if rec_index not in seen:
+            raise ValueError(
+                f"{searcher!r}.recommend() returned {recommended}, which this run did not "
+                "evaluate; recommend an evaluated architecture or None"
+            )
+        best_index, best_acc = rec_index, seen[rec_index]
     events = problem.log.arrays()
     return RunResult(
         searcher=searcher.name,

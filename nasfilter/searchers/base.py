@@ -66,6 +66,15 @@ class Searcher(abc.ABC):
     def tell(self, arch: Arch, accuracy: float | None) -> None:
         """The outcome of ``arch``: validation accuracy (percent), or None if not evaluated."""
 
+    def recommend(self) -> Arch | None:
+        """The evaluated architecture this searcher returns at the end of a run.
+
+        None (the default) lets the runner pick the evaluated architecture with the highest
+        validation accuracy seen. A searcher with another criterion (REINFORCE's best reward)
+        overrides this; it must return an architecture evaluated in this run.
+        """
+        return None
+
     def config(self) -> dict[str, Any]:
         """The searcher's parameters, recorded with its results (JSON-serialisable)."""
         return {}

@@ -107,6 +107,7 @@ class Reinforce(Searcher):
         self._gumbels: list[np.ndarray] = []
         self._pending: dict[Arch, tuple[np.ndarray, float]] = {}
         self._throughput: dict[int, float] = {}
+        self._best: tuple[float, Arch] | None = None
 
     @property
     def baseline(self) -> float:
@@ -150,7 +151,13 @@ class Reinforce(Searcher):
             reward = accuracy * (throughput / self.target_throughput) ** self.w
         else:
             reward = accuracy
+        if accuracy is not None and (self._best is None or reward > self._best[0]):
+            self._best = (reward, arch)
         self._update(actions, reward)
+
+    def recommend(self) -> Arch | None:
+        """The evaluated architecture with the best reward seen (as NATS-Bench's reference)."""
+        return None if self._best is None else self._best[1]
 
     def _update(self, actions: np.ndarray, reward: float) -> None:
         """One REINFORCE step for the sampled ``actions`` (5,) and ``reward``."""
