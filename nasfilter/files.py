@@ -34,3 +34,23 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_npz(path: str | os.PathLike[str], kind: str, origin: str) -> dict[str, Any]:
+    """Every array of the ``.npz`` at ``path`` (pickles refused), as name -> array.
+
+    ``kind`` ("nasfilter table", ...) and ``origin`` (the command that writes such files)
+    name the file in the ValueError raised for a missing, foreign or corrupt file.
+    """
+    import numpy as np
+
+    source = Path(path)
+    if not source.is_file():
+        raise ValueError(f"{kind} file {str(source)!r} does not exist or is not a file")
+    try:
+        with np.load(source, allow_pickle=False) as npz:
+            return {key: npz[key] for key in npz.files}
+    except Exception as exc:  # zipfile, OSError, pickle refusal, ...
+        raise ValueError(
+            f"{str(source)!r} is not a {kind} (.npz written by {origin}): {exc}"
+        ) from exc

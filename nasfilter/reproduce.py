@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.plots import mean_and_stderr
 from nasfilter.problem import DEFAULT_PROXY_COST
 from nasfilter.proxy import ProxyTable
 from nasfilter.space import N_ARCHS
@@ -418,24 +419,19 @@ def _summarize(
         "comparison": {
             "metric": "hv_ratio",
             "times_seconds": times,
-            "curves": {
-                label: {
-                    "mean": np.mean(c, axis=0).tolist() if c else [],
-                    "se": _stderr(c),
-                }
-                for label, c in curves.items()
-            },
+            "curves": {label: _band(c) for label, c in curves.items()},
         },
         "metrics_table": table_rows,
         "runs": runs,
     }
 
 
-def _stderr(curves: list[list[float]]) -> list[float]:
-    arr = np.asarray(curves, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] < 2:
-        return [0.0] * (arr.shape[1] if arr.ndim == 2 else 0)
-    return (arr.std(axis=0, ddof=1) / math.sqrt(arr.shape[0])).tolist()
+def _band(curves: list[list[float]]) -> dict[str, list[float]]:
+    """Mean and standard error over runs of curves (runs, ticks), as plotted."""
+    if not curves:
+        return {"mean": [], "se": []}
+    mean, se = mean_and_stderr(curves)
+    return {"mean": mean.tolist(), "se": se.tolist()}
 
 
 # ------------------------------------------------------------------ outputs

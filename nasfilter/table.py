@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
-from nasfilter.files import atomic_write
+from nasfilter.files import atomic_write, read_npz
 from nasfilter.space import N_ARCHS, ArchLike, as_arch
 
 SCHEMA_VERSION = 1
@@ -182,16 +182,7 @@ class BenchmarkTable:
     def load(cls, path: str | os.PathLike[str]) -> BenchmarkTable:
         """Read a table written by :meth:`save`; raise ValueError on a foreign or corrupt file."""
         source = Path(path)
-        if not source.is_file():
-            raise ValueError(f"table file {str(source)!r} does not exist or is not a file")
-        try:
-            with np.load(source, allow_pickle=False) as npz:
-                data = {key: npz[key] for key in npz.files}
-        except Exception as exc:  # zipfile, OSError, pickle refusal, ...
-            raise ValueError(
-                f"{str(source)!r} is not a nasfilter table (.npz written by `nasfilter convert`): "
-                f"{exc}"
-            ) from exc
+        data = read_npz(source, "nasfilter table", "`nasfilter convert`")
         required = {"meta", "valid_acc", *_FLOAT_COLUMNS, "present"}
         missing = sorted(required - set(data))
         if missing:

@@ -196,3 +196,10 @@ def test_a_converted_table_is_used_and_recorded(
     partial = random_table(7, present=present).save(tmp_path / "partial.npz")
     code, _, err = run_cli([*args, "--table", str(partial), "--no-progress"], capsys)
     assert code == 2 and "holds 100 of 32768 architectures" in err
+
+
+def test_compare_json_carries_every_metric() -> None:
+    from nasfilter.cli.compare import JSON_FIELDS
+    from nasfilter.metrics import METRICS
+
+    assert set(METRICS) <= set(JSON_FIELDS)

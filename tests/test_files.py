@@ -38,3 +38,22 @@ def test_failure_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Path) -> N
 def test_rejects_other_modes(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="mode"), atomic_write(tmp_path / "x", "a"):
         pass
+
+
+def test_read_npz_refuses_missing_foreign_and_pickled_files(tmp_path: Path) -> None:
+    import numpy as np
+
+    from nasfilter.files import read_npz
+
+    good = tmp_path / "good.npz"
+    np.savez(good, a=np.arange(3))
+    assert read_npz(good, "thing", "`make thing`")["a"].tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match=r"thing file .* does not exist"):
+        read_npz(tmp_path / "absent.npz", "thing", "`make thing`")
+    (tmp_path / "junk.npz").write_text("not a zip")
+    with pytest.raises(ValueError, match=r"is not a thing \(.npz written by `make thing`\)"):
+        read_npz(tmp_path / "junk.npz", "thing", "`make thing`")
+    pickled = tmp_path / "pickled.npz"
+    np.savez(pickled, a=np.array([{"x": 1}], dtype=object))
+    with pytest.raises(ValueError, match="is not a thing"):
+        read_npz(pickled, "thing", "`make thing`")

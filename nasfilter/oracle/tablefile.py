@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.files import atomic_write
+from nasfilter.files import atomic_write, read_npz
 from nasfilter.oracle.measurement import SCHEMA_VERSION, Measurement, device_label
 from nasfilter.proxy import ProxyTable
 from nasfilter.space import N_ARCHS
@@ -162,16 +162,12 @@ def save_table(table: MeasurementTable, path: str | os.PathLike[str]) -> Path:
 def load_table_file(path: str | os.PathLike[str]) -> MeasurementTable:
     """Read a file written by :func:`save_table`; ValueError on a foreign or corrupt file."""
     source = Path(path)
-    if not source.is_file():
-        raise ValueError(f"measurement table {str(source)!r} does not exist or is not a file")
+    data = read_npz(source, "nasfilter measurement table", "`nasfilter measure --export`")
     try:
-        with np.load(source, allow_pickle=False) as npz:
-            data = {key: npz[key] for key in npz.files}
         meta = json.loads(str(data["meta"]))
-    except Exception as exc:
+    except (KeyError, ValueError) as exc:
         raise ValueError(
-            f"{str(source)!r} is not a nasfilter measurement table (.npz from "
-            f"`nasfilter measure --export`): {exc}"
+            f"{str(source)!r} is not a nasfilter measurement table: unreadable metadata ({exc})"
         ) from exc
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{str(source)!r} is not a nasfilter measurement table (wrong format)")
