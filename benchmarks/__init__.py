@@ -7,6 +7,7 @@ implementations are compared side by side in the same run. Use :func:`result` to
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -37,11 +38,22 @@ def result(
 
 
 def median_seconds(fn: Callable[[], object], repeat: int = 5, number: int = 1) -> float:
-    """Median wall seconds of one call of ``fn`` over ``repeat`` trials of ``number`` calls."""
+    """Median wall seconds of one call of ``fn`` over ``repeat`` trials of ``number`` calls.
+
+    The garbage collector is paused while timing, as ``timeit`` does: otherwise a collection
+    walks every object of the process, and a reference holding a large Python heap (the
+    nats_bench API) would slow whatever is timed next to it.
+    """
     times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times.append((time.perf_counter() - start) / number)
+    finally:
+        if enabled:
+            gc.enable()
     return statistics.median(times)

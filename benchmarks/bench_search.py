@@ -238,9 +238,12 @@ def run() -> Iterator[dict[str, Any]]:
         ref_steps = nats_reinforce(api, table.dataset.name, BUDGET, 0)  # warm-up
         # Interleaved, so that a change in machine load hits both sides alike.
         for trial in range(3):
-            start = time.perf_counter()
-            nats_reinforce(api, table.dataset.name, BUDGET, trial + 1)
-            ref_times.append(time.perf_counter() - start)
+            ref_times.append(
+                median_seconds(
+                    lambda t=trial: nats_reinforce(api, table.dataset.name, BUDGET, t + 1),
+                    repeat=1,
+                )
+            )
             our_times.append(median_seconds(lambda: reinforce("accuracy"), repeat=5))
     finally:
         torch.set_num_threads(threads)
