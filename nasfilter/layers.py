@@ -1,0 +1,122 @@
+"""The one per-layer table: what an inference engine executes, layer by layer, per image.
+
+Both the NATS size-space networks (closed form, :mod:`nasfilter.network`, all 32768 at once)
+and any torch model (the survey's layer analysis) produce a :class:`LayerTable`. Device
+models (roofline, calibrated) read only this table.
+
+Shapes: every array is (B, L): B networks that share one list of L layers (B = 32768 for the
+NATS space, 1 for a single torch model). Counts are **per image** and in **elements**, not
+bytes, so the same table serves FP16 and FP32: bytes = elements x bytes per element.
+
+A layer is one of :data:`KINDS`:
+
+- ``"conv"``: a dense convolution (groups = 1), fused with its BN and activation;
+- ``"grouped_conv"``: a grouped or depthwise convolution (groups > 1);
+- ``"linear"``: a fully connected layer (a 1x1 conv on a 1x1 map);
+- ``"memory"``: a memory-only operation (pooling, an unfused residual add, a transpose):
+  it moves data and does (almost) no arithmetic.
+
+Its implicit-GEMM shape, per image, for a batch of N images: ``M = N x gemm_m`` (output
+pixels), ``gemm_n = C_out``, ``gemm_k = C_in / groups x kh x kw``; a grouped conv runs
+``groups`` GEMMs of ``N/groups`` columns each. Memory-only layers have gemm sizes 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+KINDS = ("conv", "grouped_conv", "linear", "memory")
+
+_ARRAYS = (
+    "gemm_m",
+    "gemm_n",
+    "gemm_k",
+    "groups",
+    "macs",
+    "weight_elems",
+    "input_elems",
+    "output_elems",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class LayerTable:
+    """Per-image costs and GEMM shapes of L layers for B networks.
+
+    Attributes:
+        names: the L layer names in execution order (torch module paths where there are).
+        kinds: per layer, one of :data:`KINDS`.
+        gemm_m: output pixels per image, H_out x W_out (1 for linear), float64 (B, L).
+        gemm_n: output channels C_out, float64 (B, L).
+        gemm_k: reduction length C_in / groups x kh x kw, float64 (B, L).
+        groups: convolution groups (1 for dense layers), float64 (B, L).
+        macs: multiply-accumulates per image, float64 (B, L).
+        weight_elems: weight and bias elements (after BN folding), float64 (B, L).
+        input_elems: activation elements read per image, a fused residual included,
+            float64 (B, L).
+        output_elems: activation elements written per image, float64 (B, L).
+        present: bool (B, L): whether network b executes layer l (absent layers cost 0).
+    """
+
+    names: tuple[str, ...]
+    kinds: tuple[str, ...]
+    gemm_m: np.ndarray
+    gemm_n: np.ndarray
+    gemm_k: np.ndarray
+    groups: np.ndarray
+    macs: np.ndarray
+    weight_elems: np.ndarray
+    input_elems: np.ndarray
+    output_elems: np.ndarray
+    present: np.ndarray
+
+    def __post_init__(self) -> None:
+        n_layers = len(self.names)
+        if len(self.kinds) != n_layers:
+            raise ValueError(f"{len(self.kinds)} kinds for {n_layers} layer names")
+        bad = sorted({k for k in self.kinds if k not in KINDS})
+        if bad:
+            raise ValueError(f"unknown layer kind(s) {bad}; expected one of {KINDS}")
+        shape = np.shape(self.present)
+        if len(shape) != 2 or shape[1] != n_layers:
+            raise ValueError(f"present must have shape (B, {n_layers}), got {shape}")
+        for name in _ARRAYS:
+            value = getattr(self, name)
+            if np.shape(value) != shape:
+                raise ValueError(f"{name} must have shape {shape}, got {np.shape(value)}")
+            if not np.all(np.isfinite(value)) or np.any(np.asarray(value) < 0):
+                raise ValueError(f"{name} must be finite and >= 0")
+
+    @property
+    def n_networks(self) -> int:
+        """B, the number of networks."""
+        return int(self.present.shape[0])
+
+    @property
+    def n_layers(self) -> int:
+        """L, the number of layers."""
+        return len(self.names)
+
+    def flops(self, batch: int = 1) -> np.ndarray:
+        """FLOPs (2 x MACs) per layer for a batch, float64 (B, L); 0 where absent."""
+        return np.where(self.present, 2.0 * batch * self.macs, 0.0)
+
+    def bytes(self, batch: int = 1, bytes_per_element: int = 2) -> np.ndarray:
+        """Bytes moved per layer for a batch (activations in and out, weights once), (B, L)."""
+        moved = batch * (self.input_elems + self.output_elems) + self.weight_elems
+        return np.where(self.present, bytes_per_element * moved, 0.0)
+
+    def intensity(self, batch: int = 1, bytes_per_element: int = 2) -> np.ndarray:
+        """Arithmetic intensity per layer, FLOP/byte, (B, L); NaN where absent."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(
+                self.present,
+                self.flops(batch) / self.bytes(batch, bytes_per_element),
+                np.nan,
+            )
+
+    def network_intensity(self, batch: int = 1, bytes_per_element: int = 2) -> np.ndarray:
+        """Whole-network intensity (sum of FLOPs / sum of bytes, as the study defines it), (B,)."""
+        return self.flops(batch).sum(axis=1) / self.bytes(batch, bytes_per_element).sum(axis=1)
