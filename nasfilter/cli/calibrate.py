@@ -1,0 +1,144 @@
+"""``nasfilter calibrate``: fit the GPU model to measurements, or validate it across GPUs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "calibrate",
+        help="fit the GPU model to measurements, or hold it against another GPU's",
+        description="Fit the calibrated GPU model's efficiency figures to measured inference "
+        "throughputs in timm's benchmark format (default: the shipped RTX 3090 and RTX 4090 "
+        "files, both layouts) and store them with their provenance (--out). With --validate, "
+        "fit on each shipped GPU and predict the other instead, and print the held-out "
+        "figures of the plain roofline and the calibrated model. Needs the survey extra "
+        "(timm) to analyse the measured models.",
+    )
+    p.add_argument(
+        "--measured",
+        action="append",
+        metavar="CSV",
+        help="a benchmark file in timm's format (repeatable); its device and layout come from "
+        "its name (…-nhwc-…-rtx4090.csv) unless --device/--layout say",
+    )
+    p.add_argument("--device", help="the device of every --measured file (a name or JSON spec)")
+    p.add_argument("--layout", choices=("nchw", "nhwc"), help="the layout of every --measured file")
+    p.add_argument("--validate", action="store_true", help="cross-GPU validation instead of a fit")
+    p.add_argument("--out", help="write the calibration (with --validate: the figures) here, JSON")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    p.add_argument(
+        "--table-cache",
+        metavar="NPZ",
+        help="a file remembering the analysed layer tables between runs (created)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def _table_source(cache: str | None) -> Any:
+    from nasfilter.oracle.tablestore import CachedTables
+
+    try:
+        from nasfilter.survey import timm_layer_table  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise ImportError(
+            f"calibrate analyses timm models and needs the survey extra ({exc}): "
+            "pip install -c constraints.txt -e '.[survey]'"
+        ) from exc
+    if cache is not None and Path(cache).suffix != ".npz":
+        raise ValueError(f"--table-cache must name a .npz file, got {cache!r}")
+    return CachedTables(timm_layer_table, cache)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.out and Path(args.out).exists() and not args.force:
+        raise ValueError(f"--out {args.out!r} exists; pass --force to overwrite it")
+    if args.validate and (args.measured or args.device or args.layout):
+        raise ValueError("--validate uses the shipped files; drop --measured/--device/--layout")
+    if (args.device or args.layout) and not args.measured:
+        raise ValueError("--device and --layout describe --measured files: give one")
+    if not args.validate and not args.out:
+        raise ValueError("give --out CAL.json for the fitted figures (or --validate)")
+    tables = _table_source(args.table_cache)
+    try:
+        if args.validate:
+            return _validate(args, tables)
+        return _fit(args, tables)
+    finally:
+        tables.save()
+
+
+def _validate(args: argparse.Namespace, tables: Any) -> int:
+    from nasfilter.files import atomic_write
+    from nasfilter.oracle.validation import cross_validate, format_report
+
+    records = cross_validate(tables)
+    if args.out:
+        with atomic_write(args.out, "w") as fh:
+            fh.write(json.dumps(records, indent=2, sort_keys=True) + "\n")
+    if args.json:
+        print(json.dumps(records, sort_keys=True))
+    else:
+        print(format_report(records))
+    return 0
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that reproduces this fit (its output path left out)."""
+    words = ["nasfilter", "calibrate"]
+    for path in args.measured or []:
+        words += ["--measured", path]
+    for flag in ("device", "layout"):
+        if getattr(args, flag):
+            words += [f"--{flag}", getattr(args, flag)]
+    return shlex.join(words)
+
+
+def _fit(args: argparse.Namespace, tables: Any) -> int:
+    from nasfilter.oracle import calibration as cal
+    from nasfilter.oracle.calibrated import Calibration
+    from nasfilter.oracle.validation import SHIPPED_DEVICES
+
+    if args.measured:
+        files = [cal.read_benchmark(p, args.device, args.layout) for p in args.measured]
+    else:
+        files = [
+            cal.shipped_benchmark(d, layout) for d in SHIPPED_DEVICES for layout in ("nchw", "nhwc")
+        ]
+    by_device: dict[str, list[cal.BenchmarkFile]] = {}
+    for f in files:
+        by_device.setdefault(f.device.name, []).append(f)
+    sets = [cal.build_samples(group, tables) for group in by_device.values()]
+    try:
+        result = cal.fit(sets)
+    except cal.CalibrationError as exc:
+        print(f"nasfilter calibrate: fit refused: {exc}", file=sys.stderr)
+        return 1
+    label = f"timm-format measurements on {result.device}, eager AMP, " + "+".join(
+        sorted({f.layout for f in files})
+    )
+    provenance = {
+        **result.provenance,
+        "samples": result.samples,
+        "rms_log_error": result.rms_log_error,
+        "evaluations": result.iterations,
+        "command": _command(args),
+    }
+    calibration = Calibration(result.params, label, provenance)
+    calibration.save(args.out, force=args.force)
+    if args.json:
+        print(calibration.to_json())
+    else:
+        rms = result.rms_log_error
+        print(f"fitted on {result.samples} samples ({label}); rms log error {rms:.3f}")
+        for name, value in result.params.to_dict().items():
+            print(f"  {name:<22} {value:.4g}")
+        print(f"wrote {args.out}")
+    return 0
