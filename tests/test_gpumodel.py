@@ -137,7 +137,7 @@ def test_the_model_needs_sm_count_and_memory() -> None:
 
 
 def test_parameters_outside_their_physical_range_are_refused() -> None:
-    with pytest.raises(ValueError, match="tensor_efficiency = 1.2"):
+    with pytest.raises(ValueError, match=r"tensor_efficiency = 1\.2"):
         GpuModelParams(1.2, 0.5, 1e-6, 0.1, 4, 2)
     with pytest.raises(ValueError, match="kernel_seconds"):
         GpuModelParams(0.5, 0.5, -1e-6, 0.1, 4, 2)

@@ -8,11 +8,14 @@ device the file was measured on. Only CNNs are used (at least 90 % of MACs in co
 and only rows whose analysed MACs match the file's own ``infer_gmacs`` (within
 :data:`MACS_TOLERANCE`): a mismatch means the analysed network is not the measured one.
 
-:func:`fit` finds the six :class:`~nasfilter.oracle.gpumodel.GpuModelParams` that minimise the
-squared log error of predicted against measured throughput (SciPy's trust-region least
-squares, from a fixed start, no randomness). The search may leave the physical range (an
-efficiency above 1, a negative cost); such a fit, or one that does not converge, raises
-:class:`CalibrationError` and is never stored. :func:`scores` gives the figures the project
+:func:`fit` finds the six :class:`~nasfilter.oracle.gpumodel.GpuModelParams` that minimise a
+robust (soft-L1, scale 0.1) loss of the log error of predicted against measured throughput
+(SciPy's trust-region least squares, from a fixed start, no randomness). Efficiencies are
+searched up to 1, their physical limit (a GPU cannot beat its own peak or bandwidth); a fit
+that ends on that limit records it (``at_bound``). The costs and pass counts are searched
+beyond their physical ranges, so that an unphysical optimum shows: a fit with a negative
+cost or pass count, or one that does not converge, raises :class:`CalibrationError` and is
+never stored. :func:`scores` gives the figures the project
 reports: median absolute percentage error, Spearman correlation, share within ±10 %.
 """
 
@@ -63,10 +66,10 @@ TableSource = Callable[[str, int], LayerTable]
 _START = GpuModelParams(0.5, 0.7, 5e-6, 0.05, 4.0, 2.0)
 # The search box: wider than the physical ranges, so an unphysical optimum shows.
 _SEARCH = {
-    "tensor_efficiency": (1e-4, 4.0),
-    "memory_efficiency": (1e-4, 4.0),
+    "tensor_efficiency": (1e-4, 1.0),
+    "memory_efficiency": (1e-4, 1.0),
     "kernel_seconds": (-5e-5, 2e-3),
-    "grouped_efficiency": (1e-5, 4.0),
+    "grouped_efficiency": (1e-5, 1.0),
     "eager_passes": (-4.0, 32.0),
     "nchw_transpose_passes": (-4.0, 16.0),
 }
@@ -430,11 +433,16 @@ def fit(sets: SampleSet | Sequence[SampleSet]) -> FitResult:
     bad = params.out_of_range()
     if bad:
         raise CalibrationError(f"the fit on {where} is unphysical, refused and not stored: {bad}")
+    at_bound = [
+        name
+        for name, value in params.to_dict().items()
+        if np.any(np.isclose(value, _SEARCH[name], rtol=1e-6, atol=0.0))
+    ]
     return FitResult(
         params=GpuModelParams.from_dict(params.to_dict()),
         device=where,
         samples=n_samples,
         rms_log_error=float(np.sqrt(np.mean(res.fun**2))),
         iterations=int(res.nfev),
-        provenance={"sets": [s.provenance() for s in sets]},
+        provenance={"sets": [s.provenance() for s in sets], "at_bound": at_bound},
     )

@@ -11,8 +11,8 @@ For layer ``l`` of a network at batch ``B`` (FP16, 2 bytes per element)::
             waves = ceil(tiles / (SMs x 256 / tn))                    (wave quantization)
             work  = waves x SMs x TILE_M x 256 x K' x 2               (FLOPs the SMs are busy for)
         compute = min over tn of work / (peak x tensor_efficiency)
-    grouped / depthwise conv (no tensor cores):
-        compute = 2 x MACs x B / (peak x grouped_efficiency)
+    grouped / depthwise conv, ``groups`` GEMMs of M x N/groups x K, each padded to 8 x 8:
+        compute = 2 x M x groups x ceil8(N / groups) x ceil8(K) / (peak x grouped_efficiency)
     memory  = bytes moved / (bandwidth x memory_efficiency)
     time_l  = max(compute, memory) + kernel_seconds                  (one kernel)
 
@@ -20,13 +20,14 @@ and the execution engine adds its own kernels:
 
 - ``"fused"`` (TensorRT, the study's engine; the NATS oracle): nothing. BN is folded, the
   activation and residual add fused, and the engine picks its layouts, as the table assumes.
-- ``"eager"`` (PyTorch eager with AMP, how timm's published benchmark runs): every conv is
-  followed by its BN and activation as separate elementwise kernels: ``eager_passes`` passes
-  over the conv's output (read or write; 4 = BN and activation, each reading and writing), at
-  one kernel per two passes. The layout then matters (Li et al., arXiv 1610.03618: layout
-  alone changes a layer's time many fold): cuDNN's tensor-core kernels work in NHWC, so in
-  NCHW each dense conv pays ``nchw_transpose_passes`` passes over its input and output
-  (transposes in and out, one kernel per two passes); in NHWC (``channels_last``) none.
+- ``"eager"`` (PyTorch eager with AMP, how timm's published benchmark runs): every conv and
+  linear layer is followed by its BN (or bias), activation or scaling as separate elementwise
+  kernels: ``eager_passes`` passes over the layer's output (a read or a write each; 4 = BN
+  and activation, each reading and writing), at one kernel per two passes. The layout then
+  matters (Li et al., arXiv 1610.03618: layout alone changes a layer's time many fold):
+  cuDNN's tensor-core kernels work in NHWC, so in NCHW each dense conv pays
+  ``nchw_transpose_passes`` passes over its input and output (transposes in and out, one
+  kernel per two passes); in NHWC (``channels_last``) none.
 
 The six efficiency figures are :class:`GpuModelParams`, fitted to measurements by
 :mod:`nasfilter.oracle.calibration`, never set by hand. Every other figure is a device figure
@@ -70,7 +71,7 @@ PARAM_MEANINGS: dict[str, str] = {
     "memory_efficiency": "share of the memory bandwidth a kernel's traffic reaches",
     "kernel_seconds": "fixed cost of one kernel (launch gap, ramp-up and tail), seconds",
     "grouped_efficiency": "share of the tensor peak a grouped or depthwise conv reaches",
-    "eager_passes": "elementwise passes over a conv's output in eager mode (BN, activation)",
+    "eager_passes": "elementwise passes over a layer's output in eager mode (BN, activation)",
     "nchw_transpose_passes": "passes over a dense conv's input and output to transpose NCHW",
 }
 
@@ -136,12 +137,13 @@ class LayerWork:
 
     Attributes:
         tensor_flops: tile- and wave-quantized FLOPs of dense GEMM layers (tensor cores).
-        grouped_flops: FLOPs of grouped and depthwise convs (no tensor cores).
+        grouped_flops: padded FLOPs of grouped and depthwise convs (:func:`grouped_conv_flops`).
         bytes: FP16 bytes the layer's own kernel reads and writes.
-        eager_bytes: bytes of one elementwise pass over a conv's output (eager mode).
+        eager_bytes: bytes of one elementwise pass over a conv's or linear layer's output
+            (eager mode).
         transpose_bytes: bytes of one pass over a dense conv's input and output.
         kernels: 1 per executed layer.
-        convs: 1 per executed conv (dense or grouped).
+        eager_layers: 1 per executed conv (dense or grouped) or linear layer.
         dense_convs: 1 per executed dense conv.
     """
 
@@ -151,7 +153,7 @@ class LayerWork:
     eager_bytes: np.ndarray
     transpose_bytes: np.ndarray
     kernels: np.ndarray
-    convs: np.ndarray
+    eager_layers: np.ndarray
     dense_convs: np.ndarray
 
 
@@ -171,6 +173,19 @@ def quantized_gemm_flops(m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: 
     return np.where(m * n * k > 0, best, 0.0)
 
 
+def grouped_conv_flops(batch: float | np.ndarray, table: LayerTable) -> np.ndarray:
+    """FLOPs a grouped conv occupies its units for, (B, L): ``groups`` GEMMs, each padded.
+
+    Each group is a GEMM of ``M x (N / groups) x K``; both its width and its reduction pad
+    to :data:`K_GRANULE` (the smallest matrix fragment), so a depthwise 3x3 conv (width 1,
+    K = 9) occupies 8 x 16 / 9 = 14 times its useful FLOPs.
+    """
+    groups = np.maximum(table.groups, 1.0)
+    width = np.ceil(table.gemm_n / groups / K_GRANULE) * K_GRANULE
+    depth = np.ceil(table.gemm_k / K_GRANULE) * K_GRANULE
+    return 2.0 * batch * table.gemm_m * groups * width * depth
+
+
 def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -> LayerWork:
     """The per-layer work of ``table`` on ``device`` at ``batch`` (an int or one per network).
 
@@ -183,7 +198,7 @@ def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -
     present = table.present
     dense = present & ((kinds == "conv") | (kinds == "linear"))
     grouped = present & (kinds == "grouped_conv")
-    conv = present & ((kinds == "conv") | (kinds == "grouped_conv"))
+    eager_layer = present & (kinds != "memory")
     dense_conv = present & (kinds == "conv")
     # A grouped conv runs `groups` GEMMs; a dense layer one.
     tensor = quantized_gemm_flops(b * table.gemm_m, table.gemm_n, table.gemm_k, device.sm_count)
@@ -192,12 +207,12 @@ def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -
     in_out = BYTES_PER_ELEMENT * b * (table.input_elems + table.output_elems)
     return LayerWork(
         tensor_flops=np.where(dense, tensor, 0.0),
-        grouped_flops=np.where(grouped, 2.0 * b * table.macs, 0.0),
+        grouped_flops=np.where(grouped, grouped_conv_flops(b, table), 0.0),
         bytes=np.where(present, moved, 0.0),
-        eager_bytes=np.where(conv, out_bytes, 0.0),
+        eager_bytes=np.where(eager_layer, out_bytes, 0.0),
         transpose_bytes=np.where(dense_conv, in_out, 0.0),
         kernels=present.astype(np.float64),
-        convs=conv.astype(np.float64),
+        eager_layers=eager_layer.astype(np.float64),
         dense_convs=dense_conv.astype(np.float64),
     )
 
@@ -247,7 +262,9 @@ def seconds_from_work(
     seconds = np.maximum(compute, work.bytes / bw) + params.kernel_seconds * work.kernels
     if eager:
         half_kernel = 0.5 * params.kernel_seconds
-        seconds = seconds + params.eager_passes * (work.eager_bytes / bw + half_kernel * work.convs)
+        seconds = seconds + params.eager_passes * (
+            work.eager_bytes / bw + half_kernel * work.eager_layers
+        )
         transpose = params.nchw_transpose_passes * (
             work.transpose_bytes / bw + half_kernel * work.dense_convs
         )
@@ -263,8 +280,9 @@ def max_batch(
     A batch fits when the weights plus the largest layer's input and output activations
     (both live while it runs) take at most :data:`MEMORY_HEADROOM` of the memory, the rest
     left to the engine's workspace, and no activation tensor exceeds :data:`INDEX_LIMIT`
-    elements (``input_elems`` may include a fused residual: a bound, not an exact size). Raises MissingDeviceFieldError without ``memory_bytes``;
-    ValueError where not even one image fits.
+    elements (``input_elems`` may include a fused residual: a bound, not an exact size).
+    Raises MissingDeviceFieldError without ``memory_bytes``; ValueError where not even one
+    image fits.
     """
     device.require("memory_bytes")
     assert device.memory_bytes is not None
