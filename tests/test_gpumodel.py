@@ -97,11 +97,13 @@ def test_eager_passes_and_nchw_transposes_by_hand() -> None:
     assert layer_seconds(w, DEV, PARAMS, layout="nchw")[0, 0] == fused
 
 
-def test_grouped_conv_runs_off_the_tensor_cores() -> None:
+def test_a_depthwise_conv_pays_for_its_padded_groups() -> None:
+    # 32 groups of width 1 (depthwise 3x3, K = 9): each group pads to 8 wide, K to 16.
     t = _table("grouped_conv", m=1e6, n=32.0, k=9.0)
     w = layer_work(t, DEV, 1)
-    assert w.tensor_flops[0, 0] == 0 and w.grouped_flops[0, 0] == 2 * 1e6 * 32 * 9
-    compute = 2 * 1e6 * 32 * 9 / (100e12 * 0.1)
+    assert w.tensor_flops[0, 0] == 0
+    assert w.grouped_flops[0, 0] == 2 * 1e6 * 32 * 8 * 16  # 14.2x the useful 2 x 1e6 x 32 x 9
+    compute = 2 * 1e6 * 32 * 8 * 16 / (100e12 * 0.1)
     memory = 2 * (1024 + 32e6 + 288) / 0.8e12
     assert layer_seconds(w, DEV, PARAMS)[0, 0] == pytest.approx(max(compute, memory) + 2e-6)
 
