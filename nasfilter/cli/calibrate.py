@@ -36,25 +36,19 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--table-cache",
         metavar="NPZ",
-        help="a file remembering the analysed layer tables between runs (created)",
+        help="the file remembering analysed layer tables between runs (default: "
+        "~/.cache/nasfilter/timm-VERSION-layer-tables.npz)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def _table_source(cache: str | None) -> Any:
-    from nasfilter.oracle.tablestore import CachedTables
+    from nasfilter.oracle.calibration import default_table_source
 
-    try:
-        from nasfilter.survey import timm_layer_table  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise ImportError(
-            f"calibrate analyses timm models and needs the survey extra ({exc}): "
-            "pip install -c constraints.txt -e '.[survey]'"
-        ) from exc
     if cache is not None and Path(cache).suffix != ".npz":
         raise ValueError(f"--table-cache must name a .npz file, got {cache!r}")
-    return CachedTables(timm_layer_table, cache)
+    return default_table_source(cache)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +60,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--device and --layout describe --measured files: give one")
     if not args.validate and not args.out:
         raise ValueError("give --out CAL.json for the fitted figures (or --validate)")
-    tables = _table_source(args.table_cache)
+    try:
+        tables = _table_source(args.table_cache)
+    except ImportError as exc:
+        print(f"nasfilter calibrate: error: {exc}", file=sys.stderr)
+        return 2
     try:
         if args.validate:
             return _validate(args, tables)

@@ -76,6 +76,39 @@ _SEARCH = {
 _SCALE = np.array([1.0, 1.0, 1e-6, 1.0, 1.0, 1.0])  # fit in microseconds for the kernel cost
 
 
+def default_table_cache() -> Path:
+    """Where ``nasfilter calibrate`` remembers analysed timm tables by default.
+
+    ``$XDG_CACHE_HOME/nasfilter`` (else ``~/.cache/nasfilter``); the file name carries the
+    timm version, since another timm may build a model differently.
+    """
+    import os
+
+    from nasfilter.survey.timm_import import import_timm  # type: ignore[import-not-found]
+
+    version = str(import_timm().__version__)
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nasfilter"
+    return root / f"timm-{version}-layer-tables.npz"
+
+
+def default_table_source(cache: str | Path | None = None) -> Any:
+    """The survey's timm layer analysis, remembered in ``cache`` (default: above).
+
+    Returns a :class:`~nasfilter.oracle.tablestore.CachedTables`; call its ``save()`` after
+    use. Raises ImportError naming the survey extra when timm is missing.
+    """
+    from nasfilter.oracle.tablestore import CachedTables
+
+    try:
+        from nasfilter.survey import timm_layer_table  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise ImportError(
+            f"analysing timm models needs the survey extra ({exc}): "
+            "pip install -c constraints.txt -e '.[survey]'"
+        ) from exc
+    return CachedTables(timm_layer_table, default_table_cache() if cache is None else cache)
+
+
 class CalibrationInputError(ValueError):
     """A measurement file that cannot be used (wrong columns, no usable row)."""
 

@@ -78,7 +78,7 @@ def _from_cache(path: Path, backend: str, device: str | None, ds: Dataset) -> Pr
         "config": group.config_dict,
         "device": group.device_dict,
         "source": str(path),
-        "synthetic": backend == "roofline",
+        "synthetic": backend in ("roofline", "calibrated"),
     }
     return ProxyTable(util, thr, table_label(backend, group.device_dict), provenance)
 
@@ -92,12 +92,15 @@ def proxy_table(
     """Utilization and throughput of every architecture from ``backend``.
 
     Args:
-        backend: "roofline", or a measured backend ("onnxruntime", "torch-cuda", "tensorrt").
-        device: roofline: a device spec (default V100); measured backends: picks a group in
-            the cache by device name (needed only when the cache holds several).
+        backend: "roofline" or "calibrated" (analytic), or a measured backend ("onnxruntime",
+            "torch-cuda", "tensorrt").
+        device: roofline, calibrated: a device spec (default V100); measured backends:
+            picks a group in the cache by device name (needed only when the cache holds
+            several).
         dataset: the dataset.
         cache: a measurement cache (SQLite) or an exported table (.npz). Without one, the
-            roofline is computed and onnxruntime reads the shipped CPU sample.
+            roofline or calibrated model is computed and onnxruntime reads the shipped CPU
+            sample.
     """
     ds = get_dataset(dataset)
     if cache is None:
@@ -106,6 +109,10 @@ def proxy_table(
             from nasfilter.oracle.roofline import roofline
 
             return roofline(device, ds).proxy_table()
+        if backend == "calibrated":
+            from nasfilter.oracle.calibrated import calibrated
+
+            return calibrated(device, ds).proxy_table()
         if backend == "onnxruntime":
             table = load_sample()
             if table.dataset != ds.name:

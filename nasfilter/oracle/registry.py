@@ -20,6 +20,12 @@ def _roofline(device: str | None = None, **config: Any) -> Backend:
     return RooflineBackend(device, **config)
 
 
+def _calibrated(device: str | None = None, **config: Any) -> Backend:
+    from nasfilter.oracle.calibrated import CalibratedBackend
+
+    return CalibratedBackend(device, **config)
+
+
 def _onnxruntime(device: str | None = None, **config: Any) -> Backend:
     from nasfilter.oracle.onnx_backend import OnnxRuntimeBackend
 
@@ -40,6 +46,11 @@ def _tensorrt(device: str | None = None, **config: Any) -> Backend:
 
 BACKENDS: Registry[Backend] = Registry("backend", Backend)
 BACKENDS.register("roofline", _roofline, "analytic roofline on a device spec (v100, a100, ...)")
+BACKENDS.register(
+    "calibrated",
+    _calibrated,
+    "GPU model calibrated on real measurements (tiles, waves, kernels) on a device spec",
+)
 BACKENDS.register("onnxruntime", _onnxruntime, "real networks on this CPU with onnxruntime")
 BACKENDS.register("torch-cuda", _torch_cuda, "real networks on a CUDA GPU with torch, FP16")
 BACKENDS.register("tensorrt", _tensorrt, "real networks on a CUDA GPU with TensorRT, FP16")

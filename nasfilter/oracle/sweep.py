@@ -351,7 +351,7 @@ def _ray_sweep(
         group = Group.make(ds.name, spec.name, config, fingerprint)
         cached = np.isin(order, cache.cached_indices(group))
         todo = order[~cached].tolist()
-        size = chunk_size or (4096 if spec.name == "roofline" else 4)
+        size = chunk_size or (4096 if spec.name in ("roofline", "calibrated") else 4)
         if size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {size}")
         task = ray.remote(measure_chunk).options(**options)
