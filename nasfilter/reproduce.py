@@ -294,6 +294,7 @@ def reproduce(
     summary = _summarize(
         methods, specs, seed_list, records, bench, proxy, reference, table_prov, oracle_prov
     )
+    summary["oracles"] = oracle_comparison(backend, device, bench, proxy)
     summary["parameters"] = {
         "dataset": bench.dataset.name,
         "seeds": seed_list,
@@ -424,6 +425,30 @@ def _summarize(
         "metrics_table": table_rows,
         "runs": runs,
     }
+
+
+def oracle_comparison(
+    backend: str, device: str | None, table: BenchmarkTable, proxy: ProxyTable
+) -> dict[str, Any]:
+    """The run's oracle beside the analytic ones on the same device (:mod:`.oracle.compare`).
+
+    The plain roofline and the calibrated model are added unless the run uses them already;
+    an analytic oracle the device cannot feed (a user spec without an SM count, a CUDA
+    device name) is left out, with the reason in ``skipped``.
+    """
+    from nasfilter.oracle.calibrated import calibrated
+    from nasfilter.oracle.compare import oracle_figures
+    from nasfilter.oracle.roofline import roofline
+
+    proxies, skipped = [proxy], {}
+    for name, make in (("roofline", roofline), ("calibrated", calibrated)):
+        if name == backend:
+            continue
+        try:
+            proxies.append(make(device, table.dataset).proxy_table())
+        except ValueError as exc:  # unknown or incomplete device spec
+            skipped[name] = str(exc)
+    return {"oracles": oracle_figures(proxies, table.test_acc), "skipped": skipped}
 
 
 def _band(curves: list[list[float]]) -> dict[str, list[float]]:
@@ -576,11 +601,30 @@ def _write_report(out: Path, summary: dict[str, Any], figures: Sequence[Any]) ->
             "SYNTHETIC table: these numbers come from nasfilter's surrogate model, not from "
             "NATS-Bench. Convert the real archive (docs/real-archive.md) for research results."
         )
+    from nasfilter.oracle.compare import comparison_rows
+
+    o_header, o_rows = comparison_rows(summary["oracles"]["oracles"])
     write_report(
         out / "report.html",
         "nasfilter: the study's NAS analysis reproduced",
         [ReportFigure(f, captions.get(f.stem, "")) for f in figures],
         tables=[
+            ReportTable(
+                "Oracles side by side",
+                tuple(o_header),
+                tuple(tuple(r) for r in o_rows),
+                caption=(
+                    "Each oracle's utilization over all architectures, its throughput–"
+                    "utilization Pareto front (the study: 144 on a V100 with TensorRT) and the "
+                    "front's overlap with the first row's (this run's oracle), and the "
+                    "Spearman correlations with test accuracy. The calibrated GPU model names "
+                    "the measurements it was fitted on."
+                    + "".join(
+                        f" Left out: {name} ({why})."
+                        for name, why in summary["oracles"]["skipped"].items()
+                    )
+                ),
+            ),
             ReportTable(
                 "Final metrics",
                 tuple(header),
@@ -589,7 +633,7 @@ def _write_report(out: Path, summary: dict[str, Any], figures: Sequence[Any]) ->
                     f"Mean ± standard error over {len(p['seeds'])} seeds of "
                     f"{p['budget_seconds']:g} simulated seconds."
                 ),
-            )
+            ),
         ],
         provenance={
             "table": summary["table_label"],

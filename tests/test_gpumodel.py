@@ -154,3 +154,18 @@ def test_bad_layout_or_engine_is_named() -> None:
         layer_seconds(w, DEV, PARAMS, layout="chwn")
     with pytest.raises(ValueError, match="engine must be one of"):
         layer_seconds(w, DEV, PARAMS, engine="jit")
+
+
+def test_measured_figures_cap_the_efficiencies() -> None:
+    from nasfilter.oracle.devices import DEVICES
+    from nasfilter.oracle.gpumodel import capped_by_measurements
+
+    fast = GpuModelParams(0.95, 0.97, 2e-6, 0.9, 4.0, 2.0)
+    v100 = capped_by_measurements(fast, DEVICES["v100"])  # measured 100 of 125 TFLOP/s
+    assert v100.tensor_efficiency == pytest.approx(0.8) and v100.memory_efficiency == 0.97
+    assert v100.grouped_efficiency == pytest.approx(0.8)
+    h200 = capped_by_measurements(fast, DEVICES["h200"])  # 780 of 989; 4.3 of 4.8 TB/s
+    assert h200.tensor_efficiency == pytest.approx(780 / 989)
+    assert h200.memory_efficiency == pytest.approx(4.3 / 4.8)
+    assert capped_by_measurements(fast, DEVICES["a100"]) == fast  # nothing measured
+    assert capped_by_measurements(PARAMS, DEVICES["v100"]) == PARAMS  # already below

@@ -16,8 +16,12 @@ Settings, and why:
 - batch ``"max"`` by default: the study times the largest batch that fits; here it is the
   largest power of two whose activations fit the device memory, per network
   (:func:`~nasfilter.oracle.gpumodel.max_batch`). An int fixes it.
+- the efficiencies are capped by the device's measured figures where it has them (a
+  measured matrix product or copy is the most a kernel reaches there: V100 100 of 125
+  TFLOP/s, so at most 0.8; :func:`~nasfilter.oracle.gpumodel.capped_by_measurements`).
 - utilization = throughput x FLOPs per image / peak, with the same peak the roofline uses
-  (the measured one where known: V100 100 TFLOP/s), so the two oracles compare directly.
+  (the measured one where known: V100 100 TFLOP/s), so the two oracles compare directly and
+  utilization stays at most 1.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from nasfilter.oracle.gpumodel import (
     ENGINES,
     LAYOUTS,
     GpuModelParams,
+    capped_by_measurements,
     layer_seconds,
     layer_work,
     max_batch,
@@ -230,7 +235,8 @@ def calibrated(
     table = layer_table(ds)
     batches = max_batch(table, dev) if batch == "max" else np.full(table.n_networks, float(batch))
     work = layer_work(table, dev, batches)
-    seconds = layer_seconds(work, dev, cal.params, layout=layout, engine=engine)
+    params = capped_by_measurements(cal.params, dev)
+    seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)
     batch_seconds = seconds.sum(axis=1)
     throughput = batches / batch_seconds
     source = dev.resolved_source(peak_source)

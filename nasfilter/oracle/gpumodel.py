@@ -124,6 +124,26 @@ class GpuModelParams:
         return obj
 
 
+def capped_by_measurements(params: GpuModelParams, device: DeviceSpec) -> GpuModelParams:
+    """``params`` with the efficiencies capped where the device has measured figures.
+
+    A measured matrix product or copy (``measured_peak_flops``, ``measured_bandwidth``) is
+    the most a kernel reaches on that device: the efficiencies are held to measured / data
+    sheet (V100: 100 / 125 = 0.8 of the tensor peak).
+    """
+    from dataclasses import replace
+
+    tensor, memory = params.tensor_efficiency, params.memory_efficiency
+    if device.measured_peak_flops:
+        tensor = min(tensor, device.measured_peak_flops / device.peak_flops)
+    if device.measured_bandwidth:
+        memory = min(memory, device.measured_bandwidth / device.bandwidth)
+    grouped = min(params.grouped_efficiency, tensor)
+    return replace(
+        params, tensor_efficiency=tensor, memory_efficiency=memory, grouped_efficiency=grouped
+    )
+
+
 def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
     if value not in choices:
         raise ValueError(f"{what} must be one of {choices}, got {value!r}")
