@@ -231,6 +231,7 @@ def calibrated(
     dev = get_device(device)
     ds = get_dataset(dataset)
     _check(engine, layout, batch)
+    dev.require("sm_count", *(("memory_bytes",) if batch == "max" else ()))
     cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
     table = layer_table(ds)
     batches = max_batch(table, dev) if batch == "max" else np.full(table.n_networks, float(batch))

@@ -84,7 +84,7 @@ def default_table_cache() -> Path:
     """
     import os
 
-    from nasfilter.survey.timm_import import import_timm  # type: ignore[import-not-found]
+    from nasfilter.survey.timm_import import import_timm
 
     version = str(import_timm().__version__)
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nasfilter"
@@ -100,7 +100,7 @@ def default_table_source(cache: str | Path | None = None) -> Any:
     from nasfilter.oracle.tablestore import CachedTables
 
     try:
-        from nasfilter.survey import timm_layer_table  # type: ignore[import-not-found]
+        from nasfilter.survey import timm_layer_table
     except ImportError as exc:
         raise ImportError(
             f"analysing timm models needs the survey extra ({exc}): "

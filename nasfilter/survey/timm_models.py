@@ -42,8 +42,8 @@ def check_names(names: list[str]) -> list[str]:
             hint = f" (close: {', '.join(close)})" if close else " (no close match)"
             parts.append(f"{a!r}{hint}")
         raise UnknownModelError(
-            f"unknown timm model(s): {'; '.join(parts)}; `python -c \"import timm; "
-            f"print(timm.list_models())\"` lists them all"
+            f'unknown timm model(s): {"; ".join(parts)}; `python -c "import timm; '
+            f'print(timm.list_models())"` lists them all'
         )
     return archs
 
