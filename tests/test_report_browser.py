@@ -159,3 +159,40 @@ def test_missing_chromium_names_the_install_command(monkeypatch: pytest.MonkeyPa
     with pytest.raises(ChromiumMissing, match="apt-get install -y chromium") as info:
         find_chromium()
     assert INSTALL_COMMAND in str(info.value)
+
+
+ORACLE_TABLE_JS = """
+(() => {
+  const h = Array.from(document.querySelectorAll('h2'))
+    .find(e => e.textContent.includes('Oracles side by side'));
+  if (!h) return null;
+  let el = h.nextElementSibling;
+  while (el && !el.querySelector('table') && el.tagName !== 'TABLE') el = el.nextElementSibling;
+  const table = el.tagName === 'TABLE' ? el : el.querySelector('table');
+  const r = table.getBoundingClientRect();
+  return {rows: Array.from(table.querySelectorAll('tbody tr, tr'))
+            .map(tr => Array.from(tr.cells).map(c => c.textContent)),
+          width: r.width, height: r.height};
+})()
+"""
+
+
+def test_reproduce_report_shows_both_oracles_side_by_side(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    from nasfilter.reproduce import FILTERING, REINFORCE_MNAS, reproduce
+
+    out = tmp_path / "study"
+    summary = reproduce(
+        out, seeds=[0], budget=2000.0, quiet=True, methods=[FILTERING, REINFORCE_MNAS]
+    )
+    browser.open(out / "report.html")
+    got = browser.evaluate(ORACLE_TABLE_JS)
+    assert got is not None, "no 'Oracles side by side' section"
+    assert got["width"] > 300 and got["height"] > 40  # laid out, not hidden
+    body = [row for row in got["rows"] if row and not row[0].startswith("oracle")]
+    labels = [r["label"] for r in summary["oracles"]["oracles"]]
+    assert [row[0] for row in body] == labels
+    assert labels[0].startswith("roofline v100") and labels[1].startswith("calibrated v100")
+    for row, rec in zip(body, summary["oracles"]["oracles"], strict=True):
+        assert row[2] == str(rec["front_size"])

@@ -238,3 +238,31 @@ def test_mean_se_and_formatting() -> None:
     assert format_mean_se(1234.4, 0.0, 0) == "1,234"
     assert format_mean_se(math.inf, math.nan, 3) == "inf"
     assert format_mean_se(math.nan, math.nan, 3) == "n/a"
+
+
+def test_the_report_sets_both_analytic_oracles_side_by_side(
+    out: Path, summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
+) -> None:
+    import moocore
+
+    from nasfilter.oracle.calibrated import calibrated
+
+    table, roof = inputs
+    records = summary["oracles"]["oracles"]
+    assert [r["backend"] for r in records] == ["roofline", "calibrated"]
+    assert summary["oracles"]["skipped"] == {}
+    cal = calibrated("v100", "cifar10")
+    for rec, proxy in zip(records, (roof, cal.proxy_table()), strict=True):
+        assert rec["label"] == proxy.label
+        points = np.stack([proxy.throughput, proxy.utilization], axis=1)
+        front = np.flatnonzero(moocore.is_nondominated(points, maximise=True, keep_weakly=True))
+        assert rec["front"] == front.tolist() and rec["front_size"] == front.size
+        assert rec["utilization"]["median"] == pytest.approx(np.median(proxy.utilization))
+        ranks = [stats.rankdata(x) for x in (proxy.utilization, table.test_acc)]
+        rho = np.corrcoef(ranks[0], ranks[1])[0, 1]
+        assert rec["spearman_utilization_accuracy"] == pytest.approx(rho, abs=1e-12)
+    shared = len(set(records[0]["front"]) & set(records[1]["front"]))
+    assert records[1]["front_overlap_with_first"] == shared
+    assert records[0]["front_overlap_with_first"] == records[0]["front_size"]
+    page = (out / "report.html").read_text("utf-8")
+    assert "Oracles side by side" in page and cal.proxy_table().label in page
