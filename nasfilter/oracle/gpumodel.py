@@ -183,14 +183,16 @@ def quantized_gemm_flops(m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: 
     The best CTA tile width of :data:`TILE_N` is chosen per GEMM (as cuDNN's heuristics do);
     K pads to :data:`K_GRANULE`. Equals ``2 M N K`` when every tile and wave is full.
     """
-    k_pad = np.ceil(k / K_GRANULE) * K_GRANULE
-    best = np.full(np.shape(m), np.inf)
+    # Every width's wave does the same work (an SM holds 128 x 256 outputs at once), so the
+    # best width is the one with the fewest waves.
+    row_tiles = np.ceil(m / TILE_M)
+    waves = np.full(np.shape(m), np.inf)
     for tn in TILE_N:
-        tiles = np.ceil(m / TILE_M) * np.ceil(n / tn)
         slots = sm_count * (TILE_AREA_PER_SM // tn) / TILE_M
-        waves = np.ceil(tiles / slots)
-        best = np.minimum(best, waves * sm_count * TILE_AREA_PER_SM * k_pad * 2.0)
-    return np.where(m * n * k > 0, best, 0.0)
+        waves = np.minimum(waves, np.ceil(row_tiles * np.ceil(n / tn) / slots))
+    k_pad = np.ceil(k / K_GRANULE) * K_GRANULE
+    best: np.ndarray = waves * (sm_count * TILE_AREA_PER_SM * 2.0) * k_pad
+    return best  # 0 where M, N or K is 0 (no tiles or no reduction)
 
 
 def grouped_conv_flops(batch: float | np.ndarray, table: LayerTable) -> np.ndarray:
@@ -222,12 +224,16 @@ def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -
     dense_conv = present & (kinds == "conv")
     # A grouped conv runs `groups` GEMMs; a dense layer one.
     tensor = quantized_gemm_flops(b * table.gemm_m, table.gemm_n, table.gemm_k, device.sm_count)
-    moved = BYTES_PER_ELEMENT * (b * (table.input_elems + table.output_elems) + table.weight_elems)
-    out_bytes = BYTES_PER_ELEMENT * b * table.output_elems
-    in_out = BYTES_PER_ELEMENT * b * (table.input_elems + table.output_elems)
+    in_out = (BYTES_PER_ELEMENT * b) * (table.input_elems + table.output_elems)
+    moved = in_out + BYTES_PER_ELEMENT * table.weight_elems
+    out_bytes = (BYTES_PER_ELEMENT * b) * table.output_elems
     return LayerWork(
         tensor_flops=np.where(dense, tensor, 0.0),
-        grouped_flops=np.where(grouped, grouped_conv_flops(b, table), 0.0),
+        grouped_flops=(
+            np.where(grouped, grouped_conv_flops(b, table), 0.0)
+            if grouped.any()
+            else np.zeros(present.shape)
+        ),
         bytes=np.where(present, moved, 0.0),
         eager_bytes=np.where(eager_layer, out_bytes, 0.0),
         transpose_bytes=np.where(dense_conv, in_out, 0.0),
