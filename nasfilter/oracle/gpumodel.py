@@ -6,11 +6,10 @@ For layer ``l`` of a network at batch ``B`` (FP16, 2 bytes per element)::
 
     dense conv / linear (tensor cores), implicit GEMM M = B x gemm_m, N = gemm_n, K = gemm_k:
         K' = K rounded up to 8 (the tensor-core k granularity: channel padding)
-        for each CTA tile TILE_M x tn, tn in TILE_N:                 (tile quantization)
-            tiles = ceil(M / TILE_M) x ceil(N / tn)
-            waves = ceil(tiles / (SMs x 256 / tn))                    (wave quantization)
-            work  = waves x SMs x TILE_M x 256 x K' x 2               (FLOPs the SMs are busy for)
-        compute = min over tn of work / (peak x tensor_efficiency)
+        tiles = ceil(M / 128) x ceil(N / 32)                 (tile quantization, CTA tiles 128 x 32)
+        waves = ceil(tiles / (SMs x 8))                      (wave quantization: 8 tiles per SM)
+        work  = waves x SMs x 128 x 256 x K' x 2             (FLOPs the SMs are busy for)
+        compute = work / (peak x tensor_efficiency)
     grouped / depthwise conv, ``groups`` GEMMs of M x N/groups x K, each padded to 8 x 8:
         compute = 2 x M x groups x ceil8(N / groups) x ceil8(K) / (peak x grouped_efficiency)
     memory  = bytes moved / (bandwidth x memory_efficiency)
@@ -33,7 +32,9 @@ The six efficiency figures are :class:`GpuModelParams`, fitted to measurements b
 :mod:`nasfilter.oracle.calibration`, never set by hand. Every other figure is a device figure
 (:class:`~nasfilter.oracle.devices.DeviceSpec`: peak, bandwidth, SM count, memory size) or a
 documented constant of how tensor-core GEMM kernels tile (CUTLASS's and cuDNN's CTA tiles are
-128 rows by 32-256 columns; ``TILE_N``).
+128 rows by 32 to 256 columns; an SM works on 128 x 256 outputs at once, so in this model every
+tile width keeps it equally busy per wave and the narrowest, 32, always wastes least:
+``TILE_N``).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from nasfilter.oracle.devices import DeviceSpec
 
 BYTES_PER_ELEMENT = 2  # FP16
 TILE_M = 128  # CTA tile rows (output pixels)
-TILE_N = (32, 64, 128, 256)  # CTA tile columns (output channels) a kernel library offers
+TILE_N = 32  # the narrowest CTA tile width (output channels): N pads to it
 TILE_AREA_PER_SM = TILE_M * 256  # output elements one SM works on at once
 K_GRANULE = 8  # FP16 tensor-core instructions reduce over multiples of 8
 LAYOUTS = ("nchw", "nhwc")
@@ -177,22 +178,21 @@ class LayerWork:
     dense_convs: np.ndarray
 
 
-def quantized_gemm_flops(m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: int) -> np.ndarray:
+def quantized_gemm_flops(
+    m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: int
+) -> np.ndarray:
     """FLOPs the SMs are busy for on GEMMs of shape M x N x K, tiles and waves counted.
 
-    The best CTA tile width of :data:`TILE_N` is chosen per GEMM (as cuDNN's heuristics do);
-    K pads to :data:`K_GRANULE`. Equals ``2 M N K`` when every tile and wave is full.
+    Tiles are :data:`TILE_M` x :data:`TILE_N`; an SM runs :data:`TILE_AREA_PER_SM` outputs at
+    once (8 such tiles), and a partial last wave costs a full one; K pads to
+    :data:`K_GRANULE`. Equals ``2 M N K`` when every tile and wave is full; 0 where M, N or K
+    is 0.
     """
-    # Every width's wave does the same work (an SM holds 128 x 256 outputs at once), so the
-    # best width is the one with the fewest waves.
-    row_tiles = np.ceil(m / TILE_M)
-    waves = np.full(np.shape(m), np.inf)
-    for tn in TILE_N:
-        slots = sm_count * (TILE_AREA_PER_SM // tn) / TILE_M
-        waves = np.minimum(waves, np.ceil(row_tiles * np.ceil(n / tn) / slots))
+    slots = sm_count * (TILE_AREA_PER_SM // (TILE_M * TILE_N))
+    waves = np.ceil(np.ceil(m / TILE_M) * np.ceil(n / TILE_N) / slots)
     k_pad = np.ceil(k / K_GRANULE) * K_GRANULE
     best: np.ndarray = waves * (sm_count * TILE_AREA_PER_SM * 2.0) * k_pad
-    return best  # 0 where M, N or K is 0 (no tiles or no reduction)
+    return best
 
 
 def grouped_conv_flops(batch: float | np.ndarray, table: LayerTable) -> np.ndarray:
