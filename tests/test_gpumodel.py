@@ -74,7 +74,7 @@ def test_one_conv_by_hand() -> None:
     moved = 2 * (1000 * 3072 + 4608)
     assert w.bytes[0, 0] == moved
     memory = moved / (1e12 * 0.8)
-    # M = 64,000: 500 tiles of 128x32 (the best width for N = 32), 16 per wave -> 32 waves.
+    # M = 64,000, N = 32: 500 tiles of 128x32, 16 per wave (2 SMs x 8) -> 32 waves.
     assert w.tensor_flops[0, 0] == 32 * 2 * 128 * 256 * 144 * 2
     compute = 32 * 2 * 128 * 256 * 144 * 2 / (100e12 * 0.5)
     assert compute > memory  # this layer is compute-bound

@@ -34,7 +34,7 @@ def test_ideal_model_is_never_faster_than_the_plain_roofline() -> None:
     assert np.all(cal.throughput <= roof.throughput * (1 + 1e-12))
     # Where compute is what counts (a device with unlimited bandwidth), the widest network
     # fills its tiles (64 channels, K = 576; only partial last waves cost, e.g. the 8x8 stage's
-    # 512 tiles on 432 slots take 2 waves) and the narrowest wastes 3/4 of each tile (8 output
+    # 1,024 tiles on 864 slots take 2 waves) and the narrowest wastes 3/4 of each tile (8 output
     # channels in the narrowest, 32-wide tile).
     spec = DeviceSpec("fast-memory", 100e12, 1e18, sm_count=108, memory_bytes=80e9)
     cal = calibrated(spec, "cifar10", IDEAL, batch=1024)
