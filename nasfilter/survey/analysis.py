@@ -146,23 +146,130 @@ def _to_meta(model: Any) -> Any:
     return model.eval()
 
 
+_BOOL_RESULT = frozenset(
+    {
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "logical_xor",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "signbit",
+    }
+)
+
+
+def _shortcut(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
+    """The meta output of a batch norm or a point-wise op without its (slow, Python) kernel.
+
+    The meta kernels of these ops are Python reference implementations that cost most of the
+    analysis time; their outputs are fully determined by broadcasting. None for other ops.
+    """
+    import torch
+
+    name = func._schema.name
+    if name in (
+        "aten::_native_batch_norm_legit_no_training",
+        "aten::native_batch_norm",
+        "aten::_native_batch_norm_legit",
+    ):
+        x = args[0]
+        return (x.new_empty(x.shape), x.new_empty((0,)), x.new_empty((0,)))
+    if kwargs or torch.Tag.pointwise not in func.tags:
+        return None
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if not tensors:
+        return None
+    op = name.split("::")[-1]
+    if op.endswith("_"):  # in place: the first argument is the result
+        return args[0] if isinstance(args[0], torch.Tensor) else None
+    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    if op in _BOOL_RESULT:
+        dtype = torch.bool
+    else:
+        dtype = tensors[0].dtype
+        for t in tensors[1:]:
+            if t.dtype != torch.bool:
+                dtype = t.dtype if dtype == torch.bool else torch.promote_types(dtype, t.dtype)
+    return tensors[0].new_empty(shape, dtype=dtype)
+
+
 # ---- the recorder ----------------------------------------------------------------------------
 
 _VIEW_OPS = frozenset(
     {
-        "view", "_unsafe_view", "reshape", "permute", "transpose", "t", "expand", "unsqueeze",
-        "squeeze", "flatten", "alias", "detach", "clone", "contiguous", "slice", "select",
-        "split", "split_with_sizes", "chunk", "unbind", "narrow", "as_strided", "unfold",
-        "constant_pad_nd", "pad", "_to_copy", "to", "lift_fresh", "numpy_T", "movedim",
-        "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
-        "roll", "flip", "repeat", "index_select", "_reshape_alias", "view_as", "expand_as",
-        "copy_", "zero_", "fill_", "empty_like", "zeros_like", "ones_like", "new_empty",
-        "new_zeros", "new_ones", "detach_", "squeeze_", "unsqueeze_", "transpose_",
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "permute",
+        "transpose",
+        "t",
+        "expand",
+        "unsqueeze",
+        "squeeze",
+        "flatten",
+        "alias",
+        "detach",
+        "clone",
+        "contiguous",
+        "slice",
+        "select",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "narrow",
+        "as_strided",
+        "unfold",
+        "constant_pad_nd",
+        "pad",
+        "_to_copy",
+        "to",
+        "lift_fresh",
+        "numpy_T",
+        "movedim",
+        "pixel_shuffle",
+        "pixel_unshuffle",
+        "channel_shuffle",
+        "native_channel_shuffle",
+        "roll",
+        "flip",
+        "repeat",
+        "index_select",
+        "_reshape_alias",
+        "view_as",
+        "expand_as",
+        "copy_",
+        "zero_",
+        "fill_",
+        "empty_like",
+        "zeros_like",
+        "ones_like",
+        "new_empty",
+        "new_zeros",
+        "new_ones",
+        "detach_",
+        "squeeze_",
+        "unsqueeze_",
+        "transpose_",
     }
 )
 _BATCH_NORM_OPS = frozenset(
-    {"_native_batch_norm_legit_no_training", "native_batch_norm", "batch_norm",
-     "_native_batch_norm_legit", "cudnn_batch_norm", "_batch_norm_impl_index"}
+    {
+        "_native_batch_norm_legit_no_training",
+        "native_batch_norm",
+        "batch_norm",
+        "_native_batch_norm_legit",
+        "cudnn_batch_norm",
+        "_batch_norm_impl_index",
+    }
 )
 _NORM_OPS = frozenset({"native_layer_norm", "native_group_norm", "layer_norm", "group_norm"})
 _POOL_ADAPTIVE = frozenset({"_adaptive_avg_pool2d", "adaptive_avg_pool2d", "_adaptive_avg_pool3d"})
@@ -216,7 +323,9 @@ class _Recorder:
 
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-                out = func(*args, **(kwargs or {}))
+                out = _shortcut(func, args, kwargs or {})
+                if out is None:
+                    out = func(*args, **(kwargs or {}))
                 recorder.record(func, args, kwargs or {}, out)
                 return out
 
@@ -295,6 +404,13 @@ class _Recorder:
     def record(self, func: Any, args: Any, kwargs: dict[str, Any], out: Any) -> None:
         op = func._schema.name.split("::")[-1]
         tensors = self._tensors(args, kwargs)
+        if tensors and all(self._is_param(t) for t in tensors):
+            # Weight preprocessing (weight standardization, reparametrisations): done once
+            # per model, not per image; its output is a weight. fvcore counts its norms.
+            if op in _BATCH_NORM_OPS:
+                self.fvcore_macs += float(tensors[0].numel())
+            self._mark(out, -1, param_view=True)
+            return
         if op in _VIEW_OPS:
             src = tensors[0] if tensors else None
             if src is not None and self._is_param(src):
