@@ -75,7 +75,7 @@ def write_survey(result: SurveyResult, out: Path, figures: bool = True) -> list[
                             "weight_elems",
                             "input_elems",
                             "output_elems",
-                        )  # fmt: skip
+                        )
                     ]
                     + [_cell(float(intensity[i]))]
                 )
