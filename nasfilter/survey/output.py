@@ -39,7 +39,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return "" if math.isnan(value) else f"{value:.6g}"
+        return "" if math.isnan(value) else f"{value:.10g}"
     return str(value)
 
 
