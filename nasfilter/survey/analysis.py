@@ -146,6 +146,15 @@ def _to_meta(model: Any) -> Any:
     return model.eval()
 
 
+def _fvcore_batch_norm(op: str, args: Any, x: Any) -> float:
+    """fvcore's count of a batch norm: per element 1 (2 with affine) in eval mode, 4 (5 with
+    affine) in training mode (weight standardization runs one on the weights)."""
+    affine = len(args) > 1 and args[1] is not None
+    training = op != "_native_batch_norm_legit_no_training" and len(args) > 5 and args[5] is True
+    per_element = (5.0 if affine else 4.0) if training else (2.0 if affine else 1.0)
+    return per_element * float(x.numel())
+
+
 _BOOL_RESULT = frozenset(
     {
         "eq",
@@ -408,7 +417,7 @@ class _Recorder:
             # Weight preprocessing (weight standardization, reparametrisations): done once
             # per model, not per image; its output is a weight. fvcore counts its norms.
             if op in _BATCH_NORM_OPS:
-                self.fvcore_macs += float(tensors[0].numel())
+                self.fvcore_macs += _fvcore_batch_norm(op, args, tensors[0])
             self._mark(out, -1, param_view=True)
             return
         if op in _VIEW_OPS:
@@ -426,8 +435,7 @@ class _Recorder:
             return
         if op in _BATCH_NORM_OPS:
             x = tensors[0]
-            affine = len(args) > 1 and args[1] is not None
-            self.fvcore_macs += x.numel() * (2.0 if affine else 1.0)
+            self.fvcore_macs += _fvcore_batch_norm(op, args, x)
             producer = self._producer.get(id(x), -1)
             if producer >= 0:
                 layer = self.layers[producer]

@@ -19,7 +19,7 @@ from nasfilter.files import atomic_write
 from nasfilter.layers import LayerTable
 from nasfilter.survey.analysis import ModelProfile
 
-ANALYSIS = 1
+ANALYSIS = 2
 _ARRAYS = (
     "gemm_m",
     "gemm_n",
