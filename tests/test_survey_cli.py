@@ -81,7 +81,9 @@ def test_layers_csv_matches_the_rows(survey_dir: Path) -> None:
     with (survey_dir / "layers.csv").open() as fh:
         layers = list(csv.DictReader(fh))
     for row in _rows(survey_dir):
-        mine = [x for x in layers if x["model"] == row["model"] and x["img_size"] == row["img_size"]]
+        mine = [
+            x for x in layers if x["model"] == row["model"] and x["img_size"] == row["img_size"]
+        ]
         assert sum(float(x["macs"]) for x in mine) == pytest.approx(float(row["macs"]), rel=1e-5)
 
 
@@ -105,7 +107,9 @@ def test_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad.write_text("model,img_size,top1\nresnet50,224,80\n")
     err = _err(capsys, [*base, "--models", "resnet50", "--measured", str(bad)])
     assert "missing column(s)" in err and "infer_samples_per_sec" in err
-    bad.write_text("model,infer_img_size,infer_samples_per_sec,infer_batch_size\nresnet50,224,fast,8\n")
+    bad.write_text(
+        "model,infer_img_size,infer_samples_per_sec,infer_batch_size\nresnet50,224,fast,8\n"
+    )
     assert "'fast'" in _err(capsys, [*base, "--models", "resnet50", "--measured", str(bad)])
     assert "mygpu:abc:1" in _err(capsys, [*base, "--device", "mygpu:abc:1"])
     assert "'huge'" in _err(capsys, [*base, "--batch", "huge"])

@@ -16,8 +16,9 @@ from nasfilter.survey.timm_import import import_timm
 
 import_timm()
 
-# Models outside 2 % over the whole file (1,444 rows, every one analysed), and why. Below 0.5 GMACs the
-# published rounding alone (0.005 GMACs) can exceed 2 %: those are not checked at all.
+# Models outside 2 % over the whole file (1,444 rows, every one analysed), and why.
+# Below 0.5 GMACs the published rounding alone (0.005 GMACs) can exceed 2 %: those are not
+# checked at all.
 OUTLIERS = {
     # fvcore has no handler for aten::_convolution_mode, the op that a convolution with
     # padding="same" traces to: it leaves ConvMixer's depthwise 9x9 / 7x7 convs uncounted

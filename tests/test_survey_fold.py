@@ -22,7 +22,9 @@ class SmallResNet(nn.Module):
 
     def __init__(self, width: int = 16) -> None:
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU())
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU()
+        )
         self.block = nn.Sequential(
             nn.Conv2d(width, width, 1),
             nn.BatchNorm2d(width),
@@ -68,7 +70,13 @@ def test_folded_timm_models_run_on_cpu(name: str) -> None:
 
 
 # Families the issue names, on the meta device at their native size.
-FAMILIES = ["resnet50", "regnety_040", "efficientnet_b0", "mobilenetv3_large_100", "mobilenetv2_100"]
+FAMILIES = [
+    "resnet50",
+    "regnety_040",
+    "efficientnet_b0",
+    "mobilenetv3_large_100",
+    "mobilenetv2_100",
+]
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -96,7 +104,7 @@ def test_folded_macs_within_10_percent_and_intensity_up_by_sqrt_f(name: str) -> 
 
 
 def test_fold_factor_must_be_a_perfect_square() -> None:
-    with pytest.raises(ValueError, match="perfect square.*got 3"):
+    with pytest.raises(ValueError, match=r"perfect square.*got 3"):
         fold(SmallResNet(), 3, (3, 16, 16))
     with pytest.raises(ValueError, match="got 0"):
         check_fold(0)

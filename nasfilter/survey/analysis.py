@@ -210,6 +210,25 @@ def _shortcut(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     return tensors[0].new_empty(shape, dtype=dtype)
 
 
+class FastMeta:
+    """A dispatch mode that skips the slow Python meta kernels of batch norms and point-wise
+    ops (:func:`_shortcut`) for a meta forward whose ops need not be recorded."""
+
+    def __enter__(self) -> None:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+                out = _shortcut(func, args, kwargs or {})
+                return func(*args, **(kwargs or {})) if out is None else out
+
+        self._mode = Mode()
+        self._mode.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self._mode.__exit__(*exc)
+
+
 # ---- the recorder ----------------------------------------------------------------------------
 
 _VIEW_OPS = frozenset(

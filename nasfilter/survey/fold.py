@@ -54,8 +54,10 @@ def _execution_order(model: Any, input_shape: tuple[int, int, int]) -> tuple[lis
     for module in meta.modules():
         if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):
             handles.append(module.register_forward_hook(lambda m, a, o: order.append(names[id(m)])))
+    from nasfilter.survey.analysis import FastMeta
+
     try:
-        with torch.no_grad():
+        with torch.no_grad(), FastMeta():
             out = meta.eval()(torch.empty((1, *input_shape), device="meta"))
     finally:
         for h in handles:
