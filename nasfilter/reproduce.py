@@ -206,6 +206,19 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 # ------------------------------------------------------------------ the study
+# The CNN survey's part of the report: one model or more of each family the study names.
+REPORT_SURVEY_MODELS = (
+    "resnet50",
+    "resnext50_32x4d",
+    "regnety_040",
+    "efficientnet_b0",
+    "mobilenetv2_100",
+    "mobilenetv3_large_100",
+    "densenet121",
+    "tresnet_m",
+)
+
+
 def reproduce(
     out_dir: str | os.PathLike[str],
     table: str | os.PathLike[str] | None = None,
@@ -220,6 +233,8 @@ def reproduce(
     oracle_cache: str | os.PathLike[str] | None = None,
     proxy_cost: float = DEFAULT_PROXY_COST,
     methods: Sequence[Method] = METHODS,
+    survey: bool | None = None,
+    survey_models: Sequence[str] = REPORT_SURVEY_MODELS,
 ) -> dict[str, Any]:
     """Run the study's NAS analysis and write figures, ``summary.json`` and ``report.html``.
 
@@ -237,6 +252,9 @@ def reproduce(
         proxy_cost: simulated seconds per proxy query.
         methods: the compared methods; must include approximate filtering and REINFORCE
             with the MnasNet reward (Figs. 5 and 6).
+        survey: add the CNN survey (§3, ``nasfilter survey``) of ``survey_models`` on the
+            RTX 4090 against its shipped NCHW measurements, in ``survey/`` and the report;
+            None: when the survey extra (timm) is installed.
 
     Returns the summary (the contents of ``summary.json``). Raises ValueError (or
     MissingColumnError, FileExistsError) before running anything on bad input.
@@ -308,6 +326,7 @@ def reproduce(
     }
     out.mkdir(parents=True, exist_ok=True)
     figures = _draw(out, summary, bench, proxy, quiet)
+    extra_figures, extra_tables = _survey_section(out, summary, survey, survey_models)
     t_figures = time.perf_counter()
     summary["timings_seconds"] = {
         "inputs": t_inputs - started,
@@ -316,7 +335,7 @@ def reproduce(
     }
     summary["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     _write_tables(out, summary)
-    _write_report(out, summary, figures)
+    _write_report(out, summary, figures, extra_figures, extra_tables)
     summary["timings_seconds"]["total"] = time.perf_counter() - started
     text = json.dumps(_json_safe(summary), indent=1, allow_nan=False)
     (out / "summary.json").write_text(text + "\n", encoding="utf-8")
@@ -571,7 +590,50 @@ def _draw(
     return saved
 
 
-def _write_report(out: Path, summary: dict[str, Any], figures: Sequence[Any]) -> None:
+def _survey_section(
+    out: Path, summary: dict[str, Any], enabled: bool | None, models: Sequence[str]
+) -> tuple[list[Any], list[Any]]:
+    """Run the CNN survey into ``out/survey`` when enabled (None: when timm imports)."""
+    if enabled is False:
+        summary["survey"] = None
+        return [], []
+    try:
+        from nasfilter.survey.timm_import import import_timm
+
+        import_timm()
+    except ImportError as exc:
+        if enabled:
+            raise
+        summary["survey"] = {"skipped": f"the survey extra is not installed ({exc})"}
+        return [], []
+    from nasfilter.oracle.devices import get_device
+    from nasfilter.survey.output import report_section, survey_figures, write_survey
+    from nasfilter.survey.survey import SurveySettings, run_survey
+    from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
+
+    source = shipped_benchmark("rtx4090", "nchw")
+    settings = SurveySettings(
+        device=get_device("rtx4090"),
+        measured=read_benchmark(source),
+        measured_label=source.name,
+        models=[(m, None) for m in models],
+    )
+    result = run_survey(settings)
+    folder = out / "survey"
+    folder.mkdir(exist_ok=True)
+    write_survey(result, folder, figures=False)
+    files = survey_figures(result, folder)
+    summary["survey"] = result.summary
+    return report_section(result, files)
+
+
+def _write_report(
+    out: Path,
+    summary: dict[str, Any],
+    figures: Sequence[Any],
+    extra_figures: Sequence[Any] = (),
+    extra_tables: Sequence[Any] = (),
+) -> None:
     from nasfilter.report import ReportFigure, ReportTable, write_report
 
     fig3, fig5 = summary["fig3"], summary["fig5"]
@@ -607,8 +669,9 @@ def _write_report(out: Path, summary: dict[str, Any], figures: Sequence[Any]) ->
     write_report(
         out / "report.html",
         "nasfilter: the study's NAS analysis reproduced",
-        [ReportFigure(f, captions.get(f.stem, "")) for f in figures],
+        [*(ReportFigure(f, captions.get(f.stem, "")) for f in figures), *extra_figures],
         tables=[
+            *extra_tables,
             ReportTable(
                 "Oracles side by side",
                 tuple(o_header),

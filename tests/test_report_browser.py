@@ -106,9 +106,40 @@ def _make_report(folder: Path) -> tuple[Path, list[plots.FigureFiles]]:
 
 
 def test_report_renders_every_figure(browser: Chromium, tmp_path: Path) -> None:
+    report, figs = _make_report(tmp_path)
+    _assert_every_figure_renders(browser, report, figs, tmp_path)
+
+
+def test_survey_report_renders_every_figure(browser: Chromium, tmp_path: Path) -> None:
+    """The CNN survey's report (Fig. 1, 2a, 2b) on real timm models and real measurements."""
+    from nasfilter.oracle.devices import get_device
+    from nasfilter.survey.output import write_survey
+    from nasfilter.survey.survey import SurveySettings, run_survey
+    from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
+
+    settings = SurveySettings(
+        device=get_device("rtx3090"),
+        measured=read_benchmark(shipped_benchmark("rtx3090", "nhwc")),
+        measured_label="rtx3090 nhwc",
+        models=[("resnet18", 224), ("mobilenetv2_100", 224), ("efficientnet_b0", 224)],
+        cache_root=tmp_path / "cache",
+    )
+    result = run_survey(settings)
+    out = tmp_path / "survey"
+    out.mkdir()
+    write_survey(result, out)
+    figs = [
+        plots.FigureFiles(stem, out / f"{stem}.png", out / f"{stem}.svg", stem)
+        for stem in ("fig1", "fig2a", "fig2b")
+    ]
+    _assert_every_figure_renders(browser, out / "report.html", figs, tmp_path)
+
+
+def _assert_every_figure_renders(
+    browser: Chromium, report: Path, figs: list[plots.FigureFiles], tmp_path: Path
+) -> None:
     from PIL import Image
 
-    report, figs = _make_report(tmp_path)
     browser.open(report)
     status = browser.evaluate(IMAGE_STATUS_JS)
     assert [s["id"] for s in status] == [f"img-{f.stem}" for f in figs]

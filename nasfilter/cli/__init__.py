@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "compare",
     "demo",
     "reproduce",
+    "survey",
     "calibrate",
 )
 

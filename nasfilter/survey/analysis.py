@@ -146,6 +146,89 @@ def _to_meta(model: Any) -> Any:
     return model.eval()
 
 
+def _fvcore_batch_norm(op: str, args: Any, x: Any) -> float:
+    """fvcore's count of a batch norm: per element 1 (2 with affine) in eval mode, 4 (5 with
+    affine) in training mode (weight standardization runs one on the weights)."""
+    affine = len(args) > 1 and args[1] is not None
+    training = op != "_native_batch_norm_legit_no_training" and len(args) > 5 and args[5] is True
+    per_element = (5.0 if affine else 4.0) if training else (2.0 if affine else 1.0)
+    return per_element * float(x.numel())
+
+
+_BOOL_RESULT = frozenset(
+    {
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "logical_xor",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "signbit",
+    }
+)
+
+
+def _shortcut(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
+    """The meta output of a batch norm or a point-wise op without its (slow, Python) kernel.
+
+    The meta kernels of these ops are Python reference implementations that cost most of the
+    analysis time; their outputs are fully determined by broadcasting. None for other ops.
+    """
+    import torch
+
+    name = func._schema.name
+    if name in (
+        "aten::_native_batch_norm_legit_no_training",
+        "aten::native_batch_norm",
+        "aten::_native_batch_norm_legit",
+    ):
+        x = args[0]
+        return (x.new_empty(x.shape), x.new_empty((0,)), x.new_empty((0,)))
+    if kwargs or torch.Tag.pointwise not in func.tags:
+        return None
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if not tensors:
+        return None
+    op = name.split("::")[-1]
+    if op.endswith("_"):  # in place: the first argument is the result
+        return args[0] if isinstance(args[0], torch.Tensor) else None
+    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    if op in _BOOL_RESULT:
+        dtype = torch.bool
+    else:
+        dtype = tensors[0].dtype
+        for t in tensors[1:]:
+            if t.dtype != torch.bool:
+                dtype = t.dtype if dtype == torch.bool else torch.promote_types(dtype, t.dtype)
+    return tensors[0].new_empty(shape, dtype=dtype)
+
+
+class FastMeta:
+    """A dispatch mode that skips the slow Python meta kernels of batch norms and point-wise
+    ops (:func:`_shortcut`) for a meta forward whose ops need not be recorded."""
+
+    def __enter__(self) -> None:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+                out = _shortcut(func, args, kwargs or {})
+                return func(*args, **(kwargs or {})) if out is None else out
+
+        self._mode = Mode()
+        self._mode.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self._mode.__exit__(*exc)
+
+
 # ---- the recorder ----------------------------------------------------------------------------
 
 _VIEW_OPS = frozenset(
@@ -268,7 +351,9 @@ class _Recorder:
 
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-                out = func(*args, **(kwargs or {}))
+                out = _shortcut(func, args, kwargs or {})
+                if out is None:
+                    out = func(*args, **(kwargs or {}))
                 recorder.record(func, args, kwargs or {}, out)
                 return out
 
@@ -347,6 +432,13 @@ class _Recorder:
     def record(self, func: Any, args: Any, kwargs: dict[str, Any], out: Any) -> None:
         op = func._schema.name.split("::")[-1]
         tensors = self._tensors(args, kwargs)
+        if tensors and all(self._is_param(t) for t in tensors):
+            # Weight preprocessing (weight standardization, reparametrisations): done once
+            # per model, not per image; its output is a weight. fvcore counts its norms.
+            if op in _BATCH_NORM_OPS:
+                self.fvcore_macs += _fvcore_batch_norm(op, args, tensors[0])
+            self._mark(out, -1, param_view=True)
+            return
         if op in _VIEW_OPS:
             src = tensors[0] if tensors else None
             if src is not None and self._is_param(src):
@@ -362,8 +454,7 @@ class _Recorder:
             return
         if op in _BATCH_NORM_OPS:
             x = tensors[0]
-            affine = len(args) > 1 and args[1] is not None
-            self.fvcore_macs += x.numel() * (2.0 if affine else 1.0)
+            self.fvcore_macs += _fvcore_batch_norm(op, args, x)
             producer = self._producer.get(id(x), -1)
             if producer >= 0:
                 layer = self.layers[producer]
