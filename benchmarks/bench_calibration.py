@@ -4,8 +4,8 @@ Held-out validation (the issue's goal on the held-out GPU: MdAPE <= 15 %, Spearm
 fit on timm's published RTX 3090 measurements and predict the RTX 4090's, and the other way
 round, for the plain roofline and the calibrated model, per layout; the NHWC / NCHW ratio
 agreement. The layer tables of the timm models come from the survey's analysis (timm on the
-meta device), remembered in the default table cache of ``nasfilter calibrate`` (the first run
-analyses every model once, some minutes). Without timm these rows fail with the reason.
+meta device), remembered in the survey's profile cache (the first run analyses every model
+once, a few minutes). Without timm these rows fail with the reason.
 """
 
 from __future__ import annotations
@@ -17,18 +17,14 @@ from benchmarks import median_seconds, result
 
 
 def _held_out() -> Iterator[dict[str, Any]]:
-    from nasfilter.oracle.calibration import default_table_source
+    from nasfilter.oracle.calibration import SurveyTables
     from nasfilter.oracle.validation import (
         GOAL_MDAPE_PERCENT,
         GOAL_SPEARMAN,
         cross_validate,
     )
 
-    tables = default_table_source()
-    try:
-        records = cross_validate(tables)
-    finally:
-        tables.save()
+    records = cross_validate(SurveyTables(jobs=2))
     for rec in records:
         a, b = rec["fit"]["device"], rec["held_out"]["device"]
         for layout in ("nchw", "nhwc"):

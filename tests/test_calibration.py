@@ -18,7 +18,6 @@ from nasfilter.oracle import calibration as cal
 from nasfilter.oracle.calibrated import load_calibration
 from nasfilter.oracle.devices import DEVICES
 from nasfilter.oracle.gpumodel import GpuModelParams
-from nasfilter.oracle.tablestore import CachedTables, load_tables
 
 TRUE = GpuModelParams(
     tensor_efficiency=0.7,
@@ -139,8 +138,13 @@ def test_the_cli_fits_stores_provenance_and_never_stores_a_refused_fit(
 
     paths = _synthetic_files(tmp_path, "rtx3090", TRUE, n=20)
     tables = _synthetic_files.tables  # type: ignore[attr-defined]
-    store = tmp_path / "tables.npz"
-    monkeypatch.setattr(cli, "_table_source", lambda cache: CachedTables(_source(tables), store))
+    asked: list[tuple[str, int]] = []
+
+    def source(model: str, size: int) -> LayerTable:
+        asked.append((model, size))
+        return _source(tables)(model, size)
+
+    monkeypatch.setattr(cli, "_table_source", lambda cache, jobs: source)
     out = tmp_path / "cal.json"
     args = ["calibrate", "--measured", str(paths[0]), "--measured", str(paths[1])]
     assert main([*args, "--out", str(out)]) == 0
@@ -149,7 +153,7 @@ def test_the_cli_fits_stores_provenance_and_never_stores_a_refused_fit(
     files = saved.provenance["sets"][0]["files"]
     assert [f["layout"] for f in files] == ["nchw", "nhwc"] and len(files[0]["sha256"]) == 64
     assert "rtx3090" in saved.fitted_on and "--measured" in saved.provenance["command"]
-    assert len(load_tables(store)[0]) == 20  # the analysed tables were remembered
+    assert sorted(set(asked)) == sorted(tables)  # every measured model was analysed
     # An existing file is kept without --force.
     assert main([*args, "--out", str(out)]) == 2
     assert "--force" in capsys.readouterr().err
@@ -212,29 +216,17 @@ def test_scores_by_hand() -> None:
     assert s["within_10_percent"] == 0.5 and s["spearman"] == pytest.approx(0.8)
 
 
-def test_table_store_round_trips_tables_and_failures(tmp_path: Path) -> None:
-    rng = np.random.default_rng(1)
-    t1, t2 = _synthetic_table(rng, 224), _synthetic_table(rng, 160)
-    calls: list[tuple[str, int]] = []
+def test_survey_tables_read_the_survey_cache_and_its_errors(tmp_path: Path) -> None:
+    from nasfilter.oracle.calibration import SurveyTables
+    from nasfilter.survey.analysis import ModelProfile
+    from nasfilter.survey.cache import save_error, save_profile
 
-    def source(model: str, size: int) -> LayerTable:
-        calls.append((model, size))
-        if model == "broken":
-            raise ValueError("cannot trace broken")
-        return t1 if model == "a" else t2
-
-    path = tmp_path / "t.npz"
-    cached = CachedTables(source, path)
-    cached("a", 224), cached("b", 160)
-    with pytest.raises(ValueError):
-        cached("broken", 224)
-    cached.save()
-    again = CachedTables(source, path)
-    got = again("a", 224)
-    assert got.names == t1.names and got.kinds == t1.kinds
-    for name in ("gemm_m", "gemm_n", "gemm_k", "groups", "macs", "output_elems", "present"):
-        assert np.array_equal(getattr(got, name), getattr(t1, name)), name
+    tables = SurveyTables(tmp_path)
+    table = _synthetic_table(np.random.default_rng(2), 224)
+    tables.folder.mkdir(parents=True)
+    save_profile(tables.folder, ModelProfile("synthnet", (3, 224, 224), table, 1.0, 1.0))
+    save_error(tables.folder, "broken", 224, "AnalysisError: cannot trace broken")
+    got = tables("synthnet", 224)  # read from the cache: nothing is analysed
+    assert got.names == table.names and np.array_equal(got.gemm_k, table.gemm_k)
     with pytest.raises(ValueError, match="cannot trace broken"):
-        again("broken", 224)
-    assert len(calls) == 3  # nothing was analysed twice
-    assert json.loads(json.dumps(again.errors[("broken", 224)]))
+        tables("broken", 224)

@@ -34,21 +34,24 @@ def register(sub: Any) -> None:
     p.add_argument("--out", help="write the calibration (with --validate: the figures) here, JSON")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     p.add_argument(
-        "--table-cache",
-        metavar="NPZ",
-        help="the file remembering analysed layer tables between runs (default: "
-        "~/.cache/nasfilter/timm-VERSION-layer-tables.npz)",
+        "--cache",
+        metavar="DIR",
+        help="the survey's profile cache, where analysed models are remembered (default: "
+        "~/.cache/nasfilter/survey)",
+    )
+    p.add_argument(
+        "--jobs", type=int, default=1, help="worker processes analysing models (default 1)"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
-def _table_source(cache: str | None) -> Any:
-    from nasfilter.oracle.calibration import default_table_source
+def _table_source(cache: str | None, jobs: int) -> Any:
+    from nasfilter.oracle.calibration import SurveyTables
 
-    if cache is not None and Path(cache).suffix != ".npz":
-        raise ValueError(f"--table-cache must name a .npz file, got {cache!r}")
-    return default_table_source(cache)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"--jobs must be an integer >= 1, got {jobs!r}")
+    return SurveyTables(cache, jobs)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,16 +64,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.validate and not args.out:
         raise ValueError("give --out CAL.json for the fitted figures (or --validate)")
     try:
-        tables = _table_source(args.table_cache)
+        tables = _table_source(args.cache, args.jobs)
     except ImportError as exc:
         print(f"nasfilter calibrate: error: {exc}", file=sys.stderr)
         return 2
-    try:
-        if args.validate:
-            return _validate(args, tables)
-        return _fit(args, tables)
-    finally:
-        tables.save()
+    if args.validate:
+        return _validate(args, tables)
+    return _fit(args, tables)
 
 
 def _validate(args: argparse.Namespace, tables: Any) -> int:

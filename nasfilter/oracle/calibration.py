@@ -3,7 +3,8 @@
 Input: benchmark files in timm's published format (``benchmark.py``'s columns, see
 ``nasfilter/data/timm/README.md``): one row per model and image size with the measured images
 per second at a batch. Each row is paired with its model's :class:`LayerTable` (from a table
-source, normally the survey's layer analysis of the timm model at that image size) and the
+source, normally :class:`SurveyTables`: the survey's layer analysis of the timm model at that
+image size, cached) and the
 device the file was measured on. Only CNNs are used (at least 90 % of MACs in convolutions),
 and only rows whose analysed MACs match the file's own ``infer_gmacs`` (within
 :data:`MACS_TOLERANCE`): a mismatch means the analysed network is not the measured one.
@@ -76,37 +77,41 @@ _SEARCH = {
 _SCALE = np.array([1.0, 1.0, 1e-6, 1.0, 1.0, 1.0])  # fit in microseconds for the kernel cost
 
 
-def default_table_cache() -> Path:
-    """Where ``nasfilter calibrate`` remembers analysed timm tables by default.
+class SurveyTables:
+    """Layer tables of timm models from the survey's profile cache (:mod:`nasfilter.survey.cache`).
 
-    ``$XDG_CACHE_HOME/nasfilter`` (else ``~/.cache/nasfilter``); the file name carries the
-    timm version, since another timm may build a model differently.
+    Each (model, image size) is analysed once (timm on the meta device, in ``jobs`` worker
+    processes) and remembered in the cache folder under ``root`` (default
+    ``~/.cache/nasfilter/survey``, versioned by timm and the analysis); a model that cannot be
+    analysed is remembered as its error message. Calling it raises ValueError with that
+    message. Raises ImportError naming the survey extra when timm is missing.
     """
-    import os
 
-    from nasfilter.survey.timm_import import import_timm
+    def __init__(self, root: str | Path | None = None, jobs: int = 1) -> None:
+        try:
+            from nasfilter.survey.cache import cache_folder
+        except ImportError as exc:  # pragma: no cover - the survey module ships with nasfilter
+            raise ImportError(f"the survey module is missing ({exc})") from exc
+        self.folder = cache_folder(root)  # imports timm: ImportError naming the extra
+        self.jobs = jobs
+        self._profiles: dict[tuple[str, int], Any] = {}
 
-    version = str(import_timm().__version__)
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nasfilter"
-    return root / f"timm-{version}-layer-tables.npz"
+    def prefetch(self, pairs: Sequence[tuple[str, int]]) -> None:
+        """Analyse (or read from the cache) every (model, size) of ``pairs`` at once."""
+        from nasfilter.survey.cache import profile_all
 
+        todo = [p for p in dict.fromkeys(pairs) if p not in self._profiles]
+        if todo:
+            self._profiles.update(profile_all(todo, self.folder, jobs=self.jobs))
 
-def default_table_source(cache: str | Path | None = None) -> Any:
-    """The survey's timm layer analysis, remembered in ``cache`` (default: above).
-
-    Returns a :class:`~nasfilter.oracle.tablestore.CachedTables`; call its ``save()`` after
-    use. Raises ImportError naming the survey extra when timm is missing.
-    """
-    from nasfilter.oracle.tablestore import CachedTables
-
-    try:
-        from nasfilter.survey import timm_layer_table
-    except ImportError as exc:
-        raise ImportError(
-            f"analysing timm models needs the survey extra ({exc}): "
-            "pip install -c constraints.txt -e '.[survey]'"
-        ) from exc
-    return CachedTables(timm_layer_table, default_table_cache() if cache is None else cache)
+    def __call__(self, model: str, img_size: int) -> LayerTable:
+        key = (model, int(img_size))
+        self.prefetch([key])
+        profile = self._profiles[key]
+        if isinstance(profile, str):
+            raise ValueError(profile)
+        table: LayerTable = profile.table
+        return table
 
 
 class CalibrationInputError(ValueError):
@@ -289,6 +294,9 @@ def build_samples(files: Sequence[BenchmarkFile], tables: TableSource) -> Sample
     """
     if not files:
         raise CalibrationInputError("no measurement file given")
+    prefetch = getattr(tables, "prefetch", None)
+    if prefetch is not None:  # analyse every model in one go (in parallel where it can)
+        prefetch([(row.model, row.img_size) for f in files for row in f.rows])
     devices = {f.device for f in files}
     if len(devices) != 1:
         raise CalibrationInputError(

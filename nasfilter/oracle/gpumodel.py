@@ -178,9 +178,7 @@ class LayerWork:
     dense_convs: np.ndarray
 
 
-def quantized_gemm_flops(
-    m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: int
-) -> np.ndarray:
+def quantized_gemm_flops(m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: int) -> np.ndarray:
     """FLOPs the SMs are busy for on GEMMs of shape M x N x K, tiles and waves counted.
 
     Tiles are :data:`TILE_M` x :data:`TILE_N`; an SM runs :data:`TILE_AREA_PER_SM` outputs at
