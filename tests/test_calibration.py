@@ -5,7 +5,6 @@ generated from known figures): they test the fitting machinery, not the GPU.
 """
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
