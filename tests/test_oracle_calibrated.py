@@ -125,3 +125,22 @@ def test_the_backend_measures_rows_with_the_batch_it_chose() -> None:
     assert row.backend == "calibrated" and row.max_batch == row.batch_size
     assert row.config["fitted_on"] == load_calibration().fitted_on
     assert create("calibrated", "v100").spec().device == "v100"
+
+
+def test_predict_throughput_of_one_torch_model_matches_the_fit_data_path() -> None:
+    from nasfilter.oracle import calibration as calib
+    from nasfilter.network import layer_table
+    from nasfilter.oracle.calibrated import predict_throughput
+    from tests.test_calibration import _synthetic_table
+
+    table = _synthetic_table(np.random.default_rng(9), 224)  # SYNTHETIC
+    for layout in ("nchw", "nhwc"):
+        sample = calib.Sample(calib.BenchmarkRow("m", 224, 512, 1.0, 1.0), layout, table)
+        sset = calib.SampleSet(calib.get_device("rtx4090"), [sample], [])
+        expected = calib.predict(sset, TYPICAL.params)[0]  # the path the fit used
+        got = predict_throughput(table, "rtx4090", 512, layout, calibration=TYPICAL)
+        assert got == pytest.approx(expected, rel=1e-12)
+    nhwc = predict_throughput(table, "rtx4090", 512, "nhwc", calibration=TYPICAL)
+    assert nhwc > predict_throughput(table, "rtx4090", 512, "nchw", calibration=TYPICAL)
+    with pytest.raises(ValueError, match="one-network"):
+        predict_throughput(layer_table("cifar10"), "rtx4090", 512)  # 32768 networks

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
+from nasfilter.layers import LayerTable
 from nasfilter.oracle.base import Backend, BackendSpec
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import (
@@ -261,6 +262,30 @@ def calibrated(
         utilization=utilization,
         layer_seconds=seconds,
     )
+
+
+def predict_throughput(
+    table: LayerTable,
+    device: str | DeviceSpec,
+    batch: int,
+    layout: str = "nchw",
+    engine: str = "eager",
+    calibration: Calibration | str | Path | None = None,
+) -> float:
+    """Images/s of a one-network table (a torch model's) at ``batch`` with the calibrated model.
+
+    The default engine is ``"eager"``, how timm's published benchmark runs (PyTorch eager,
+    AMP) in ``layout``; this is what ``nasfilter calibrate`` fitted and validated.
+    """
+    _check(engine, layout, batch)
+    if table.n_networks != 1:
+        raise ValueError(f"expected a one-network LayerTable (B = 1), got B = {table.n_networks}")
+    dev = get_device(device)
+    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
+    params = capped_by_measurements(cal.params, dev)
+    work = layer_work(table, dev, batch)
+    seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)
+    return float(batch / seconds.sum())
 
 
 class CalibratedBackend(Backend):
