@@ -128,8 +128,8 @@ def test_the_backend_measures_rows_with_the_batch_it_chose() -> None:
 
 
 def test_predict_throughput_of_one_torch_model_matches_the_fit_data_path() -> None:
-    from nasfilter.oracle import calibration as calib
     from nasfilter.network import layer_table
+    from nasfilter.oracle import calibration as calib
     from nasfilter.oracle.calibrated import predict_throughput
     from tests.test_calibration import _synthetic_table
 
