@@ -4,8 +4,8 @@ Input: benchmark files in timm's published format (``benchmark.py``'s columns, s
 ``nasfilter/data/timm/README.md``): one row per model and image size with the measured images
 per second at a batch. Each row is paired with its model's :class:`LayerTable` (from a table
 source, normally :class:`SurveyTables`: the survey's layer analysis of the timm model at that
-image size, cached) and the
-device the file was measured on. Only CNNs are used (at least 90 % of MACs in convolutions),
+image size, cached) and the device the file was measured on. Only CNNs are used (at least
+90 % of MACs in convolutions, the survey's rule),
 and only rows whose analysed MACs match the file's own ``infer_gmacs`` (within
 :data:`MACS_TOLERANCE`): a mismatch means the analysed network is not the measured one.
 
@@ -16,8 +16,8 @@ searched up to 1, their physical limit (a GPU cannot beat its own peak or bandwi
 that ends on that limit records it (``at_bound``). The costs and pass counts are searched
 beyond their physical ranges, so that an unphysical optimum shows: a fit with a negative
 cost or pass count, or one that does not converge, raises :class:`CalibrationError` and is
-never stored. :func:`scores` gives the figures the project
-reports: median absolute percentage error, Spearman correlation, share within ±10 %.
+never stored. :func:`scores` gives the figures the project reports: median absolute
+percentage error, Spearman correlation, share within ±10 %.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from nasfilter.oracle.gpumodel import (
     seconds_from_work,
 )
 from nasfilter.oracle.roofline import DEFAULT_LAUNCH_OVERHEAD, roofline_layer_seconds
+from nasfilter.survey.analysis import CNN_MAC_FRACTION
 
 TIMM_COLUMNS = (
     "model",
@@ -54,12 +55,9 @@ TIMM_COLUMNS = (
     "infer_gmacs",
     "infer_macts",
 )
-CNN_MAC_FRACTION = 0.9
 MACS_TOLERANCE = 0.15  # relative; plus the file's rounding to 0.01 GMACs
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 TIMM_DIR = DATA_DIR / "timm"
-CALIBRATION_DIR = DATA_DIR / "calibration"
-ENGINE = "eager"  # timm's benchmark runs PyTorch eager with AMP
 
 TableSource = Callable[[str, int], LayerTable]
 
