@@ -31,7 +31,7 @@ from nasfilter.datasets import get_dataset
 from nasfilter.filters import make_filter
 from nasfilter.metrics import FrontReference, metric_curves, run_metrics, tick_times
 from nasfilter.problem import DEFAULT_PROXY_COST, Budget
-from nasfilter.proxy import ProxyTable
+from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.registry import format_spec, parse_spec
 from nasfilter.runner import DEFAULT_MAX_IDLE, make_problem, run_search
 from nasfilter.searchers import make_searcher
@@ -61,8 +61,9 @@ class RunSpec:
         proxy_cost: simulated seconds per proxy query (>= 0).
         table: path of a table converted with ``nasfilter convert``, or None for the
             embedded synthetic surrogate.
-        oracle: the proxy backend ("roofline", or a measured one with ``oracle_cache``).
-        device: the device of the oracle (roofline: a device spec name).
+        oracle: the proxy backend ("roofline", the default, or "calibrated", or a measured
+            one with ``oracle_cache``).
+        device: the device of the oracle (calibrated, roofline: a device spec name).
         oracle_cache: a measurement cache or exported table for measured backends.
         max_idle: proposals in a row without an evaluation before a run stops "stalled".
         n_ticks: points of each metric curve over simulated time.
@@ -74,7 +75,7 @@ class RunSpec:
     budget: float = DEFAULT_BUDGET
     proxy_cost: float = DEFAULT_PROXY_COST
     table: str | None = None
-    oracle: str = "roofline"
+    oracle: str = DEFAULT_ORACLE
     device: str | None = "v100"
     oracle_cache: str | None = None
     max_idle: int = DEFAULT_MAX_IDLE
@@ -162,7 +163,7 @@ def _table(path: str | None, dataset: str) -> BenchmarkTable:
 
 
 def load_proxy(
-    oracle: str = "roofline",
+    oracle: str = DEFAULT_ORACLE,
     device: str | None = "v100",
     dataset: str = "cifar10",
     cache: str | None = None,

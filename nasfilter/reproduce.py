@@ -37,7 +37,7 @@ import numpy as np
 
 from nasfilter.plots import mean_and_stderr
 from nasfilter.problem import DEFAULT_PROXY_COST
-from nasfilter.proxy import ProxyTable
+from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.space import N_ARCHS
 from nasfilter.table import BenchmarkTable, load_table
 
@@ -222,7 +222,7 @@ REPORT_SURVEY_MODELS = (
 def reproduce(
     out_dir: str | os.PathLike[str],
     table: str | os.PathLike[str] | None = None,
-    backend: str = "roofline",
+    backend: str = DEFAULT_ORACLE,
     device: str | None = "v100",
     dataset: str = "cifar10",
     seeds: Iterable[int] = DEFAULT_SEEDS,
@@ -243,7 +243,7 @@ def reproduce(
         table: a table converted with ``nasfilter convert`` (.npz), or None for the embedded
             synthetic surrogate. It must hold every architecture.
         backend, device, oracle_cache: the oracle (``nasfilter.oracle.proxy_table``); the
-            default is the roofline on a V100.
+            default is ``DEFAULT_ORACLE`` (the roofline) on a V100.
         dataset: the dataset.
         seeds: the run seeds (integers >= 0), nine by default as in the study.
         budget: simulated seconds per run (the study: 110000).

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from nasfilter.datasets import DATASETS
+from nasfilter.proxy import DEFAULT_ORACLE
 
 
 def register(sub: Any) -> None:
@@ -17,7 +18,8 @@ def register(sub: Any) -> None:
         "true front), Fig. 6 (REINFORCE fronts per seed), the comparison of every built-in "
         "searcher and filter (hypervolume ratio over simulated time, final metrics), "
         "summary.json and a self-contained report.html. Without --table the embedded "
-        "SYNTHETIC surrogate is used; the default oracle is the roofline on a V100.",
+        f"SYNTHETIC surrogate is used; the default oracle is the {DEFAULT_ORACLE} model on a "
+        "V100 (docs/gpu-model.md compares the two).",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (new or empty)")
     p.add_argument(
@@ -28,8 +30,8 @@ def register(sub: Any) -> None:
         "--backend",
         "--oracle",
         dest="backend",
-        default="roofline",
-        help="oracle backend (default roofline)",
+        default=DEFAULT_ORACLE,
+        help=f"oracle backend (default {DEFAULT_ORACLE}; or calibrated, or a measured one)",
     )
     p.add_argument("--device", default="v100", help="oracle device (default v100)")
     p.add_argument(

@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from nasfilter.datasets import DATASETS
+from nasfilter.proxy import DEFAULT_ORACLE
 
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.experiment import RunSpec
@@ -70,7 +71,9 @@ def add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--table", help="a table converted with `nasfilter convert` (default: embedded)")
     p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
-    p.add_argument("--oracle", default="roofline", help="proxy backend (default roofline)")
+    p.add_argument(
+        "--oracle", default=DEFAULT_ORACLE, help=f"proxy backend (default {DEFAULT_ORACLE})"
+    )
     p.add_argument("--device", default="v100", help="oracle device (default v100)")
     p.add_argument(
         "--oracle-cache", help="measurement cache or exported .npz for a measured oracle"

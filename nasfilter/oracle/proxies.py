@@ -17,7 +17,7 @@ from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.measurement import device_label
 from nasfilter.oracle.registry import backend_name
 from nasfilter.oracle.tablefile import MeasurementTable, load_table_file, table_label
-from nasfilter.proxy import ProxyTable
+from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 
 SAMPLE_FILE = "onnxruntime_cpu_sample.npz"
 
@@ -84,7 +84,7 @@ def _from_cache(path: Path, backend: str, device: str | None, ds: Dataset) -> Pr
 
 
 def proxy_table(
-    backend: str = "roofline",
+    backend: str = DEFAULT_ORACLE,
     device: str | DeviceSpec | None = None,
     dataset: str | Dataset = "cifar10",
     cache: str | os.PathLike[str] | None = None,
@@ -92,8 +92,8 @@ def proxy_table(
     """Utilization and throughput of every architecture from ``backend``.
 
     Args:
-        backend: "roofline" or "calibrated" (analytic), or a measured backend ("onnxruntime",
-            "torch-cuda", "tensorrt").
+        backend: "roofline" (the default) or "calibrated" (analytic), or a measured backend
+            ("onnxruntime", "torch-cuda", "tensorrt").
         device: roofline, calibrated: a device spec (default V100); measured backends:
             picks a group in the cache by device name (needed only when the cache holds
             several).
