@@ -152,6 +152,7 @@ def test_the_cli_fits_stores_provenance_and_never_stores_a_refused_fit(
     files = saved.provenance["sets"][0]["files"]
     assert [f["layout"] for f in files] == ["nchw", "nhwc"] and len(files[0]["sha256"]) == 64
     assert "rtx3090" in saved.fitted_on and "--measured" in saved.provenance["command"]
+    assert saved.provenance["layer_tables"].startswith("nasfilter.survey layer analysis")
     assert sorted(set(asked)) == sorted(tables)  # every measured model was analysed
     # An existing file is kept without --force.
     assert main([*args, "--out", str(out)]) == 2

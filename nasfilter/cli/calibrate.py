@@ -88,6 +88,13 @@ def _validate(args: argparse.Namespace, tables: Any) -> int:
     return 0
 
 
+def _tables_label(tables: Any) -> str:
+    """Which layer analysis made the tables: the survey cache's versioned folder name."""
+    folder = getattr(tables, "folder", None)
+    what = f" ({folder.name}: timm version and analysis version)" if folder is not None else ""
+    return "nasfilter.survey layer analysis" + what
+
+
 def _command(args: argparse.Namespace) -> str:
     """The command line that reproduces this fit (its output path left out)."""
     words = ["nasfilter", "calibrate"]
@@ -128,6 +135,7 @@ def _fit(args: argparse.Namespace, tables: Any) -> int:
         "rms_log_error": result.rms_log_error,
         "evaluations": result.iterations,
         "command": _command(args),
+        "layer_tables": _tables_label(tables),
     }
     calibration = Calibration(result.params, label, provenance)
     calibration.save(args.out, force=args.force)
