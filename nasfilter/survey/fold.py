@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-
 # Changes whenever the widening rules change (the survey caches folded tables under it).
 FOLD_RULES = 2
 
