@@ -244,6 +244,11 @@ def run_survey(
             }
         )
     cnn = np.array([r["is_cnn"] for r in rows], dtype=bool)
+    # Fronts never mix measured and predicted throughputs: with measurements, only the
+    # measured CNN rows compete (a roofline prediction would dominate real measurements).
+    measured_rows = np.array([r["utilization_source"] == "measured" for r in rows], dtype=bool)
+    if (cnn & measured_rows).any():
+        cnn = cnn & measured_rows
     thr_all = np.array(
         [
             r["measured_throughput"]
@@ -356,6 +361,9 @@ def _summary(
         "on_all_three_fronts": sorted(
             f"{r['model']}@{r['img_size']}" for r in cnn_rows if r["on_all_fronts"]
         ),
+        "fronts_over": "measured CNN rows"
+        if measured_util
+        else "CNN rows (predicted throughput)",
         "front_sizes": {
             key: sum(1 for r in cnn_rows if r[key])
             for key in (
