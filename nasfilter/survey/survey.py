@@ -324,7 +324,10 @@ def _summary(
 ) -> dict[str, Any]:
     device = settings.device
     cnn_rows = [r for r in rows if r["is_cnn"]]
-    with_acc = [r for r in cnn_rows if math.isfinite(r["top1"])]
+    measured_cnn = [r for r in cnn_rows if r["utilization_source"] == "measured"]
+    # Like the fronts, the correlation never mixes measured and predicted utilizations.
+    pool = measured_cnn or cnn_rows
+    with_acc = [r for r in pool if math.isfinite(r["top1"])]
     rho = (
         float(spearmanr([r["utilization"] for r in with_acc], [r["top1"] for r in with_acc])[0])
         if len(with_acc) >= 3
