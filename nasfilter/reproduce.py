@@ -53,6 +53,7 @@ OUTPUT_FILES = (
     "metrics.csv",
     "metrics.md",
     "report.html",
+    "survey",  # the CNN survey's folder, when the survey extra is installed
 )
 
 

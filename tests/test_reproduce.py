@@ -70,6 +70,17 @@ def test_every_output_is_written(out: Path, summary: dict[str, Any]) -> None:
     assert len(summary["runs"]) == len(METHODS) * len(SEEDS)
 
 
+def test_report_includes_the_cnn_survey(out: Path, summary: dict[str, Any]) -> None:
+    # timm is in the test extra, so the survey section is there (docs/survey.md).
+    survey = summary["survey"]
+    assert survey["device"] == "rtx4090" and survey["n_cnn_models"] == 8
+    assert survey["n_cnn_rows_measured"] > 0 and 0 < survey["median_measured_utilization_cnn"] < 1
+    for name in ("survey.csv", "layers.csv", "summary.json", "fig1.png", "fig2a.png", "fig2b.png"):
+        assert (out / "survey" / name).stat().st_size > 0, name
+    html = (out / "report.html").read_text("utf-8")
+    assert "CNN survey" in html and 'id="img-fig2b"' in html
+
+
 def test_fig3_numbers_match_independent_references(
     summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
 ) -> None:
@@ -168,7 +179,9 @@ def test_report_renders_in_chromium(out: Path) -> None:
     with Chromium() as browser:
         browser.open(out / "report.html")
         status = browser.evaluate(IMAGE_STATUS_JS)
-    assert [s["id"] for s in status] == [f"img-{stem}" for stem in FIGURE_STEMS]
+    # The NAS figures, then the CNN survey's Fig. 1, 2a and 2b.
+    stems = (*FIGURE_STEMS, "fig1", "fig2a", "fig2b")
+    assert [s["id"] for s in status] == [f"img-{stem}" for stem in stems]
     for s in status:
         assert s["complete"] and s["decoded"] and s["naturalWidth"] > 0, s
 

@@ -70,6 +70,10 @@ def test_summary_answers_the_studys_questions(survey_dir: Path) -> None:
         f"{r['model']}@{r['img_size']}" for r in rows if r["on_all_fronts"] == "true"
     )
     assert -1 <= s["spearman_utilization_top1"] <= 1
+    # Fronts never mix measured and predicted throughputs.
+    on_a_front = [r for r in rows if r["pareto_throughput_accuracy"] == "true"]
+    assert on_a_front and all(r["utilization_source"] == "measured" for r in on_a_front)
+    assert s["fronts_over"] == "measured CNN rows"
     folded = [r for r in below if r["folded_utilization"]]
     assert len(folded) == s["n_folded"] > 0
     for r in folded:  # intensity up, FLOPs per image about the same

@@ -111,15 +111,29 @@ def test_fold_factor_must_be_a_perfect_square() -> None:
     assert check_fold(16) == 16
 
 
-def test_unwidenable_module_is_named() -> None:
-    class Scaled(SmallResNet):
-        def __init__(self) -> None:
-            super().__init__()
-            self.gamma = nn.Parameter(torch.ones(16))
+class Scaled(SmallResNet):
+    """A per-channel scale (like LayerScale) and, optionally, a map-shaped parameter."""
 
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            x = self.stem(x) * self.gamma[None, :, None, None]
-            return self.head(x.mean((2, 3)))
+    def __init__(self, positional: bool = False) -> None:
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(16))
+        if positional:
+            self.pos = nn.Parameter(torch.zeros(16, 16, 16))
 
-    with pytest.raises(FoldError, match=r"module '' \(Scaled\) holds parameters \['gamma'\]"):
-        fold(Scaled(), 4, (3, 16, 16))
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.stem(x) * self.gamma[None, :, None, None]
+        if hasattr(self, "pos"):
+            x = x + self.pos
+        return self.head(x.mean((2, 3)))
+
+
+def test_per_channel_parameters_are_widened() -> None:
+    folded = fold(Scaled(), 4, (3, 16, 16)).eval()
+    assert folded.gamma.shape == (32,)
+    assert folded(torch.randn(3, 12, 16, 16)).shape == (3, 40)
+
+
+def test_unwidenable_parameter_is_named() -> None:
+    match = r"module '' \(Scaled\) holds parameter 'pos' of shape \(16, 16, 16\)"
+    with pytest.raises(FoldError, match=match):
+        fold(Scaled(positional=True), 4, (3, 16, 16))

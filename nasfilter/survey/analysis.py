@@ -191,6 +191,18 @@ def _shortcut(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     ):
         x = args[0]
         return (x.new_empty(x.shape), x.new_empty((0,)), x.new_empty((0,)))
+    if name == "aten::convolution" and not args[6]:  # not transposed
+        x, w, _, stride, padding, dilation = args[:6]
+        try:
+            spatial = [
+                (int(size) + 2 * int(p) - int(d) * (int(k) - 1) - 1) // int(st) + 1
+                for size, k, st, p, d in zip(
+                    x.shape[2:], w.shape[2:], stride, padding, dilation, strict=True
+                )
+            ]
+        except (TypeError, ValueError):
+            return None  # an unusual signature: let the meta kernel decide
+        return x.new_empty((int(x.shape[0]), int(w.shape[0]), *spatial))
     if kwargs or torch.Tag.pointwise not in func.tags:
         return None
     tensors = [a for a in args if isinstance(a, torch.Tensor)]

@@ -47,7 +47,9 @@ def cache_folder(root: str | os.PathLike[str] | None = None) -> Path:
 
 
 def _file(folder: Path, arch: str, img_size: int, fold: int = 1) -> Path:
-    suffix = f"@f{fold}" if fold > 1 else ""
+    from nasfilter.survey.fold import FOLD_RULES
+
+    suffix = f"@f{fold}r{FOLD_RULES}" if fold > 1 else ""
     return folder / f"{arch}@{img_size}{suffix}.npz"
 
 

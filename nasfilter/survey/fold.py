@@ -22,6 +22,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+# Changes whenever the widening rules change (the survey caches folded tables under it).
+FOLD_RULES = 2
+
 
 class FoldError(ValueError):
     """A model that cannot be folded generically (the message says which module and why)."""
@@ -103,15 +106,29 @@ def fold(model: Any, f: int, input_shape: tuple[int, int, int] = (3, 224, 224)) 
         raise FoldError(f"the first layer {first!r} is not a convolution reading the image")
 
     handled = (nn.Conv2d, nn.Linear, nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
+    per_channel: list[tuple[Any, str, int]] = []
     for name, module in modules.items():
-        if isinstance(module, handled):
+        if isinstance(module, handled) or _channel_free_conv(module):
             continue
-        own = [p for p, _ in module.named_parameters(recurse=False)]
-        if own:
+        for key, param in module.named_parameters(recurse=False):
+            dims = [d for d, n in enumerate(param.shape) if n > 1]
+            if param.numel() == 1:
+                continue  # a scalar (StarReLU, learnable affine): width-free
+            if len(dims) == 1:
+                per_channel.append((module, key, dims[0]))  # LayerScale, GRN, gamma
+                continue
             raise FoldError(
-                f"module {name!r} ({type(module).__name__}) holds parameters {own} that a "
-                "generic fold cannot widen"
+                f"module {name!r} ({type(module).__name__}) holds parameter {key!r} of shape "
+                f"{tuple(param.shape)} that a generic fold cannot widen"
             )
+    for module, key, dim in per_channel:
+        old = module._parameters[key]
+        shape = list(old.shape)
+        shape[dim] *= s
+        new = torch.empty(shape, dtype=old.dtype, device=old.device)
+        if not old.is_meta:
+            new.fill_(1.0 if key in ("gamma", "weight", "scale") else 0.0)
+        module._parameters[key] = nn.Parameter(new, requires_grad=old.requires_grad)
     for name, module in modules.items():
         if isinstance(module, nn.Conv2d):
             _widen_conv(module, name == first, name == last, f, s)
@@ -140,6 +157,14 @@ def fold(model: Any, f: int, input_shape: tuple[int, int, int] = (3, 224, 224)) 
     if hasattr(folded, "num_classes") and isinstance(folded.num_classes, int):
         folded.num_classes *= f
     return folded
+
+
+def _channel_free_conv(module: Any) -> bool:
+    """A 1-D convolution with one input and one output channel (ECA's kernel slides over the
+    channels): its weights do not depend on the width."""
+    from torch import nn
+
+    return isinstance(module, nn.Conv1d) and module.in_channels == module.out_channels == 1
 
 
 def _on_meta_module(module: Any) -> bool:

@@ -35,11 +35,14 @@ def _throughput(rows: Sequence[dict[str, Any]]) -> np.ndarray:
     )
 
 
-def _cnn(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _cnn(rows: Sequence[dict[str, Any]], fronts: bool = True) -> list[dict[str, Any]]:
+    """The CNN rows; for the fronts, only the measured ones when there are any (the survey
+    never mixes measured and predicted throughputs on one front)."""
     cnn = [r for r in rows if r["is_cnn"]]
     if not cnn:
         raise ValueError("no CNN in the survey rows: nothing to plot")
-    return cnn
+    measured = [r for r in cnn if r["utilization_source"] == "measured"]
+    return measured if fronts and measured else cnn
 
 
 def _log_x(ax: Any) -> None:
@@ -152,7 +155,7 @@ def fig2b_folding(
     rows: Sequence[dict[str, Any]], fold: int, peak_flops: float, ctx: FigureContext
 ) -> Any:
     """Fig. 2b: predicted utilization and throughput of each fold candidate, before -> after."""
-    cnn = _cnn(rows)
+    cnn = _cnn(rows, fronts=False)
     done = [r for r in cnn if r["below_cmr"] and math.isfinite(r["folded_utilization"])]
     with _rc():
         fig = _new_figure(7.0, 5.0)

@@ -244,6 +244,11 @@ def run_survey(
             }
         )
     cnn = np.array([r["is_cnn"] for r in rows], dtype=bool)
+    # Fronts never mix measured and predicted throughputs: with measurements, only the
+    # measured CNN rows compete (a roofline prediction would dominate real measurements).
+    measured_rows = np.array([r["utilization_source"] == "measured" for r in rows], dtype=bool)
+    if (cnn & measured_rows).any():
+        cnn = cnn & measured_rows
     thr_all = np.array(
         [
             r["measured_throughput"]
@@ -319,7 +324,10 @@ def _summary(
 ) -> dict[str, Any]:
     device = settings.device
     cnn_rows = [r for r in rows if r["is_cnn"]]
-    with_acc = [r for r in cnn_rows if math.isfinite(r["top1"])]
+    measured_cnn = [r for r in cnn_rows if r["utilization_source"] == "measured"]
+    # Like the fronts, the correlation never mixes measured and predicted utilizations.
+    pool = measured_cnn or cnn_rows
+    with_acc = [r for r in pool if math.isfinite(r["top1"])]
     rho = (
         float(spearmanr([r["utilization"] for r in with_acc], [r["top1"] for r in with_acc])[0])
         if len(with_acc) >= 3
@@ -356,6 +364,9 @@ def _summary(
         "on_all_three_fronts": sorted(
             f"{r['model']}@{r['img_size']}" for r in cnn_rows if r["on_all_fronts"]
         ),
+        "fronts_over": "measured CNN rows"
+        if measured_util
+        else "CNN rows (predicted throughput)",
         "front_sizes": {
             key: sum(1 for r in cnn_rows if r[key])
             for key in (
