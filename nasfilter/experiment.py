@@ -30,7 +30,7 @@ import numpy as np
 from nasfilter.datasets import get_dataset
 from nasfilter.filters import make_filter
 from nasfilter.metrics import FrontReference, metric_curves, run_metrics, tick_times
-from nasfilter.problem import DEFAULT_PROXY_COST, Budget
+from nasfilter.problem import DEFAULT_PROXY_COST, Budget, Problem
 from nasfilter.proxy import ProxyTable
 from nasfilter.registry import format_spec, parse_spec
 from nasfilter.runner import DEFAULT_MAX_IDLE, make_problem, run_search
@@ -263,8 +263,11 @@ def _nan_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def run_one(spec: RunSpec, seed: int) -> RunRecord:
-    """Run ``spec`` with ``seed``: a pure function of the two (wall time aside)."""
+def run_one(
+    spec: RunSpec, seed: int, on_progress: Callable[[Problem, int], None] | None = None
+) -> RunRecord:
+    """Run ``spec`` with ``seed``: a pure function of the two (wall time aside).
+    ``on_progress`` is passed to :func:`~nasfilter.runner.run_search`."""
     table, proxy, ref = inputs(spec)
     problem = make_problem(table, spec.budget, seed, proxy=proxy, proxy_cost=spec.proxy_cost)
     result = run_search(
@@ -273,6 +276,7 @@ def run_one(spec: RunSpec, seed: int) -> RunRecord:
         filter=make_filter(spec.filter),
         seed=seed,
         max_idle=spec.max_idle,
+        on_progress=on_progress,
     )
     metrics = run_metrics(ref, table, result.events).as_dict()
     curves = metric_curves(ref, table, result.events, tick_times(spec.budget, spec.n_ticks))
@@ -328,10 +332,14 @@ class WorkerDied(RuntimeError):
     """A worker process died (killed, or out of memory); completed runs are kept."""
 
 
-def _records(tasks: list[tuple[RunSpec, int]], jobs: int) -> Iterator[RunRecord]:
-    if jobs == 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield _run_task(task)
+def _records(
+    tasks: list[tuple[RunSpec, int]],
+    jobs: int,
+    on_progress: Callable[[Problem, int], None] | None = None,
+) -> Iterator[RunRecord]:
+    if jobs == 1 or len(tasks) <= 1:  # in this process, so a run can show its own progress
+        for spec, seed in tasks:
+            yield run_one(spec, seed, on_progress)
         return
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
@@ -382,9 +390,22 @@ def run_experiment(
     from tqdm import tqdm
 
     records = []
+    inner: list[Any] = []  # the bar of the current run, made when a run is long enough
+
+    def show(problem: Problem, n_distinct: int) -> None:
+        if not inner:
+            inner.append(tqdm(total=problem.budget.seconds, unit="s", desc="run", leave=False))
+        inner[0].n = min(problem.clock, problem.budget.seconds)
+        inner[0].set_postfix_str(
+            f"{problem.n_evaluations:,} evaluations of {n_distinct:,} architectures",
+            refresh=True,
+        )
+
     with tqdm(total=len(tasks), disable=not progress, unit="run", desc="runs", leave=False) as bar:
         try:
-            for record in _records(tasks, jobs):
+            for record in _records(tasks, jobs, show if progress else None):
+                if inner:
+                    inner.pop().close()
                 if store is not None:
                     store.add_run(record)
                 records.append(record)
@@ -399,6 +420,9 @@ def run_experiment(
                 else "no results database was given, so nothing was kept; run it again"
             )
             raise WorkerDied(f"{exc}; {hint}") from exc.__cause__
+        finally:
+            for open_bar in inner:
+                open_bar.close()
     return records
 
 

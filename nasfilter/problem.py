@@ -12,6 +12,7 @@ Evaluation semantics are NATS-Bench's ``simulate_train_eval(arch, dataset, hp='1
 
 from __future__ import annotations
 
+import array
 import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -84,13 +85,33 @@ class Event(NamedTuple):
 
 
 _COLUMNS = ("kind", "index", "value", "throughput", "seed", "cost", "clock")
+# array.array type codes of the columns: 8 bytes a number (1 for the kind), not a Python
+# object each, so a long run's trace costs about 41 bytes an event.
+_TYPECODES = {
+    "kind": "B",
+    "index": "q",
+    "value": "d",
+    "throughput": "d",
+    "seed": "q",
+    "cost": "d",
+    "clock": "d",
+}
+_KINDS = (EVALUATE, PROXY)  # code -> kind
+_KIND_CODE = {EVALUATE: 0, PROXY: 1}
+
+# Events a run's trace keeps in full. Every run of a sensible budget stays far below it (the
+# study's runs log under 35,000). Past it, only events that can change a result are kept
+# (see Problem); the others are counted in Problem.n_unlogged. 250,000 events are 10 MB.
+TRACE_LIMIT = 250_000
 
 
 class EventLog:
     """Append-only, column-wise record of queries (cheap to append, cheap to export)."""
 
     def __init__(self) -> None:
-        self._cols: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
+        self._cols: dict[str, array.array[Any]] = {
+            name: array.array(code) for name, code in _TYPECODES.items()
+        }
 
     def __len__(self) -> int:
         return len(self._cols["index"])
@@ -106,7 +127,7 @@ class EventLog:
         clock: float,
     ) -> None:
         c = self._cols
-        c["kind"].append(kind)
+        c["kind"].append(_KIND_CODE[kind])
         c["index"].append(index)
         c["value"].append(value)
         c["throughput"].append(throughput)
@@ -126,7 +147,7 @@ class EventLog:
     ) -> None:
         """Append len(index) events of one kind from arrays of equal shape (k,)."""
         c = self._cols
-        c["kind"].extend([kind] * len(index))
+        c["kind"].frombytes(np.full(len(index), _KIND_CODE[kind], dtype=np.uint8).tobytes())
         for name, arr in (
             ("index", index),
             ("value", value),
@@ -135,28 +156,30 @@ class EventLog:
             ("cost", cost),
             ("clock", clock),
         ):
-            c[name].extend(np.asarray(arr).tolist())
+            dtype = np.int64 if _TYPECODES[name] == "q" else np.float64
+            c[name].frombytes(np.ascontiguousarray(arr, dtype=dtype).tobytes())
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Columns as arrays of shape (n,): step, kind (str), index, value, throughput, seed,
         cost (s), clock (s)."""
         c = self._cols
-        return {
+        out: dict[str, np.ndarray] = {
             "step": np.arange(len(self), dtype=np.int64),
-            "kind": np.asarray(c["kind"], dtype=str),
-            "index": np.asarray(c["index"], dtype=np.int64),
-            "value": np.asarray(c["value"], dtype=np.float64),
-            "throughput": np.asarray(c["throughput"], dtype=np.float64),
-            "seed": np.asarray(c["seed"], dtype=np.int64),
-            "cost": np.asarray(c["cost"], dtype=np.float64),
-            "clock": np.asarray(c["clock"], dtype=np.float64),
+            "kind": np.asarray(_KINDS)[np.frombuffer(c["kind"], dtype=np.uint8)]
+            if len(self)
+            else np.asarray([], dtype=str),
         }
+        for name in _COLUMNS[1:]:
+            dtype = np.int64 if _TYPECODES[name] == "q" else np.float64
+            out[name] = np.frombuffer(c[name], dtype=dtype).copy()
+        return out
 
     def events(self) -> list[Event]:
         c = self._cols
+        kinds = [_KINDS[k] for k in c["kind"]]
         return [
             Event(i, *row)
-            for i, row in enumerate(zip(*(c[name] for name in _COLUMNS), strict=True))
+            for i, row in enumerate(zip(kinds, *(c[name] for name in _COLUMNS[1:]), strict=True))
         ]
 
 
@@ -189,6 +212,11 @@ class Problem:
         charge_repeat_proxy: when True, a repeated proxy query is charged again. By default
             it is free: the oracle caches its answer per architecture, so a searcher and a
             filter of one run asking about the same architecture pay for one measurement.
+        trace_limit: events logged in full (default :data:`TRACE_LIMIT`). Past it, the log
+            keeps only events that can change a run's metrics: the first evaluation of an
+            architecture, an evaluation whose accuracy beats every earlier one, and the
+            first proxy query of an architecture. The rest (repeats) are charged and counted
+            (:attr:`n_unlogged`) but not kept, so a huge budget cannot fill the memory.
     """
 
     def __init__(
@@ -200,6 +228,7 @@ class Problem:
         proxy_cost: float = DEFAULT_PROXY_COST,
         charge_repeats: bool = True,
         charge_repeat_proxy: bool = False,
+        trace_limit: int = TRACE_LIMIT,
     ) -> None:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -221,6 +250,8 @@ class Problem:
             raise ValueError(
                 f"proxy_cost must be a finite number of seconds >= 0, got {proxy_cost!r}"
             )
+        if isinstance(trace_limit, bool) or not isinstance(trace_limit, int) or trace_limit < 0:
+            raise ValueError(f"trace_limit must be an integer >= 0, got {trace_limit!r}")
         cost = table.eval_cost
         present_cost = cost[table.present]
         if not np.all(np.isfinite(present_cost)):
@@ -252,6 +283,10 @@ class Problem:
         self._eval_seconds = 0.0
         self._proxy_seconds = 0.0
         self._n_evals = 0
+        self._n_proxy = 0
+        self._n_unlogged = 0
+        self._best_acc = -math.inf
+        self.trace_limit = trace_limit
         self._log = EventLog()
         self._eval_memo: dict[int, float] = {}
         self._proxy_memo: set[int] = set()
@@ -273,6 +308,16 @@ class Problem:
     @property
     def n_evaluations(self) -> int:
         return self._n_evals
+
+    @property
+    def n_proxy(self) -> int:
+        """Proxy queries so far (repeats included)."""
+        return self._n_proxy
+
+    @property
+    def n_unlogged(self) -> int:
+        """Queries charged but not kept in the log (past ``trace_limit``)."""
+        return self._n_unlogged
 
     @property
     def overshoot(self) -> float:
@@ -340,11 +385,17 @@ class Problem:
                 accuracy = float(self._valid_acc[index, slot])
             cost = float(self._eval_cost[index])
             seed = self._seeds[slot]
-            self._eval_memo.setdefault(index, accuracy)
+        new = index not in self._eval_memo
+        if new:
+            self._eval_memo[index] = accuracy
         self._clock += cost
         self._eval_seconds += cost
         self._n_evals += 1
-        self._log.append(EVALUATE, index, accuracy, math.nan, seed, cost, self._clock)
+        if new or accuracy > self._best_acc or len(self._log) < self.trace_limit:
+            self._log.append(EVALUATE, index, accuracy, math.nan, seed, cost, self._clock)
+        else:
+            self._n_unlogged += 1
+        self._best_acc = max(self._best_acc, accuracy)
         return accuracy
 
     def query_proxy(self, arch: ArchLike) -> ProxyReading:
@@ -357,14 +408,19 @@ class Problem:
         self._check_open("query the proxy")
         self.proxy_table.require(index)
         cost = self.proxy_cost
-        if not self.charge_repeat_proxy and index in self._proxy_memo:
+        new = index not in self._proxy_memo
+        if not self.charge_repeat_proxy and not new:
             cost = 0.0
         self._proxy_memo.add(index)
         util = float(self.proxy_table.utilization[index])
         thr = float(self.proxy_table.throughput[index])
         self._clock += cost
         self._proxy_seconds += cost
-        self._log.append(PROXY, index, util, thr, -1, cost, self._clock)
+        self._n_proxy += 1
+        if new or len(self._log) < self.trace_limit:
+            self._log.append(PROXY, index, util, thr, -1, cost, self._clock)
+        else:
+            self._n_unlogged += 1
         return ProxyReading(util, thr)
 
     def query_proxy_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -389,22 +445,28 @@ class Problem:
         measured = self.proxy_table.measured[idx]
         if not measured.all():
             self.proxy_table.require(int(idx[~measured][0]))
+        first = np.zeros(idx.shape, dtype=bool)
+        _, first_pos = np.unique(idx, return_index=True)
+        first[first_pos] = True
+        first &= ~np.isin(idx, np.fromiter(self._proxy_memo, dtype=np.int64))
         if self.charge_repeat_proxy:
             costs = np.full(idx.shape, self.proxy_cost)
         else:
-            first = np.zeros(idx.shape, dtype=bool)
-            _, first_pos = np.unique(idx, return_index=True)
-            first[first_pos] = True
-            first &= ~np.isin(idx, np.fromiter(self._proxy_memo, dtype=np.int64))
             costs = np.where(first, self.proxy_cost, 0.0)
         clocks = self._clock + np.cumsum(costs)
         # A query may start while the clock before it is below the budget.
         before = clocks - costs
         k = int(np.searchsorted(before, self.budget.seconds, side="left"))
-        idx, costs, clocks = idx[:k], costs[:k], clocks[:k]
+        idx, costs, clocks, first = idx[:k], costs[:k], clocks[:k], first[:k]
         util = self.proxy_table.utilization[idx]
         thr = self.proxy_table.throughput[idx]
-        self._log.extend(PROXY, idx, util, thr, np.full(k, -1), costs, clocks)
+        keep = first | (len(self._log) + np.arange(k) < self.trace_limit)
+        n_keep = int(keep.sum())
+        self._log.extend(
+            PROXY, idx[keep], util[keep], thr[keep], np.full(n_keep, -1), costs[keep], clocks[keep]
+        )
+        self._n_proxy += k
+        self._n_unlogged += k - n_keep
         spent = float(costs.sum())
         if k:
             self._clock = float(clocks[-1])

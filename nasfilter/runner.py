@@ -13,7 +13,18 @@ It stops with a recorded ``status``:
 - ``"searcher-done"``: ``ask`` returned None;
 - ``"stalled"``: :data:`DEFAULT_MAX_IDLE` (or ``max_idle``) proposals in a row were not
   evaluated. A run whose filter drops everything, with a searcher that never stops, would
-  otherwise loop forever without advancing the clock.
+  otherwise loop forever without advancing the clock;
+- ``"space-exhausted"``: every architecture present in the table has been evaluated, so the
+  searcher can propose nothing new (NATS-style loops end the same way when their space is
+  used up); more budget would only re-draw training seeds of known architectures;
+- ``"converged"``: :data:`DEFAULT_MAX_REPEATS` (or ``max_repeats``) evaluations in a row
+  were of architectures this run had already evaluated: the searcher keeps proposing only
+  what it knows, so the rest of the budget could change no front metric.
+
+The last two make a huge budget (``--budget 1e30``) finish: a run ends when it has nothing
+new to learn, not only when the clock runs out. With the study's budget (110000 s, at
+least 43 s per evaluation: at most about 2,600 evaluations) neither can trigger before the
+budget does. The trace the problem keeps is bounded as well (``Problem.trace_limit``).
 
 Randomness: :func:`seed_streams` turns one seed into three independent generators (problem,
 searcher, filter) through ``np.random.SeedSequence(seed).spawn(3)``, so a run is a pure
@@ -24,6 +35,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -38,8 +50,10 @@ from nasfilter.space import Arch, index_of
 from nasfilter.table import BenchmarkTable
 
 DEFAULT_MAX_IDLE = 10_000  # consecutive proposals without an evaluation before "stalled"
+DEFAULT_MAX_REPEATS = 10_000  # consecutive evaluations of known architectures: "converged"
+PROGRESS_EVERY = 4096  # proposals between two calls of run_search's on_progress
 
-STATUSES = ("budget", "searcher-done", "stalled")
+STATUSES = ("budget", "searcher-done", "stalled", "space-exhausted", "converged")
 
 
 class Streams(NamedTuple):
@@ -89,6 +103,8 @@ class RunResult:
         clock: simulated seconds spent (accuracy and proxy), may exceed the budget by the
             last evaluation; ``evaluation_seconds`` and ``proxy_seconds`` split it.
         n_asked: proposals; n_dropped: proposals the filter dropped.
+        n_unlogged: queries charged but left out of ``events`` past the problem's
+            ``trace_limit`` (repeats that change no metric); 0 for every ordinary run.
         best_index: the architecture the searcher returns (:meth:`Searcher.recommend`), by
             default the evaluated one with the highest validation accuracy seen (the first on
             ties); -1 if none. ``best_valid_acc``: the highest validation accuracy (percent)
@@ -113,6 +129,7 @@ class RunResult:
     wall_seconds: float
     searcher_config: dict[str, Any] = field(default_factory=dict)
     filter_config: dict[str, Any] = field(default_factory=dict)
+    n_unlogged: int = 0
 
     @property
     def evaluated(self) -> np.ndarray:
@@ -127,6 +144,8 @@ def run_search(
     filter: Filter | None = None,
     seed: int | np.random.SeedSequence = 0,
     max_idle: int = DEFAULT_MAX_IDLE,
+    max_repeats: int = DEFAULT_MAX_REPEATS,
+    on_progress: Callable[[Problem, int], None] | None = None,
 ) -> RunResult:
     """Run ``searcher`` (through ``filter``) on ``problem`` until a stop condition.
 
@@ -134,7 +153,9 @@ def run_search(
     build the problem with :func:`make_problem` and the same seed for a fully seeded run.
     Raises ValueError before the run for bad arguments, and when the searcher proposes
     something that is not an :class:`~nasfilter.space.Arch` or the filter returns
-    anything but a sub-list of its candidates.
+    anything but a sub-list of its candidates. ``on_progress(problem, n_distinct)`` is
+    called every :data:`PROGRESS_EVERY` proposals (``n_distinct``: architectures
+    evaluated so far), for a progress display of a long run.
     """
     if not isinstance(searcher, Searcher):
         raise ValueError(f"searcher must be a Searcher instance, got {searcher!r}")
@@ -144,6 +165,8 @@ def run_search(
         raise ValueError(f"problem must be a Problem, got {problem!r}")
     if isinstance(max_idle, bool) or not isinstance(max_idle, int) or max_idle < 1:
         raise ValueError(f"max_idle must be an integer >= 1, got {max_idle!r}")
+    if isinstance(max_repeats, bool) or not isinstance(max_repeats, int) or max_repeats < 1:
+        raise ValueError(f"max_repeats must be an integer >= 1, got {max_repeats!r}")
     streams = seed_streams(seed)
     proxy = ProxyHandle(problem)
     searcher.setup(SearchContext(streams.searcher, proxy))
@@ -152,7 +175,8 @@ def run_search(
 
     ask, tell, evaluate = searcher.ask, searcher.tell, problem.evaluate
     select = None if filter is None else filter.select
-    n_asked = n_dropped = idle = 0
+    n_asked = n_dropped = idle = repeats = 0
+    n_present = problem.table.n_present
     best_index, best_acc = -1, -math.inf
     seen: dict[int, float] = {}  # best validation accuracy per evaluated index
     status = "budget"
@@ -166,6 +190,8 @@ def run_search(
             if type(arch) is not Arch:
                 raise ValueError(f"{searcher!r}.ask() returned {arch!r}; expected an Arch or None")
             n_asked += 1
+            if on_progress is not None and n_asked % PROGRESS_EVERY == 0:
+                on_progress(problem, len(seen))
             if select is not None:
                 kept = select([arch], proxy)
                 if kept and (len(kept) != 1 or kept[0] != arch):
@@ -186,11 +212,19 @@ def run_search(
             index = index_of(arch)
             accuracy = evaluate(index)
             idle = 0
-            if accuracy > seen.get(index, -math.inf):
+            known = seen.get(index)
+            repeats = 0 if known is None else repeats + 1
+            if known is None or accuracy > known:
                 seen[index] = accuracy
             if accuracy > best_acc:
                 best_index, best_acc = index, accuracy
             tell(arch, accuracy)
+            if known is None and len(seen) >= n_present:
+                status = "space-exhausted"
+                break
+            if repeats >= max_repeats:
+                status = "converged"
+                break
     except BudgetExhausted:
         status = "budget"  # a proxy query inside ask/select/tell found the budget spent
     wall = time.perf_counter() - start
@@ -214,7 +248,7 @@ def run_search(
         evaluation_seconds=problem.evaluation_seconds,
         proxy_seconds=problem.proxy_seconds,
         n_evaluations=problem.n_evaluations,
-        n_proxy=int(len(events["kind"]) - problem.n_evaluations),
+        n_proxy=problem.n_proxy,
         n_asked=n_asked,
         n_dropped=n_dropped,
         best_index=best_index,
@@ -222,4 +256,5 @@ def run_search(
         wall_seconds=wall,
         searcher_config=searcher.config(),
         filter_config={} if filter is None else filter.config(),
+        n_unlogged=problem.n_unlogged,
     )

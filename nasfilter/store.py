@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nasfilter.files import atomic_write, check_sqlite_writable, connect_sqlite_readonly
 from nasfilter.metrics import METRICS
 from nasfilter.problem import EVALUATE, PROXY
 
@@ -138,7 +139,9 @@ class Store:
         path: the SQLite file.
         timeout: seconds a write waits while another process writes.
         create: when False (for readers such as ``nasfilter compare``), a file that does
-            not exist or holds no results schema is refused instead of being set up.
+            not exist or holds no results schema is refused instead of being set up, and
+            the file is opened read-only (it may sit in a read-only folder). When True, a
+            file or folder this user cannot write raises PermissionError naming it.
 
     Attributes:
         duplicates: runs :meth:`add_run` found already stored (by another writer) and
@@ -154,17 +157,23 @@ class Store:
             raise StoreError(f"database path {str(self.path)!r} is a directory")
         if not create and not self.path.is_file():
             raise StoreError(f"results database {str(self.path)!r} does not exist")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if create:
+            check_sqlite_writable(self.path, "results database")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            if create:
+                self._con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            else:  # a reader: never writes, and works on a read-only file and folder
+                self._con = connect_sqlite_readonly(self.path, "results database")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open results database {str(self.path)!r}: {exc}") from exc
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             self._refuse_foreign(create)
-            self._con.execute("PRAGMA journal_mode = WAL")
-            self._con.execute("PRAGMA synchronous = NORMAL")
-            self._con.execute("PRAGMA foreign_keys = ON")
+            if create:
+                self._con.execute("PRAGMA journal_mode = WAL")
+                self._con.execute("PRAGMA synchronous = NORMAL")
+                self._con.execute("PRAGMA foreign_keys = ON")
             if create:
                 with self._write():
                     for statement in _SCHEMA.split(";"):
@@ -452,8 +461,7 @@ class Store:
 
         rows = self.rows(what)
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("w", newline="") as fh:
+        with atomic_write(target, "w") as fh:  # never half a file, nor a clobbered one
             if not rows:
                 return target
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))

@@ -77,14 +77,14 @@ def test_plugins_run_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
     [
         (["--searchers", "reinforcement"], "known searchers: evolution, random"),
         (["--searchers", "random", "--filters", "paretoo"], "known filters: drop-all, none"),
-        (["--searchers", "random", "--seeds", ","], "seed list ',' is empty"),
-        (["--searchers", "random", "--seeds", "5-2"], "cannot read seeds '5-2'"),
-        (["--searchers", "random", "--budget", "0"], "budget seconds must be finite and > 0"),
-        (["--searchers", "random", "--budget", "-3"], "budget seconds must be finite and > 0"),
+        (["--searchers", "random", "--seeds", ","], "--seeds ',' is empty"),
+        (["--searchers", "random", "--seeds", "5-2"], "cannot read --seeds '5-2'"),
+        (["--searchers", "random", "--budget", "0"], "argument --budget: expected a finite"),
+        (["--searchers", "random", "--budget", "-3"], "argument --budget: expected a finite"),
         (["--searchers", "evolution[population_size=-1]"], "population_size must be"),
         (["--searchers", "reinforce[lr=0]"], "lr must be > 0"),
         (["--searchers", "reinforce[w=nan]"], "w must be finite"),
-        (["--searchers", "random", "--jobs", "0"], "--jobs must be >= 1"),
+        (["--searchers", "random", "--jobs", "0"], "argument --jobs: expected an integer >= 1"),
         (["--searchers", "random", "--table", "missing.npz"], "does not exist"),
     ],
 )
@@ -101,7 +101,7 @@ def test_parse_seeds() -> None:
     assert parse_seeds("0-8") == list(range(9))
     assert parse_seeds("0,3, 5") == [0, 3, 5]
     assert parse_seeds("0-2,7") == [0, 1, 2, 7]
-    with pytest.raises(ValueError, match="cannot read seeds"):
+    with pytest.raises(ValueError, match="cannot read --seeds"):
         parse_seeds("a")
 
 

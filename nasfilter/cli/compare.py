@@ -8,6 +8,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from nasfilter.cli.args import add_force
+
 # (column in the database, header, format) of the summary table, in order.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("hv_ratio", "HV ratio", "{:.3f}"),
@@ -89,12 +91,45 @@ def method_label(searcher: str, filter: str) -> str:
     return searcher if filter == "none" else f"{searcher} | {filter}"
 
 
+# Group fields that tell rows apart when a database mixes them: (field, header).
+_DISTINGUISH = (
+    ("dataset", "dataset"),
+    ("budget", "budget s"),
+    ("table_label", "table"),
+    ("oracle_label", "oracle"),
+)
+
+
+def _varying(summary: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The group fields that take more than one value across ``summary``."""
+    return [(f, h) for f, h in _DISTINGUISH if len({e[f] for e in summary}) > 1]
+
+
+def _inputs_key(e: dict[str, Any]) -> tuple[str, str, str, float]:
+    return (e["table_label"], e["dataset"], e["oracle_label"], e["budget"])
+
+
 def format_summary(summary: Sequence[dict[str, Any]]) -> str:
-    """A plain-text table of :func:`summarize`'s output, one line per method."""
-    headers = ["method", "seeds", *(h for _, h, _ in COLUMNS)]
+    """A plain-text table of :func:`summarize`'s output, one line per method.
+
+    When the rows mix datasets, budgets, tables or oracles, a column per varying field
+    tells them apart (tables and oracles as ``[k]``, the k-th line of
+    :func:`describe_inputs`)."""
+    varying = _varying(summary)
+    legend = {
+        f: list(dict.fromkeys(e[f] for e in summary)) for f in ("table_label", "oracle_label")
+    }
+
+    def show(field: str, value: Any) -> str:
+        if field in legend:
+            return f"[{legend[field].index(value) + 1}]"
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    headers = ["method", *(h for _, h in varying), "seeds", *(h for _, h, _ in COLUMNS)]
     lines = [
         [
             method_label(e["searcher"], e["filter"]),
+            *(show(f, e[f]) for f, _ in varying),
             str(e["n_seeds"]),
             *(_cell(e[c][0], e[c][1], fmt) for c, _, fmt in COLUMNS),
         ]
@@ -113,13 +148,18 @@ def format_summary(summary: Sequence[dict[str, Any]]) -> str:
 
 
 def describe_inputs(summary: Sequence[dict[str, Any]]) -> str:
-    """Lines naming every table and oracle the summary covers."""
-    seen: dict[tuple[str, str, str, float], None] = {}
-    for e in summary:
-        seen[(e["table_label"], e["dataset"], e["oracle_label"], e["budget"])] = None
-    return "\n".join(
-        f"table: {t} ({d}); oracle: {o}; budget {b:g} simulated s per run" for t, d, o, b in seen
-    )
+    """Lines naming every table and oracle the summary covers; numbered ``[k]`` (as in
+    :func:`format_summary`'s columns) when there is more than one of either."""
+    seen = list(dict.fromkeys(_inputs_key(e) for e in summary))
+    if len(seen) == 1:
+        t, d, o, b = seen[0]
+        return f"table: {t} ({d}); oracle: {o}; budget {b:g} simulated s per run"
+    tables = list(dict.fromkeys(e["table_label"] for e in summary))
+    oracles = list(dict.fromkeys(e["oracle_label"] for e in summary))
+    out = ["this database mixes inputs; the columns below tell its rows apart:"]
+    out += [f"table [{k}]: {t}" for k, t in enumerate(tables, 1)]
+    out += [f"oracle [{k}]: {o}" for k, o in enumerate(oracles, 1)]
+    return "\n".join(out)
 
 
 def register(sub: Any) -> None:
@@ -131,7 +171,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--db", required=True, help="the SQLite results database")
     p.add_argument("--json", action="store_true", help="print one JSON list, one object per run")
-    p.add_argument("--csv", metavar="PATH", help="also export the runs as CSV to PATH")
+    p.add_argument("--csv", metavar="PATH", help="also export the runs as CSV to PATH (a new file)")
+    add_force(p, "--csv file")
     p.set_defaults(func=run)
 
 
@@ -142,16 +183,28 @@ def _json_value(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    import sys
 
+    from nasfilter.cli.args import check_input_file, check_output_file
     from nasfilter.store import Store
 
-    if not Path(args.db).is_file():
-        raise FileNotFoundError(f"results database {args.db!r} does not exist")
-    with Store(args.db, create=False) as store:  # never sets up or alters a foreign file
+    check_input_file(args.db, "--db", "results database")
+    csv = None
+    if args.csv:
+        csv = check_output_file(
+            args.csv, "--csv", force=args.force, inputs={"--db": args.db}, databases=("--db",)
+        )
+    with Store(args.db, create=False) as store:  # read-only: never sets up or alters a file
         rows = store.runs()
-        if args.csv:
-            store.export_csv(args.csv, "runs")
+        if csv is not None:
+            if rows:
+                store.export_csv(csv, "runs")
+            else:
+                print(
+                    f"nasfilter compare: {args.db} holds no runs yet, so no CSV was written "
+                    f"to {str(csv)!r}",
+                    file=sys.stderr,
+                )
     if args.json:
         print(json.dumps([{k: _json_value(r[k]) for k in JSON_FIELDS} for r in rows], indent=1))
         return 0

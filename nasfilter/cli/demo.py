@@ -69,6 +69,12 @@ def _demo(args: argparse.Namespace) -> int:
     from nasfilter.cli.run import build_specs, parse_seeds
     from nasfilter.experiment import check_seeds, default_jobs, inputs, run_experiment
 
+    if args.db:
+        from nasfilter.cli.args import check_database
+
+        check_database(
+            args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache}
+        )
     seeds = check_seeds(parse_seeds(args.seeds))
     specs = build_specs(args, list(STUDY_SEARCHERS), ["none"])
     table, proxy, ref = inputs(specs[0])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nasfilter.datasets import DATASETS
+from nasfilter.cli.args import add_dataset, seconds
+from nasfilter.cli.run import add_jobs
 
 
 def register(sub: Any) -> None:
@@ -23,7 +24,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--table", help="a complete table converted with `nasfilter convert` (default: embedded)"
     )
-    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
+    add_dataset(p)
     p.add_argument(
         "--backend",
         "--oracle",
@@ -40,21 +41,26 @@ def register(sub: Any) -> None:
     p.add_argument("--seeds", default="0-8", help="seeds, e.g. 0-8 or 0,3,5 (default 0-8)")
     p.add_argument(
         "--budget",
-        type=float,
+        type=seconds(positive=True),
         default=110_000.0,
         help="simulated seconds per run (default 110000, the study's)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes for the runs (default 1)")
+    add_jobs(p)
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no summary lines")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.cli.args import check_not_input, check_parent
     from nasfilter.cli.run import parse_seeds, worker_died
-    from nasfilter.experiment import WorkerDied
+    from nasfilter.experiment import WorkerDied, default_jobs
     from nasfilter.reproduce import reproduce
 
+    out = check_parent(args.out, "--out")
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")
+    check_not_input(out, "--out", {"--table": args.table, "--oracle-cache": args.oracle_cache})
     try:
         summary = reproduce(
             args.out,
@@ -66,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             budget=args.budget,
             force=args.force,
             quiet=args.quiet,
-            jobs=args.jobs,
+            jobs=args.jobs or default_jobs(),
             oracle_cache=args.oracle_cache,
         )
     except WorkerDied as exc:

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from nasfilter.datasets import DATASETS
+from nasfilter.cli.args import add_dataset, int_at_least, seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.experiment import RunSpec
@@ -41,15 +41,15 @@ def parse_seeds(text: str) -> list[int]:
                 seeds.append(int(part))
         except ValueError:
             raise ValueError(
-                f"cannot read seeds {text!r}: write a range such as 0-8, a list such as "
+                f"cannot read --seeds {text!r}: write a range such as 0-8, a list such as "
                 "0,3,5, or both (0-2,7); seeds are integers >= 0"
             ) from None
         except OverflowError:
             raise ValueError(
-                f"seeds {text!r} name more than {MAX_SEEDS:,} seeds; give a shorter range"
+                f"--seeds {text!r} names more than {MAX_SEEDS:,} seeds; give a shorter range"
             ) from None
     if not seeds:
-        raise ValueError(f"the seed list {text!r} is empty; give at least one seed, e.g. 0-8")
+        raise ValueError(f"--seeds {text!r} is empty; give at least one seed, e.g. 0-8")
     return seeds
 
 
@@ -64,12 +64,12 @@ def add_common(p: argparse.ArgumentParser) -> None:
     """Options shared by ``run`` and ``demo``: budget, table, dataset, oracle, jobs."""
     p.add_argument(
         "--budget",
-        type=float,
+        type=seconds(positive=True),
         default=110_000.0,
         help="simulated seconds per run (default 110000, the study's)",
     )
     p.add_argument("--table", help="a table converted with `nasfilter convert` (default: embedded)")
-    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
+    add_dataset(p)
     p.add_argument("--oracle", default="roofline", help="proxy backend (default roofline)")
     p.add_argument("--device", default="v100", help="oracle device (default v100)")
     p.add_argument(
@@ -77,12 +77,40 @@ def add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--proxy-cost",
-        type=float,
+        type=seconds(positive=False),
         default=None,
         help="simulated seconds per proxy query (default 2, see nasfilter.problem)",
     )
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
+    add_jobs(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def add_jobs(p: argparse.ArgumentParser) -> None:
+    """``--jobs``, the same default (the CPUs) for every command that runs searches."""
+    p.add_argument(
+        "--jobs",
+        type=int_at_least(1),
+        default=None,
+        help="worker processes (default: the CPUs this process may use)",
+    )
+
+
+def plugin_listing() -> str:
+    """The registered searchers and filters, one line each, for ``--help``."""
+    from nasfilter.filters import FILTERS
+    from nasfilter.searchers import SEARCHERS
+
+    lines = []
+    for title, registry in (("searchers", SEARCHERS), ("filters", FILTERS)):
+        described = registry.describe()
+        width = max(len(n) for n in described)
+        lines.append(f"{title}:")
+        lines += [f"  {name.ljust(width)}  {text}" for name, text in described.items()]
+    lines.append(
+        "Settings go in brackets, e.g. 'reinforce[reward=mnas,lr=0.01]'; a wrong one lists "
+        "the valid ones. Plugins: package.module:Class or path/to/file.py:Class."
+    )
+    return "\n".join(lines)
 
 
 def register(sub: Any) -> None:
@@ -92,6 +120,8 @@ def register(sub: Any) -> None:
         description="Run every searcher x filter x seed and store the results in an SQLite "
         "database; an interrupted run resumes when run again on the same database. "
         "Without --table the embedded SYNTHETIC surrogate is used.",
+        epilog=plugin_listing(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "--searchers",
@@ -99,17 +129,21 @@ def register(sub: Any) -> None:
         required=True,
         metavar="SPEC",
         help="searcher names or specs, e.g. random 'reinforce[reward=mnas]' "
-        "examples.custom_searcher:GreedyNeighbours",
+        "examples.custom_searcher:GreedyNeighbours (the list below)",
     )
     p.add_argument(
         "--filters",
         nargs="+",
         default=["none"],
         metavar="SPEC",
-        help="filter names or specs (default: none)",
+        help="filter names or specs (default: none; the list below)",
     )
     p.add_argument("--seeds", default="0-8", help="seeds, e.g. 0-8 or 0,3,5 (default 0-8)")
-    p.add_argument("--db", required=True, help="the SQLite results database (created)")
+    p.add_argument(
+        "--db",
+        required=True,
+        help="the SQLite results database (created in an existing folder, or added to)",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -121,8 +155,6 @@ def build_specs(
     from nasfilter.experiment import grid
     from nasfilter.problem import DEFAULT_PROXY_COST
 
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     return grid(
         searchers,
         filters,
@@ -143,6 +175,7 @@ def worker_died(command: str, exc: Exception) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.cli.args import check_database
     from nasfilter.experiment import (
         WorkerDied,
         check_seeds,
@@ -152,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from nasfilter.store import Store
 
+    check_database(args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache})
     seeds = check_seeds(parse_seeds(args.seeds))
     specs = build_specs(args, split_specs(args.searchers), split_specs(args.filters))
     table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database

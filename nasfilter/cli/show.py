@@ -8,7 +8,7 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from nasfilter.datasets import DATASETS
+from nasfilter.cli.args import add_dataset
 
 
 def register(sub: Any) -> None:
@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("arch", help="an index in [0, 32767] or channels such as 8:16:24:32:40")
     p.add_argument("--table", help="a table converted with `nasfilter convert` (.npz)")
-    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
+    add_dataset(p)
     p.add_argument("--oracle", default="roofline", help="proxy backend (default roofline)")
     p.add_argument("--device", default=None, help="oracle device (default v100)")
     p.add_argument(

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly
 from nasfilter.oracle.measurement import (
     SCHEMA_VERSION,
     InvalidMeasurement,
@@ -157,18 +158,29 @@ class MeasurementCache:
     """An open cache file. Use as a context manager or call :meth:`close`.
 
     Args:
-        path: the SQLite file; created (with its folder) if absent.
+        path: the SQLite file; created (with its folder) if absent, unless ``readonly``.
+        readonly: open an existing cache for reading only (it may sit in a read-only
+            folder); writes then fail. When False, a file or folder this user cannot write
+            raises PermissionError naming it.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], readonly: bool = False) -> None:
         self.path = Path(path)
+        self.readonly = readonly
         self._ids: dict[Group, int] = {}
         _check_file(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if readonly and not self.path.is_file():
+            raise CacheFileError(f"measurement cache {str(self.path)!r} does not exist")
+        if not readonly:
+            check_sqlite_writable(self.path, "measurement cache")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._conn = sqlite3.connect(
-                str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None
-            )
+            if readonly:
+                self._conn = connect_sqlite_readonly(self.path, "measurement cache")
+            else:
+                self._conn = sqlite3.connect(
+                    str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None
+                )
         except sqlite3.Error as exc:
             raise CacheFileError(f"cannot open cache {str(self.path)!r}: {exc}") from exc
         try:
@@ -203,14 +215,20 @@ class MeasurementCache:
             tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         finally:
             c.execute("COMMIT")
+        if self.readonly and app_id != APPLICATION_ID:
+            raise CacheFileError(
+                f"{str(self.path)!r} is not a nasfilter measurement cache (application id "
+                f"{app_id:#x}, tables {sorted(tables)}); fill one with `nasfilter measure`"
+            )
         if app_id != APPLICATION_ID and (app_id != 0 or tables):
             raise CacheFileError(
                 f"{str(self.path)!r} is an SQLite database but not a nasfilter measurement "
                 f"cache (application id {app_id:#x}, tables {sorted(tables)}); refusing to "
                 "touch it: choose another --cache path"
             )
-        self._set_wal()
-        c.execute("PRAGMA synchronous=NORMAL")
+        if not self.readonly:
+            self._set_wal()
+            c.execute("PRAGMA synchronous=NORMAL")
         if app_id != APPLICATION_ID:  # a new file: create the tables
             c.execute("BEGIN IMMEDIATE")
             try:
