@@ -47,12 +47,26 @@ def read_npz(path: str | os.PathLike[str], kind: str, origin: str) -> dict[str, 
     source = Path(path)
     if not source.is_file():
         raise ValueError(f"{kind} file {str(source)!r} does not exist or is not a file")
+    expected = f"a {kind} is the .npz file (a zip of arrays) that {origin} writes"
+    with source.open("rb") as fh:
+        head = fh.read(4)
+    if head not in (b"PK\x03\x04", b"PK\x05\x06"):
+        what = "an empty file" if not head else "not an .npz file (not a zip archive)"
+        raise ValueError(f"{str(source)!r} is not a {kind}: it is {what}; {expected}")
     try:
         with np.load(source, allow_pickle=False) as npz:
             return {key: npz[key] for key in npz.files}
-    except Exception as exc:  # zipfile, OSError, pickle refusal, ...
+    except ValueError as exc:
+        if "pickle" not in str(exc):
+            raise ValueError(f"{str(source)!r} is not a {kind}: {exc}; {expected}") from exc
+        # numpy suggests loading "unsafely"; a nasfilter file never holds pickled objects.
         raise ValueError(
-            f"{str(source)!r} is not a {kind} (.npz written by {origin}): {exc}"
+            f"{str(source)!r} is not a {kind}: it holds pickled Python objects, which "
+            f"nasfilter never loads; {expected}"
+        ) from exc
+    except Exception as exc:  # zipfile, OSError, a damaged member, ...
+        raise ValueError(
+            f"{str(source)!r} is not a {kind} (it may be damaged: {exc}); {expected}"
         ) from exc
 
 

@@ -111,7 +111,11 @@ _WHERE_GROUP = "dataset=? AND backend=? AND config=? AND device=? AND schema=?"
 _NO_GROUP = -1
 
 
-def _check_file(path: Path) -> None:
+_WRITER_HINT = "choose another --cache path"
+_READER_HINT = "give --oracle-cache a cache filled by `nasfilter measure` (or its .npz export)"
+
+
+def _check_file(path: Path, hint: str = _WRITER_HINT) -> None:
     """Refuse anything at ``path`` that is not an SQLite file (an empty file is fine)."""
     if not path.exists():
         return
@@ -122,7 +126,7 @@ def _check_file(path: Path) -> None:
     if head and head != _SQLITE_MAGIC:
         raise CacheFileError(
             f"{str(path)!r} is not a nasfilter measurement cache (not an SQLite database); "
-            "refusing to touch it: choose another --cache path"
+            f"refusing to touch it: {hint}"
         )
 
 
@@ -168,7 +172,8 @@ class MeasurementCache:
         self.path = Path(path)
         self.readonly = readonly
         self._ids: dict[Group, int] = {}
-        _check_file(self.path)
+        self._hint = _READER_HINT if readonly else _WRITER_HINT
+        _check_file(self.path, self._hint)
         if readonly and not self.path.is_file():
             raise CacheFileError(f"measurement cache {str(self.path)!r} does not exist")
         if not readonly:
@@ -197,13 +202,13 @@ class MeasurementCache:
                 ) from exc
             raise CacheFileError(
                 f"{str(self.path)!r} is not a usable nasfilter measurement cache ({exc}); "
-                "it may be corrupt; refusing to touch it: choose another --cache path"
+                f"it may be corrupt; refusing to touch it: {self._hint}"
             ) from exc
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise CacheFileError(
                 f"{str(self.path)!r} is not a usable nasfilter measurement cache ({exc}); "
-                "it may be corrupt; refusing to touch it: choose another --cache path"
+                f"it may be corrupt; refusing to touch it: {self._hint}"
             ) from exc
 
     # ------------------------------------------------------------------ set-up
@@ -224,7 +229,7 @@ class MeasurementCache:
             raise CacheFileError(
                 f"{str(self.path)!r} is an SQLite database but not a nasfilter measurement "
                 f"cache (application id {app_id:#x}, tables {sorted(tables)}); refusing to "
-                "touch it: choose another --cache path"
+                f"touch it: {self._hint}"
             )
         if not self.readonly:
             self._set_wal()
@@ -249,7 +254,8 @@ class MeasurementCache:
             found = None if row is None else row[0]
             raise CacheFileError(
                 f"{str(self.path)!r} has cache format {found}; this nasfilter reads format "
-                f"{CACHE_FORMAT}: use a new --cache path"
+                f"{CACHE_FORMAT}: "
+                + ("use a new --cache path" if not self.readonly else self._hint)
             )
 
     def _set_wal(self) -> None:
