@@ -144,11 +144,12 @@ def grid(
 
 
 def check_seeds(seeds: Iterable[int]) -> list[int]:
-    """``seeds`` as a list of distinct integers >= 0; ValueError if empty or bad."""
+    """``seeds`` as a list of distinct integers in [0, 2**63) (what the results database
+    holds); ValueError if empty or bad."""
     out = []
     for s in seeds:
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"seeds must be integers >= 0, got {s!r}")
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**63:
+            raise ValueError(f"seeds must be integers in [0, 2**63), got {s!r}")
         out.append(int(s))
     if not out:
         raise ValueError("the seed list is empty; give at least one seed, e.g. 0-8")

@@ -45,6 +45,8 @@ def read_npz(path: str | os.PathLike[str], kind: str, origin: str) -> dict[str, 
     import numpy as np
 
     source = Path(path)
+    if source.is_dir():
+        raise ValueError(f"{kind} file {str(source)!r} is a folder, not a file")
     if not source.is_file():
         raise ValueError(f"{kind} file {str(source)!r} does not exist or is not a file")
     expected = f"a {kind} is the .npz file (a zip of arrays) that {origin} writes"

@@ -192,8 +192,8 @@ class Registry(Generic[T]):
     def create(self, spec: str, **overrides: Any) -> T:
         """Build an instance from ``"name[k=v,...]"``; ``overrides`` win over the spec's.
 
-        An unknown setting, or one its factory refuses, raises ValueError listing every
-        valid setting with its default and range."""
+        An unknown setting raises ValueError listing every valid setting with its default
+        and range (a bad value gets the factory's own message, which names the range)."""
         name, params = parse_spec(spec)
         hidden = tuple(overrides)  # passed by the program (a backend's device), not the user
         params.update(overrides)
@@ -204,10 +204,6 @@ class Registry(Generic[T]):
             raise ValueError(
                 f"cannot build {self.kind} {spec!r}: {exc}{self._describe_parameters(name, hidden)}"
             ) from exc
-        except ValueError as exc:
-            if type(exc) is not ValueError:  # a subclass callers may catch (unavailable, ...)
-                raise
-            raise ValueError(f"{exc}{self._describe_parameters(name, hidden)}") from exc
         if not isinstance(obj, self.base):
             raise ValueError(
                 f"{self.kind} {spec!r} built a {type(obj).__name__}, not a {self.base.__name__}"

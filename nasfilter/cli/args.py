@@ -153,6 +153,8 @@ def check_output_file(
         raise ValueError(f"{flag} must name a {suffix} file, got {str(target)!r}")
     if target.is_dir():
         raise IsADirectoryError(f"{flag} {str(target)!r} is a folder; give a file name")
+    if target.exists() and not target.is_file():
+        raise ValueError(f"{flag} {str(target)!r} is not a regular file; give a file name")
     check_parent(target, flag)
     check_not_input(target, flag, inputs or {}, databases)
     if target.exists() and not force:
@@ -172,6 +174,8 @@ def check_database(
         raise IsADirectoryError(
             f"{flag} {str(target)!r} is a folder; give a database file name inside it"
         )
+    if target.exists() and not target.is_file():
+        raise ValueError(f"{flag} {str(target)!r} is not a regular file; give a database file")
     check_parent(target, flag)
     check_not_input(target, flag, inputs or {})
     return target

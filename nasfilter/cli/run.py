@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 from nasfilter.cli.args import add_dataset, int_at_least, seconds
@@ -50,6 +51,8 @@ def parse_seeds(text: str) -> list[int]:
             ) from None
     if not seeds:
         raise ValueError(f"--seeds {text!r} is empty; give at least one seed, e.g. 0-8")
+    if max(seeds) >= 2**63:
+        raise ValueError(f"--seeds {text!r}: seeds must be below 2**63 (9223372036854775808)")
     return seeds
 
 
@@ -117,9 +120,14 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "run",
         help="run searchers x filters x seeds into a results database",
-        description="Run every searcher x filter x seed and store the results in an SQLite "
-        "database; an interrupted run resumes when run again on the same database. "
-        "Without --table the embedded SYNTHETIC surrogate is used.",
+        description=textwrap.fill(
+            "Run every searcher x filter x seed and store the results in an SQLite "
+            "database; an interrupted run resumes when run again on the same database. "
+            "Without --table the embedded SYNTHETIC surrogate is used. A run ends when its "
+            "budget is spent, or earlier when it has nothing new to evaluate "
+            "(docs/searchers.md).",
+            width=88,
+        ),
         epilog=plugin_listing(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -187,6 +195,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_database(args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache})
     seeds = check_seeds(parse_seeds(args.seeds))
+    for flag, values in (("--searchers", args.searchers), ("--filters", args.filters)):
+        if not split_specs(values):
+            raise ValueError(f"{flag} names nothing; give at least one name, e.g. random")
     specs = build_specs(args, split_specs(args.searchers), split_specs(args.filters))
     table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database
     jobs = args.jobs or default_jobs()
