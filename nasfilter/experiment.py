@@ -149,7 +149,7 @@ def check_seeds(seeds: Iterable[int]) -> list[int]:
     out = []
     for s in seeds:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**63:
-            raise ValueError(f"seeds must be integers in [0, 2**63), got {s!r}")
+            raise ValueError(f"seeds must be integers >= 0 and < 2**63, got {s!r}")
         out.append(int(s))
     if not out:
         raise ValueError("the seed list is empty; give at least one seed, e.g. 0-8")
