@@ -24,6 +24,7 @@ computed on a grid of simulated times (:func:`metric_curves`).
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -188,7 +189,10 @@ def tick_times(budget: float, n_ticks: int = DEFAULT_TICKS) -> np.ndarray:
         raise ValueError(f"n_ticks must be an integer >= 1, got {n_ticks!r}")
     if not (math.isfinite(budget) and budget > 0):
         raise ValueError(f"budget must be finite seconds > 0, got {budget!r}")
-    return budget * np.arange(1, n_ticks + 1) / n_ticks
+    steps = np.arange(1, n_ticks + 1)
+    if budget > sys.float_info.max / n_ticks:  # budget * n_ticks would overflow to inf
+        return budget * (steps / n_ticks)
+    return budget * steps / n_ticks
 
 
 def metric_curves(

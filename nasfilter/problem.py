@@ -453,7 +453,8 @@ class Problem:
             costs = np.full(idx.shape, self.proxy_cost)
         else:
             costs = np.where(first, self.proxy_cost, 0.0)
-        clocks = self._clock + np.cumsum(costs)
+        with np.errstate(over="ignore"):  # absurd costs (1e308 s) overflow to inf: spent
+            clocks = self._clock + np.cumsum(costs)
         # A query may start while the clock before it is below the budget.
         before = clocks - costs
         k = int(np.searchsorted(before, self.budget.seconds, side="left"))

@@ -264,6 +264,26 @@ def test_a_database_with_unsaved_changes_in_a_read_only_folder_is_refused_by_nam
     assert "unsaved changes in r.db-wal" in text
 
 
+def test_outputs_into_a_read_only_folder_name_flag_and_folder(
+    unprivileged: list[str], shared_dir: Path, tmp_path: Path
+) -> None:
+    db = make_db(shared_dir / "r.db")
+    db.chmod(0o444)
+    out = shared_dir / "out"
+    out.mkdir()
+    out.chmod(0o555)
+    cases = [
+        (("compare", "--db", str(db), "--csv", f"{out}/r.csv"), "--csv"),
+        (("convert", str(FIXTURE), "--allow-partial", "-o", f"{out}/t.npz"), "-o/--output"),
+        (("reproduce", "--out", f"{out}/study", "--seeds", "0", "--quiet"), "--out"),
+    ]
+    for argv, flag in cases:
+        code, text = run_as(unprivileged, *argv, home=Path("/tmp"))
+        assert code == 2 and "Traceback" not in text, text
+        assert f"{flag} '{out}/" in text and f"the folder '{out}' is not writable" in text, text
+        assert list(out.iterdir()) == []  # not even a temporary file
+
+
 # --------------------------------------------------------------- bug 5: a huge budget
 class Enumerate(Searcher):
     """Every architecture in index order, then the first again and again."""

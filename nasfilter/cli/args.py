@@ -161,7 +161,18 @@ def check_output_file(
         raise FileExistsError(
             f"{flag} {str(target)!r} already exists; pass --force to overwrite it"
         )
+    check_writable_folder(target.parent if str(target.parent) else Path("."), flag, target)
     return target
+
+
+def check_writable_folder(folder: Path, flag: str, target: Path) -> None:
+    """PermissionError naming ``flag`` when this user may not create files in ``folder``
+    (outputs are written beside their target, then renamed over it)."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(
+            f"{flag} {str(target)!r}: the folder {str(folder)!r} is not writable for this "
+            "user (no write permission); choose a writable folder"
+        )
 
 
 def check_database(

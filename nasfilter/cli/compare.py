@@ -83,6 +83,8 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def _cell(mean: float, se: float, fmt: str) -> str:
     if math.isnan(mean):
         return "-"
+    if math.isfinite(mean) and abs(mean) >= 1e9:  # a huge budget's seconds: not 300 digits
+        fmt = "{:.4g}"
     text = fmt.format(mean)
     return text if math.isnan(se) else f"{text} ± {fmt.format(se)}"
 

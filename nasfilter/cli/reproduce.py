@@ -52,7 +52,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.cli.args import check_not_input, check_parent
+    from pathlib import Path
+
+    from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
     from nasfilter.cli.run import parse_seeds, worker_died
     from nasfilter.experiment import WorkerDied, default_jobs
     from nasfilter.reproduce import reproduce
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")
     check_not_input(out, "--out", {"--table": args.table, "--oracle-cache": args.oracle_cache})
+    check_writable_folder(out if out.is_dir() else (out.parent or Path(".")), "--out", out)
     try:
         summary = reproduce(
             args.out,
