@@ -471,16 +471,29 @@ def test_missing_parent_folders_are_refused_not_created(
         (["run", "--searchers", "random", "--seeds", "x"], "--seeds"),
         (["reproduce", "--out", "o", "--jobs", "-2"], "--jobs"),
         (["measure", "--backend", "roofline", "--archs", "all", "--chunk-size", "0"], "--chunk"),
+        (["measure", "--backend", "bogus", "--archs", "all"], "--backend"),
+        (["measure", "--backend", "roofline", "--device", "nope", "--archs", "all"], "--device"),
+        (["run", "--searchers", "random", "--device", "nope"], "--device"),
+        (["run", "--searchers", "random", "--oracle", "bogus"], "--oracle"),
+        (["run", "--searchers", "random", "--table", "/nonexistent.npz"], "--table"),
+        (["run", "--searchers", ""], "--searchers"),
+        (["run", "--searchers", "random", "--seeds", "99999999999999999999"], "--seeds"),
+        (["show", "0", "--oracle", "bogus"], "--oracle"),
+        (["show", "0", "--table", "/nonexistent.npz"], "--table"),
+        (["show", "99999"], "ARCH"),
+        (["reproduce", "--out", "o", "--device", "nope"], "--device"),
     ],
 )
 def test_argument_errors_name_their_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
 ) -> None:
     target = "--cache" if argv[0] == "measure" else "--db"
-    extra = [] if argv[0] == "reproduce" else [target, str(tmp_path / "x.db")]
+    extra = [] if argv[0] in ("reproduce", "show") else [target, str(tmp_path / "x.db")]
+    if argv[0] == "reproduce":
+        argv = [a if a != "o" else str(tmp_path / "o") for a in argv]
     code, _, err = cli(*argv, *extra, capsys=capsys)
     assert code == 2 and flag in err and f"nasfilter {argv[0]}: error:" in err, err
-    assert not (tmp_path / "x.db").exists()
+    assert not (tmp_path / "x.db").exists() and not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 PathArg = str | os.PathLike[str] | None
@@ -90,6 +91,22 @@ def add_force(p: argparse.ArgumentParser, what: str) -> None:
         action="store_true",
         help=f"overwrite an existing {what} (never one of the command's inputs)",
     )
+
+
+@contextmanager
+def naming(flag: str) -> Iterator[None]:
+    """Prefix ``flag: `` to the message of a ValueError or LookupError raised inside (the
+    exception keeps its type), unless the message names the flag already."""
+    try:
+        yield
+    except (ValueError, LookupError) as exc:
+        message = str(exc.args[0]) if exc.args else ""
+        if flag not in message:
+            exc.args = (f"{flag}: {message}", *exc.args[1:])
+        raise
+
+
+ORACLE_FLAGS = "--oracle/--device/--oracle-cache"
 
 
 # ---------------------------------------------------------------------- paths

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     from nasfilter.cli.compare import format_summary, mean_se, summarize
-    from nasfilter.cli.run import build_specs, parse_seeds
+    from nasfilter.cli.run import build_specs, check_inputs, parse_seeds
     from nasfilter.experiment import check_seeds, default_jobs, inputs, run_experiment
 
     if args.db:
@@ -77,6 +77,7 @@ def _demo(args: argparse.Namespace) -> int:
         )
     seeds = check_seeds(parse_seeds(args.seeds))
     specs = build_specs(args, list(STUDY_SEARCHERS), ["none"])
+    check_inputs(args)
     table, proxy, ref = inputs(specs[0])
     jobs = args.jobs or default_jobs()
     print(f"nasfilter demo: the comparison of arXiv 2212.07936 on {table.dataset.name}")

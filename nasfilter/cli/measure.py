@@ -86,6 +86,7 @@ def _check_options(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from nasfilter.cli.args import naming
     from nasfilter.datasets import get_dataset
     from nasfilter.oracle.base import BackendSpec, BackendUnavailable
     from nasfilter.oracle.cache import Group, MeasurementCache
@@ -94,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     from nasfilter.registry import parse_spec
 
     ds = get_dataset(args.dataset)
-    name, params = parse_spec(args.backend)
+    with naming("--backend"):
+        name, params = parse_spec(args.backend)
     _check_options(args)  # refuse bad output paths before a sweep spends any time
     archs = select_archs(args.archs, np.random.default_rng(args.seed), ds)
     try:
@@ -102,9 +104,11 @@ def run(args: argparse.Namespace) -> int:
         if args.ray:
             from nasfilter.oracle.registry import backend_name
 
-            backend = BackendSpec(backend_name(args.backend), args.device, params)
+            with naming("--backend"):
+                backend = BackendSpec(backend_name(args.backend), args.device, params)
         else:
-            backend = create(args.backend, device=args.device)
+            with naming("--backend/--device"):
+                backend = create(args.backend, device=args.device)
         ray_init = None
         if args.ray and args.ray != "local":
             ray_init = {"address": args.ray}

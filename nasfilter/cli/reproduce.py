@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
-    from nasfilter.cli.run import parse_seeds, worker_died
+    from nasfilter.cli.run import check_inputs, parse_seeds, worker_died
     from nasfilter.experiment import WorkerDied, default_jobs
     from nasfilter.reproduce import reproduce
 
@@ -64,6 +64,15 @@ def run(args: argparse.Namespace) -> int:
         raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")
     check_not_input(out, "--out", {"--table": args.table, "--oracle-cache": args.oracle_cache})
     check_writable_folder(out if out.is_dir() else (out.parent or Path(".")), "--out", out)
+    check_inputs(
+        argparse.Namespace(
+            table=args.table,
+            dataset=args.dataset,
+            oracle=args.backend,
+            device=args.device,
+            oracle_cache=args.oracle_cache,
+        )
+    )
     try:
         summary = reproduce(
             args.out,

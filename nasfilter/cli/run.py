@@ -176,6 +176,18 @@ def build_specs(
     )
 
 
+def check_inputs(args: argparse.Namespace) -> None:
+    """Load ``--table`` and the oracle once, so that an error names the flag at fault."""
+    from nasfilter.cli.args import ORACLE_FLAGS, naming
+    from nasfilter.experiment import load_proxy
+    from nasfilter.table import load_table
+
+    with naming("--table"):
+        load_table(args.table, args.dataset)
+    with naming(ORACLE_FLAGS):
+        load_proxy(args.oracle, args.device, args.dataset, args.oracle_cache)
+
+
 def worker_died(command: str, exc: Exception) -> int:
     """Report a dead worker process (the completed runs are stored); exit status 1."""
     print(f"nasfilter {command}: error: {exc}", file=sys.stderr)
@@ -199,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
         if not split_specs(values):
             raise ValueError(f"{flag} names nothing; give at least one name, e.g. random")
     specs = build_specs(args, split_specs(args.searchers), split_specs(args.filters))
+    check_inputs(args)
     table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database
     jobs = args.jobs or default_jobs()
     total = len(specs) * len(seeds)

@@ -40,14 +40,18 @@ def _json_value(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.cli.args import ORACLE_FLAGS, naming
     from nasfilter.oracle import proxy_table
     from nasfilter.space import as_arch
     from nasfilter.table import load_table
 
-    arch = as_arch(args.arch)
-    table = load_table(args.table, args.dataset)
+    with naming("ARCH"):
+        arch = as_arch(args.arch)
+    with naming("--table"):
+        table = load_table(args.table, args.dataset)
     rec = table.record(arch)
-    proxy = proxy_table(args.oracle, args.device, table.dataset, args.oracle_cache)
+    with naming(ORACLE_FLAGS):
+        proxy = proxy_table(args.oracle, args.device, table.dataset, args.oracle_cache)
     measured = bool(proxy.measured[arch.index])
     rec["oracle"] = proxy.label
     rec["utilization"] = float(proxy.utilization[arch.index]) if measured else None
