@@ -91,6 +91,13 @@ def check_sqlite_writable(path: str | os.PathLike[str], what: str) -> None:
             f"cannot write to {what} {str(target)!r}: the file is read-only for this user "
             "(no write permission); make it writable (chmod u+w) or give a new file"
         )
+    for side in (Path(f"{target}-wal"), Path(f"{target}-shm"), Path(f"{target}-journal")):
+        if side.exists() and not os.access(side, os.W_OK):
+            raise PermissionError(
+                f"cannot write to {what} {str(target)!r}: SQLite's file {str(side)!r} beside "
+                "it is read-only for this user (no write permission); its owner can remove "
+                "it once no program has the database open, or make it writable"
+            )
     if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
         verb = "write to" if target.exists() else "create"
         raise PermissionError(

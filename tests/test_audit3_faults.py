@@ -203,6 +203,19 @@ def test_run_into_a_read_only_folder_says_so(unprivileged: list[str], shared_dir
     assert "no write permission" in text and not new.exists()
 
 
+def test_a_read_only_sqlite_side_file_is_named(unprivileged: list[str], shared_dir: Path) -> None:
+    db = make_db(shared_dir / "r.db")
+    shm = Path(f"{db}-shm")
+    shm.write_bytes(b"")
+    shm.chmod(0o444)  # left by a reader that could not remove it, say
+    argv = ("run", "--searchers", "random", "--seeds", "1", "--budget", "1000", "--db", str(db))
+    code, text = run_as(unprivileged, *argv, "--no-progress", home=Path("/tmp"))
+    assert code == 2 and "Traceback" not in text, text
+    if unprivileged != NOBODY:  # nobody is refused root's database itself first
+        assert f"SQLite's file '{shm}' beside it is read-only" in text, text
+    assert "not a nasfilter" not in text
+
+
 def test_measure_into_a_read_only_cache_names_the_file(
     unprivileged: list[str], shared_dir: Path
 ) -> None:
@@ -546,7 +559,7 @@ def test_an_unreachable_ray_address_fails_fast(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2, proc.stderr
     assert time.monotonic() - start < 60
-    assert "cannot reach the Ray cluster at '127.0.0.1:1'" in proc.stderr
+    assert "--ray: cannot reach the Ray cluster at '127.0.0.1:1'" in proc.stderr
     assert len(proc.stderr.splitlines()) <= 3  # one clear error, not a flood of Ray's log
 
 

@@ -131,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"nasfilter measure: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the export or the cache could not be written, Ray unreachable
-        if exc.filename is None:  # our own message, which names the file or the address
+        if isinstance(exc, ConnectionError):
+            print(f"nasfilter measure: error: --ray: {exc}", file=sys.stderr)
+        elif exc.filename is None:  # our own message, which names the file
             print(f"nasfilter measure: error: {exc}", file=sys.stderr)
         else:
             print(

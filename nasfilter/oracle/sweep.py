@@ -334,7 +334,7 @@ def probe_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> Non
         parts = urlsplit(text)
         host, port = parts.hostname, parts.port
     except ValueError as exc:
-        raise ValueError(f"cannot read the Ray address {address!r}: {exc}") from None
+        raise ValueError(f"cannot read the Ray address {address!r} (--ray): {exc}") from None
     if not host or port is None:
         return
     try:
