@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from nasfilter.cli.args import naming
     from nasfilter.cli.compare import format_summary, mean_se, summarize
     from nasfilter.cli.run import build_specs, check_inputs, parse_seeds
     from nasfilter.experiment import check_seeds, default_jobs, inputs, run_experiment
@@ -78,7 +79,8 @@ def _demo(args: argparse.Namespace) -> int:
     seeds = check_seeds(parse_seeds(args.seeds))
     specs = build_specs(args, list(STUDY_SEARCHERS), ["none"])
     check_inputs(args)
-    table, proxy, ref = inputs(specs[0])
+    with naming("--table"):  # the oracle is loaded: what can fail now is the table's
+        table, proxy, ref = inputs(specs[0])
     jobs = args.jobs or default_jobs()
     print(f"nasfilter demo: the comparison of arXiv 2212.07936 on {table.dataset.name}")
     print(f"  table : {table.provenance.label}")

@@ -195,7 +195,7 @@ def worker_died(command: str, exc: Exception) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.cli.args import check_database
+    from nasfilter.cli.args import check_database, naming
     from nasfilter.experiment import (
         WorkerDied,
         check_seeds,
@@ -212,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"{flag} names nothing; give at least one name, e.g. random")
     specs = build_specs(args, split_specs(args.searchers), split_specs(args.filters))
     check_inputs(args)
-    table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database
+    with naming("--table"):  # the oracle is loaded: what can fail now is the table's
+        table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database
     jobs = args.jobs or default_jobs()
     total = len(specs) * len(seeds)
     with Store(args.db) as store:
