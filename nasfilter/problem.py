@@ -32,26 +32,48 @@ DEFAULT_PROXY_COST = 2.0
 
 EVALUATE = "evaluate"
 PROXY = "proxy"
+ASK = "ask"  # a searcher handed out a trial
+DROP = "drop"  # a filter dropped a trial
+RECOMMEND = "recommend"  # the searcher's recommendation changed
+EVENT_KINDS = (EVALUATE, PROXY, ASK, DROP, RECOMMEND)
 
 
 class BudgetExhausted(RuntimeError):
     """A query was asked for after the budget was spent."""
 
 
+def _check_seconds(value: object, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{what} must be a number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{what} must be finite and > 0, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Budget:
-    """The search budget: simulated seconds, and optionally a cap on accuracy evaluations."""
+    """The search budget, in either clock (or both; the first spent ends the run).
 
-    seconds: float
+    Attributes:
+        seconds: worker-seconds: the total simulated seconds charged (evaluations and proxy
+            queries), whatever the number of workers. None: no such limit.
+        max_evaluations: a cap on accuracy evaluations, or None.
+        wall_seconds: simulated wall-clock seconds (with K workers, evaluations overlap),
+            or None: no such limit.
+
+    No query starts once a limit is reached; one started before may end past it.
+    """
+
+    seconds: float | None
     max_evaluations: int | None = None
+    wall_seconds: float | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.seconds, bool) or not isinstance(
-            self.seconds, (int, float, np.integer, np.floating)
-        ):
-            raise ValueError(f"budget seconds must be a number, got {self.seconds!r}")
-        if not math.isfinite(self.seconds) or self.seconds <= 0:
-            raise ValueError(f"budget seconds must be finite and > 0, got {self.seconds!r}")
+        if self.seconds is None and self.wall_seconds is None:
+            raise ValueError("a budget needs seconds (worker-seconds) or wall_seconds")
+        if self.seconds is not None:
+            _check_seconds(self.seconds, "budget seconds")
+        if self.wall_seconds is not None:
+            _check_seconds(self.wall_seconds, "budget wall_seconds")
         if self.max_evaluations is not None and (
             isinstance(self.max_evaluations, bool)
             or not isinstance(self.max_evaluations, (int, np.integer))
@@ -61,33 +83,67 @@ class Budget:
                 f"max_evaluations must be a positive integer or None, got {self.max_evaluations!r}"
             )
         # numpy scalars become Python numbers, so a Budget always serialises as plain JSON
-        for name in ("seconds", "max_evaluations"):
+        for name in ("seconds", "max_evaluations", "wall_seconds"):
             value = getattr(self, name)
             if isinstance(value, np.generic):
                 object.__setattr__(self, name, value.item())
 
+    @property
+    def horizon(self) -> float:
+        """The simulated time axis of this budget's curves: wall_seconds if given, else
+        seconds (with one worker the two clocks agree)."""
+        value = self.wall_seconds if self.wall_seconds is not None else self.seconds
+        assert value is not None
+        return float(value)
+
+    def describe(self) -> str:
+        parts = []
+        if self.seconds is not None:
+            parts.append(f"{self.seconds:g} worker-seconds")
+        if self.wall_seconds is not None:
+            parts.append(f"{self.wall_seconds:g} wall-clock seconds")
+        if self.max_evaluations is not None:
+            parts.append(f"{self.max_evaluations} evaluations")
+        return " or ".join(parts)
+
 
 class Event(NamedTuple):
-    """One query. ``value`` is validation accuracy (percent) for an evaluation and
-    utilization (a fraction) for a proxy query; ``throughput`` (images/s) is NaN for
-    evaluations; ``seed`` is the training seed of an evaluation, -1 for a proxy query;
-    ``cost`` and ``clock`` (the total after this query) are simulated seconds."""
+    """One event of a run (see :data:`EVENT_COLUMNS` for units)."""
 
     step: int
     kind: str
+    trial: int
     arch: int  # NATS index
     value: float
     throughput: float
     seed: int
     cost: float
     clock: float
+    start: float
+    end: float
+    worker: int
 
 
-_COLUMNS = ("kind", "index", "value", "throughput", "seed", "cost", "clock")
+EVENT_COLUMNS = (
+    "kind",  # one of EVENT_KINDS
+    "trial",  # trial id (ask, drop, evaluate), -1 otherwise
+    "index",  # NATS architecture index
+    "value",  # evaluate: validation accuracy (%); proxy: utilization (fraction);
+    #           recommend: validation accuracy seen (%); else NaN
+    "throughput",  # proxy: images/s; else NaN
+    "seed",  # evaluate: training seed; else -1
+    "cost",  # simulated seconds charged (0 for ask, drop, recommend)
+    "clock",  # worker-seconds charged in the run after this event
+    "start",  # simulated wall-clock seconds when the event began
+    "end",  # simulated wall-clock seconds when its result was available
+    "worker",  # evaluate: the simulated worker (0..K-1); else -1
+)
+_COLUMNS = EVENT_COLUMNS
+_INT_COLUMNS = frozenset({"trial", "index", "seed", "worker"})
 
 
 class EventLog:
-    """Append-only, column-wise record of queries (cheap to append, cheap to export)."""
+    """Append-only, column-wise record of a run's events (cheap to append and export)."""
 
     def __init__(self) -> None:
         self._cols: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
@@ -104,53 +160,50 @@ class EventLog:
         seed: int,
         cost: float,
         clock: float,
+        *,
+        trial: int = -1,
+        start: float | None = None,
+        end: float | None = None,
+        worker: int = -1,
     ) -> None:
         c = self._cols
         c["kind"].append(kind)
+        c["trial"].append(trial)
         c["index"].append(index)
         c["value"].append(value)
         c["throughput"].append(throughput)
         c["seed"].append(seed)
         c["cost"].append(cost)
         c["clock"].append(clock)
+        c["start"].append(clock - cost if start is None else start)
+        c["end"].append(clock if end is None else end)
+        c["worker"].append(worker)
 
-    def extend(
-        self,
-        kind: str,
-        index: np.ndarray,
-        value: np.ndarray,
-        throughput: np.ndarray,
-        seed: np.ndarray,
-        cost: np.ndarray,
-        clock: np.ndarray,
-    ) -> None:
-        """Append len(index) events of one kind from arrays of equal shape (k,)."""
+    def extend(self, kind: str, columns: dict[str, np.ndarray]) -> None:
+        """Append events of one kind from arrays of equal shape (k,), one per column
+        except ``kind``; a column left out is filled with -1 (ints) or NaN."""
+        n = len(columns["index"])
         c = self._cols
-        c["kind"].extend([kind] * len(index))
-        for name, arr in (
-            ("index", index),
-            ("value", value),
-            ("throughput", throughput),
-            ("seed", seed),
-            ("cost", cost),
-            ("clock", clock),
-        ):
-            c[name].extend(np.asarray(arr).tolist())
+        c["kind"].extend([kind] * n)
+        for name in _COLUMNS[1:]:
+            arr = columns.get(name)
+            if arr is None:
+                c[name].extend([-1 if name in _INT_COLUMNS else math.nan] * n)
+            else:
+                c[name].extend(np.asarray(arr).tolist())
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Columns as arrays of shape (n,): step, kind (str), index, value, throughput, seed,
-        cost (s), clock (s)."""
+        """Columns as arrays of shape (n,): ``step`` and :data:`EVENT_COLUMNS`."""
         c = self._cols
-        return {
-            "step": np.arange(len(self), dtype=np.int64),
-            "kind": np.asarray(c["kind"], dtype=str),
-            "index": np.asarray(c["index"], dtype=np.int64),
-            "value": np.asarray(c["value"], dtype=np.float64),
-            "throughput": np.asarray(c["throughput"], dtype=np.float64),
-            "seed": np.asarray(c["seed"], dtype=np.int64),
-            "cost": np.asarray(c["cost"], dtype=np.float64),
-            "clock": np.asarray(c["clock"], dtype=np.float64),
-        }
+        out: dict[str, np.ndarray] = {"step": np.arange(len(self), dtype=np.int64)}
+        for name in _COLUMNS:
+            if name == "kind":
+                out[name] = np.asarray(c[name], dtype=str)
+            elif name in _INT_COLUMNS:
+                out[name] = np.asarray(c[name], dtype=np.int64)
+            else:
+                out[name] = np.asarray(c[name], dtype=np.float64)
+        return out
 
     def events(self) -> list[Event]:
         c = self._cols
@@ -248,7 +301,8 @@ class Problem:
         self._present = table.present
         self._seeds = table.seeds
         self._seed_draws: list[int] = []
-        self._clock = 0.0
+        self._spent = 0.0  # worker-seconds charged
+        self._now = 0.0  # simulated wall clock
         self._eval_seconds = 0.0
         self._proxy_seconds = 0.0
         self._n_evals = 0
@@ -259,8 +313,14 @@ class Problem:
     # ------------------------------------------------------------------ state
     @property
     def clock(self) -> float:
-        """Simulated seconds spent so far."""
-        return self._clock
+        """The simulated wall clock, seconds. With one worker it equals
+        :attr:`worker_seconds` whenever no evaluation is running."""
+        return self._now
+
+    @property
+    def worker_seconds(self) -> float:
+        """Simulated seconds charged so far (evaluations and proxy queries)."""
+        return self._spent
 
     @property
     def evaluation_seconds(self) -> float:
@@ -276,31 +336,62 @@ class Problem:
 
     @property
     def overshoot(self) -> float:
-        """Seconds spent past the budget by the last query (0 if within)."""
-        return max(0.0, self._clock - self.budget.seconds)
+        """Worker-seconds charged past the budget (0 if within, or without that limit)."""
+        limit = self.budget.seconds
+        return 0.0 if limit is None else max(0.0, self._spent - limit)
+
+    @property
+    def remaining(self) -> float:
+        """Seconds left before a limit of the budget is reached (>= 0), in its own clock."""
+        left = math.inf
+        if self.budget.seconds is not None:
+            left = self.budget.seconds - self._spent
+        if self.budget.wall_seconds is not None:
+            left = min(left, self.budget.wall_seconds - self._now)
+        return max(0.0, left)
+
+    def _time_spent(self) -> bool:
+        b = self.budget
+        return (b.seconds is not None and self._spent >= b.seconds) or (
+            b.wall_seconds is not None and self._now >= b.wall_seconds
+        )
 
     @property
     def exhausted(self) -> bool:
         """True once no further query may start."""
         cap = self.budget.max_evaluations
-        return self._clock >= self.budget.seconds or (cap is not None and self._n_evals >= cap)
+        return self._time_spent() or (cap is not None and self._n_evals >= cap)
 
     @property
     def log(self) -> EventLog:
-        """Every query so far, in order."""
+        """Every event so far, in order."""
         return self._log
 
     @property
     def events(self) -> list[Event]:
-        """Every query so far, in order, as Event tuples (a copy)."""
+        """Every event so far, in order, as Event tuples (a copy)."""
         return self._log.events()
 
     def _check_open(self, what: str) -> None:
-        if self._clock >= self.budget.seconds:
+        if self._time_spent():
             raise BudgetExhausted(
-                f"cannot {what}: the budget of {self.budget.seconds:g} s is spent "
-                f"(clock {self._clock:.1f} s)"
+                f"cannot {what}: the budget of {self.budget.describe()} is spent "
+                f"({self._spent:.1f} worker-seconds, wall clock {self._now:.1f} s)"
             )
+
+    def advance(self, time: float) -> None:
+        """Move the wall clock forward to ``time`` (simulated seconds); never backward."""
+        if time > self._now:
+            self._now = float(time)
+
+    def record(self, kind: str, trial: int, index: int, value: float = math.nan) -> None:
+        """Log an ask, drop or recommend event at the current wall clock (no cost)."""
+        if kind not in (ASK, DROP, RECOMMEND):
+            raise ValueError(f"record() logs ask, drop or recommend events, got {kind!r}")
+        now = self._now
+        self._log.append(
+            kind, index, value, math.nan, -1, 0.0, self._spent, trial=trial, start=now, end=now
+        )
 
     # ---------------------------------------------------------------- queries
     def _next_seed_slot(self) -> int:
@@ -312,8 +403,22 @@ class Problem:
     def evaluate(self, arch: ArchLike) -> float:
         """Train-and-validate ``arch`` at hp 12 with one random seed; return accuracy (percent).
 
-        Charges ``12 x train + valid`` seconds per epoch. Raises BudgetExhausted when no time
-        (or no evaluation) remains, and MissingArchitectureError for an absent table row.
+        One worker: the evaluation starts now and the wall clock waits for it. Charges
+        ``12 x train + valid`` seconds per epoch. Raises BudgetExhausted when no time (or no
+        evaluation) remains, and MissingArchitectureError for an absent table row.
+        """
+        accuracy, end = self.start_evaluation(arch)
+        self.advance(end)
+        return accuracy
+
+    def start_evaluation(
+        self, arch: ArchLike, trial: int = -1, worker: int = 0
+    ) -> tuple[float, float]:
+        """Start evaluating ``arch`` on ``worker`` at the current wall clock.
+
+        Returns (validation accuracy in percent, wall-clock second it completes). The
+        worker-seconds are charged now; the wall clock does not move (see :meth:`advance`).
+        The accuracy must not reach the searcher before that time.
         """
         index = _fast_index(arch)
         self._check_open("evaluate")
@@ -341,11 +446,25 @@ class Problem:
             cost = float(self._eval_cost[index])
             seed = self._seeds[slot]
             self._eval_memo.setdefault(index, accuracy)
-        self._clock += cost
+        self._spent += cost
         self._eval_seconds += cost
         self._n_evals += 1
-        self._log.append(EVALUATE, index, accuracy, math.nan, seed, cost, self._clock)
-        return accuracy
+        start = self._now
+        end = start + cost
+        self._log.append(
+            EVALUATE,
+            index,
+            accuracy,
+            math.nan,
+            seed,
+            cost,
+            self._spent,
+            trial=trial,
+            start=start,
+            end=end,
+            worker=worker,
+        )
+        return accuracy, end
 
     def query_proxy(self, arch: ArchLike) -> ProxyReading:
         """Utilization and throughput of ``arch`` from the proxy, charging ``proxy_cost``
@@ -362,9 +481,13 @@ class Problem:
         self._proxy_memo.add(index)
         util = float(self.proxy_table.utilization[index])
         thr = float(self.proxy_table.throughput[index])
-        self._clock += cost
+        start = self._now
+        self._spent += cost
+        self._now += cost
         self._proxy_seconds += cost
-        self._log.append(PROXY, index, util, thr, -1, cost, self._clock)
+        self._log.append(
+            PROXY, index, util, thr, -1, cost, self._spent, start=start, end=self._now
+        )
         return ProxyReading(util, thr)
 
     def query_proxy_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -397,17 +520,34 @@ class Problem:
             first[first_pos] = True
             first &= ~np.isin(idx, np.fromiter(self._proxy_memo, dtype=np.int64))
             costs = np.where(first, self.proxy_cost, 0.0)
-        clocks = self._clock + np.cumsum(costs)
-        # A query may start while the clock before it is below the budget.
-        before = clocks - costs
-        k = int(np.searchsorted(before, self.budget.seconds, side="left"))
-        idx, costs, clocks = idx[:k], costs[:k], clocks[:k]
+        total = np.cumsum(costs)
+        clocks = self._spent + total
+        ends = self._now + total
+        # A query may start while both clocks before it are below their limits.
+        k = len(idx)
+        if self.budget.seconds is not None:
+            k = min(k, int(np.searchsorted(clocks - costs, self.budget.seconds, side="left")))
+        if self.budget.wall_seconds is not None:
+            k = min(k, int(np.searchsorted(ends - costs, self.budget.wall_seconds, side="left")))
+        idx, costs, clocks, ends = idx[:k], costs[:k], clocks[:k], ends[:k]
         util = self.proxy_table.utilization[idx]
         thr = self.proxy_table.throughput[idx]
-        self._log.extend(PROXY, idx, util, thr, np.full(k, -1), costs, clocks)
+        self._log.extend(
+            PROXY,
+            {
+                "index": idx,
+                "value": util,
+                "throughput": thr,
+                "cost": costs,
+                "clock": clocks,
+                "start": ends - costs,
+                "end": ends,
+            },
+        )
         spent = float(costs.sum())
         if k:
-            self._clock = float(clocks[-1])
+            self._spent = float(clocks[-1])
+            self._now = float(ends[-1])
         self._proxy_seconds += spent
         self._proxy_memo.update(idx.tolist())
         return idx, np.stack([util, thr], axis=1)

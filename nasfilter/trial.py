@@ -1,0 +1,68 @@
+"""A trial: one proposal of a run, with an id, so outcomes are matched by id, not by value.
+
+:meth:`nasfilter.searchers.Searcher.ask` hands out trials; the runner gives each one back
+through :meth:`~nasfilter.searchers.Searcher.tell` with its outcome: the validation accuracy
+(percent), or ``None`` when a filter dropped it. Several trials may be pending at once (the
+simulated parallel workers of :func:`nasfilter.runner.run_search`), possibly of the same
+architecture.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from nasfilter.space import Arch
+
+
+class Trial(NamedTuple):
+    """One proposal: ``id`` (0, 1, 2, ... in ask order within a run) and its architecture."""
+
+    id: int
+    arch: Arch
+
+
+class TrialBook:
+    """The pending trials of one run: hands out ids, checks each trial is told once."""
+
+    __slots__ = ("_next", "_pending")
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._pending: dict[int, Trial] = {}
+
+    def open(self, arch: Arch) -> Trial:
+        """A new pending trial of ``arch`` with the next id."""
+        trial = Trial(self._next, arch)
+        self._next += 1
+        self._pending[trial.id] = trial
+        return trial
+
+    def close(self, trial: object, who: str) -> Trial:
+        """Remove ``trial`` from the pending ones; ValueError if it is not pending."""
+        if not isinstance(trial, Trial):
+            raise ValueError(
+                f"{who}.tell() takes the Trial that ask() returned, got {trial!r}; "
+                "searchers written for tell(arch, accuracy) run through LegacySearcher "
+                "(docs/tutorial-searcher.md, 'Migrating')"
+            )
+        found = self._pending.get(trial.id)
+        if found is None:
+            state = "was already told" if 0 <= trial.id < self._next else "was never asked"
+            raise ValueError(f"{who}.tell(): trial id {trial.id} {state}; tell each trial once")
+        if found.arch != trial.arch:
+            raise ValueError(
+                f"{who}.tell(): trial id {trial.id} was asked for {found.arch}, "
+                f"told with {trial.arch}"
+            )
+        del self._pending[trial.id]
+        return found
+
+    @property
+    def pending(self) -> tuple[Trial, ...]:
+        """The trials asked and not told yet, in id order."""
+        return tuple(self._pending.values())
+
+    @property
+    def asked(self) -> int:
+        """How many trials were handed out."""
+        return self._next
