@@ -320,7 +320,7 @@ def load_results(
     """
     wanted = None if select is None else set(select)
     out = []
-    for run in storage.runs():
+    for run in storage.stored_runs():
         if wanted is not None and (run.spec.key(), run.seed) not in wanted:
             continue
         cached = None if recompute else storage.scores(run.run_id)

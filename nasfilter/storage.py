@@ -55,6 +55,13 @@ def run_info(record: RunRecord) -> dict[str, Any]:
     return json.loads(json.dumps({k: record.summary[k] for k in RUN_INFO}, default=str))
 
 
+def scored_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """The part of a record's summary that :mod:`nasfilter.results` computes from events."""
+    from nasfilter.results import SUMMARY_FIELDS
+
+    return {k: summary[k] for k in SUMMARY_FIELDS if k in summary}
+
+
 class Storage(abc.ABC):
     """Where runs are written and read back. Use as a context manager.
 
@@ -171,7 +178,11 @@ class InMemoryStorage(Storage):
         self._events[run_id] = {k: np.array(v) for k, v in record.events.items()}
         if record.scores_version is not None:
             self.put_scores(
-                run_id, record.scores_version, record.summary, record.metrics, record.curves
+                run_id,
+                record.scores_version,
+                scored_summary(record.summary),
+                record.metrics,
+                record.curves,
             )
         return run_id
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nasfilter.problem import EVENT_KINDS
-from nasfilter.storage import Storage, StoredRun, StoredScores, run_info
+from nasfilter.storage import Storage, StoredRun, StoredScores, run_info, scored_summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.experiment import RunRecord, RunSpec
@@ -345,7 +345,7 @@ class Store(Storage):
                     con,
                     run_id,
                     record.scores_version,
-                    record.summary,
+                    scored_summary(record.summary),
                     record.metrics,
                     record.curves,
                 )

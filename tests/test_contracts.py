@@ -243,9 +243,34 @@ class OldStyleFilter(Filter):
         return [a for a in candidates if proxy.query(a).throughput > 2e5]
 
 
+class OldTellOnABuiltin(RandomSearch):
+    """A built-in subclass whose tell(arch, accuracy) override calls super().tell(arch)."""
+
+    name = "old-tell"
+
+    def reset(self) -> None:
+        super().reset()
+        self.told: list[Arch] = []
+
+    def tell(self, arch: Arch, accuracy: float | None) -> None:  # type: ignore[override]
+        self.told.append(arch)
+        super().tell(arch, accuracy)  # type: ignore[arg-type]
+
+
+class OldAskOnABuiltin(RandomSearch):
+    """A built-in subclass whose ask override calls super().ask() (now a Trial)."""
+
+    name = "old-ask"
+
+    def ask(self) -> Trial | None:
+        return super().ask()
+
+
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_searchers_and_filters_of_the_earlier_interface_pass_through_adapters() -> None:
     check_searcher(OldStyleSearcher)
+    check_searcher(OldTellOnABuiltin)
+    check_searcher(OldAskOnABuiltin)
     check_filter(OldStyleFilter)
 
 

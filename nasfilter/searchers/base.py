@@ -72,6 +72,7 @@ class Searcher:
     rng: np.random.Generator
     proxy: ProxyHandle
     _trials: TrialBook
+    _told_trial: Trial | None = None  # set by LegacySearcher around an old tell override
 
     def setup(self, context: SearchContext) -> None:
         """Start a fresh run: store the generator and proxy, forget every trial, then call
@@ -114,6 +115,9 @@ class Searcher:
 
         Raises ValueError for a trial this run did not hand out or that was already told.
         """
+        current = self._told_trial
+        if current is not None and type(trial) is Arch and trial == current.arch:
+            trial = current  # super().tell(arch, ...) from a LegacySearcher-run override
         self.observe(self._book().close(trial, repr(self)), accuracy)
 
     @property
@@ -178,15 +182,37 @@ class LegacySearcher(Searcher):
         self.inner.setup(context)
         super().setup(context)
 
+    def reset(self) -> None:
+        self._inner_trials: list[Trial | None] = []  # per trial id: the inner one, if any
+
     def propose(self) -> Arch | None:
-        arch: Any = type(self.inner).ask(self.inner)
-        if arch is None or type(arch) is Arch:
-            return arch
-        raise ValueError(f"{self.inner!r}.ask() returned {arch!r}; expected an Arch or None")
+        out: Any = type(self.inner).ask(self.inner)
+        if out is None:
+            return None
+        if isinstance(out, Trial):  # an ask override that calls the new super().ask()
+            self._inner_trials.append(out)
+            return out.arch
+        if type(out) is not Arch:
+            raise ValueError(f"{self.inner!r}.ask() returned {out!r}; expected an Arch or None")
+        self._inner_trials.append(None)
+        return out
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
-        tell: Any = type(self.inner).tell
-        tell(self.inner, trial.arch, accuracy)
+        inner, inner_trial = self.inner, self._inner_trials[trial.id]
+        if type(inner).tell is Searcher.tell:
+            if inner_trial is None:
+                inner.observe(trial, accuracy)
+            else:
+                inner.tell(inner_trial, accuracy)
+            return
+        # A tell(arch, accuracy) override; a call it makes to super().tell(arch, ...)
+        # reaches Searcher.tell, which takes the arch as this trial.
+        inner._told_trial = inner_trial
+        try:
+            tell: Any = type(inner).tell
+            tell(inner, trial.arch, accuracy)
+        finally:
+            inner._told_trial = None
 
     def recommend(self) -> Arch | None:
         return self.inner.recommend()
