@@ -179,6 +179,23 @@ class EventLog:
         c["end"].append(clock if end is None else end)
         c["worker"].append(worker)
 
+    def append_instant(
+        self, kind: str, trial: int, index: int, value: float, clock: float, now: float
+    ) -> None:
+        """Append an event that costs nothing and takes no time (ask, drop, recommend)."""
+        c = self._cols
+        c["kind"].append(kind)
+        c["trial"].append(trial)
+        c["index"].append(index)
+        c["value"].append(value)
+        c["throughput"].append(math.nan)
+        c["seed"].append(-1)
+        c["cost"].append(0.0)
+        c["clock"].append(clock)
+        c["start"].append(now)
+        c["end"].append(now)
+        c["worker"].append(-1)
+
     def extend(self, kind: str, columns: dict[str, np.ndarray]) -> None:
         """Append events of one kind from arrays of equal shape (k,), one per column
         except ``kind``; a column left out is filled with -1 (ints) or NaN."""
@@ -388,10 +405,7 @@ class Problem:
         """Log an ask, drop or recommend event at the current wall clock (no cost)."""
         if kind not in (ASK, DROP, RECOMMEND):
             raise ValueError(f"record() logs ask, drop or recommend events, got {kind!r}")
-        now = self._now
-        self._log.append(
-            kind, index, value, math.nan, -1, 0.0, self._spent, trial=trial, start=now, end=now
-        )
+        self._log.append_instant(kind, trial, index, value, self._spent, self._now)
 
     # ---------------------------------------------------------------- queries
     def _next_seed_slot(self) -> int:

@@ -96,11 +96,12 @@ def mean_se(values: Any) -> MeanSE:
 
 
 def format_mean_se(mean: float, se: float, decimals: int) -> str:
-    """``"0.912 ± 0.012"``; the value alone without a standard error; ``"n/a"`` if missing."""
+    """``"0.912 ± 0.012"``; the value alone when the standard error is undefined (one run,
+    or an infinite value) or zero (every run agrees); ``"n/a"`` if missing."""
     if mean is None or not math.isfinite(mean):
         return "inf" if mean == math.inf else "n/a"
     text = f"{mean:,.{decimals}f}" if decimals == 0 else f"{mean:.{decimals}f}"
-    if se is not None and math.isfinite(se):
+    if se is not None and math.isfinite(se) and se > 0:
         text += f" ± {se:,.{decimals}f}" if decimals == 0 else f" ± {se:.{decimals}f}"
     return text
 
@@ -253,6 +254,7 @@ class RunResults:
             filter configs, real seconds).
         summary: :func:`run_summary`; ``metrics``, ``curves``: :func:`score_events`.
         table_label, oracle_label: the provenance labels of its inputs.
+        events: the event columns, when loaded with ``with_events=True``.
     """
 
     run_id: int
@@ -265,6 +267,7 @@ class RunResults:
     curves: dict[str, np.ndarray]
     table_label: str
     oracle_label: str
+    events: dict[str, np.ndarray] | None = None
 
     def row(self) -> dict[str, Any]:
         """A flat dict: the spec's fields, seed, status, summary and metrics."""
@@ -310,6 +313,7 @@ def load_results(
     *,
     recompute: bool = False,
     select: Iterable[tuple[str, int]] | None = None,
+    with_events: bool = False,
 ) -> list[RunResults]:
     """Every stored run (or those whose (spec key, seed) is in ``select``), scored.
 
@@ -331,8 +335,10 @@ def load_results(
                 "Recompute them from the stored events: nasfilter compare --db PATH "
                 "--recompute"
             )
+        events = storage.events(run.run_id) if cached is None or with_events else None
         if cached is None:
-            summary, metrics, curves = score_spec_events(run.spec, storage.events(run.run_id))
+            assert events is not None
+            summary, metrics, curves = score_spec_events(run.spec, events)
             storage.put_scores(run.run_id, METRICS_VERSION, summary, metrics, curves)
         else:
             summary, metrics, curves = cached.summary, cached.metrics, cached.curves
@@ -348,6 +354,7 @@ def load_results(
                 curves=curves,
                 table_label=run.table_label,
                 oracle_label=run.oracle_label,
+                events=events if with_events else None,
             )
         )
     return out

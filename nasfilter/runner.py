@@ -56,7 +56,7 @@ from nasfilter.problem import (
 )
 from nasfilter.proxy import ProxyTable
 from nasfilter.searchers.base import Searcher, as_trial_searcher
-from nasfilter.space import Arch
+from nasfilter.space import Arch, index_of
 from nasfilter.table import BenchmarkTable
 from nasfilter.trial import Trial
 
@@ -220,7 +220,7 @@ class _Loop:
                 tally.status = "searcher-done"
                 return
             tally.n_asked += 1
-            index = trial.arch.index
+            index = index_of(trial.arch)
             problem.record(ASK, trial.id, index)
             if self.filter is not None:
                 keep = self.filter.keep(trial.arch)
@@ -230,7 +230,7 @@ class _Loop:
                         "True or False"
                     )
                 if not keep:
-                    self._drop(trial)
+                    self._drop(trial, index)
                     continue
                 if problem.exhausted:  # the filter's proxy queries spent the budget
                     tally.status = "budget"
@@ -241,10 +241,10 @@ class _Loop:
             heapq.heappush(self.running, (end, self.started, worker, trial, accuracy))
             self.started += 1
 
-    def _drop(self, trial: Trial) -> None:
+    def _drop(self, trial: Trial, index: int) -> None:
         tally = self.tally
         tally.n_dropped += 1
-        self.problem.record(DROP, trial.id, trial.arch.index)
+        self.problem.record(DROP, trial.id, index)
         self.searcher.tell(trial, None)
         self._note_recommendation()
         tally.idle += 1
@@ -256,7 +256,7 @@ class _Loop:
         self.problem.advance(end)
         heapq.heappush(self.free, worker)
         tally = self.tally
-        index = trial.arch.index
+        index = index_of(trial.arch)
         if accuracy > tally.seen.get(index, -math.inf):
             tally.seen[index] = accuracy
         if accuracy > tally.first_best[1]:
@@ -272,13 +272,14 @@ class _Loop:
         tally = self.tally
         if rec is None or rec == tally.recommended:
             return
-        if type(rec) is not Arch or rec.index not in tally.seen:
+        if type(rec) is not Arch or index_of(rec) not in tally.seen:
             raise ValueError(
                 f"{self.searcher!r}.recommend() returned {rec!r}, which this run did not "
                 "evaluate (or has not told yet); recommend an evaluated architecture or None"
             )
         tally.recommended = rec
-        self.problem.record(RECOMMEND, -1, rec.index, tally.seen[rec.index])
+        index = index_of(rec)
+        self.problem.record(RECOMMEND, -1, index, tally.seen[index])
 
 
 def run_search(
@@ -318,7 +319,7 @@ def run_search(
     tally = _Loop(searcher, filt, problem, k, max_idle).run()
     wall = time.perf_counter() - start
     if tally.recommended is not None:
-        best_index = tally.recommended.index
+        best_index = index_of(tally.recommended)
         best_acc = tally.seen[best_index]
     else:
         best_index, best_acc = tally.first_best

@@ -170,11 +170,11 @@ class Store(Storage):
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             self._refuse_foreign(create)
+            if self._has_meta():
+                self._check_version()  # refuse another version before touching the file
             self._con.execute("PRAGMA journal_mode = WAL")
             self._con.execute("PRAGMA synchronous = NORMAL")
             self._con.execute("PRAGMA foreign_keys = ON")
-            if self._has_meta():
-                self._check_version()  # refuse another version before writing anything
             if create:
                 with self._write():
                     for statement in _SCHEMA.split(";"):

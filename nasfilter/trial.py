@@ -37,30 +37,32 @@ class TrialBook:
         self._pending[trial.id] = trial
         return trial
 
-    def close(self, trial: object, who: str) -> Trial:
-        """Remove ``trial`` from the pending ones; ValueError if it is not pending."""
+    def close(self, trial: object, who: object) -> Trial:
+        """Remove ``trial`` from the pending ones; ValueError naming ``who`` (the searcher)
+        if it is not pending."""
+        found = self._pending.pop(trial.id, None) if type(trial) is Trial else None
+        if found is not None:
+            if found.arch is trial.arch or found.arch == trial.arch:  # type: ignore[union-attr]
+                return found
+            self._pending[found.id] = found
         if not isinstance(trial, Trial):
             raise ValueError(
-                f"{who}.tell() takes the Trial that ask() returned, got {trial!r}; "
+                f"{who!r}.tell() takes the Trial that ask() returned, got {trial!r}; "
                 "searchers written for tell(arch, accuracy) run through LegacySearcher "
-                "(docs/tutorial-searcher.md, 'Migrating')"
+                "(docs/tutorial-searcher.md, 'Migrating from ask/tell on architectures')"
             )
-        found = self._pending.get(trial.id)
         if found is None:
             state = "was already told" if 0 <= trial.id < self._next else "was never asked"
-            raise ValueError(f"{who}.tell(): trial id {trial.id} {state}; tell each trial once")
-        if found.arch != trial.arch:
-            raise ValueError(
-                f"{who}.tell(): trial id {trial.id} was asked for {found.arch}, "
-                f"told with {trial.arch}"
-            )
-        del self._pending[trial.id]
-        return found
+            raise ValueError(f"{who!r}.tell(): trial id {trial.id} {state}; tell each trial once")
+        raise ValueError(
+            f"{who!r}.tell(): trial id {trial.id} was asked for {found.arch}, "
+            f"told with {trial.arch}"
+        )
 
     @property
     def pending(self) -> tuple[Trial, ...]:
         """The trials asked and not told yet, in id order."""
-        return tuple(self._pending.values())
+        return tuple(self._pending[k] for k in sorted(self._pending))
 
     @property
     def asked(self) -> int:

@@ -118,7 +118,7 @@ class Searcher:
         current = self._told_trial
         if current is not None and type(trial) is Arch and trial == current.arch:
             trial = current  # super().tell(arch, ...) from a LegacySearcher-run override
-        self.observe(self._book().close(trial, repr(self)), accuracy)
+        self.observe(self._book().close(trial, self), accuracy)
 
     @property
     def pending(self) -> tuple[Trial, ...]:
