@@ -243,7 +243,9 @@ def cached_proxy(
 def _reference_at(
     table: FileIdentity, dataset: str, oracle: str, device: str | None, cache: FileIdentity
 ) -> FrontReference:
-    return FrontReference.build(_table_at(table, dataset), _proxy_at(oracle, device, dataset, cache))
+    return FrontReference.build(
+        _table_at(table, dataset), _proxy_at(oracle, device, dataset, cache)
+    )
 
 
 def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
@@ -341,9 +343,7 @@ def run_one(spec: RunSpec, seed: int) -> RunRecord:
     from nasfilter.results import METRICS_VERSION, score_spec_events
 
     table, proxy, _ = inputs(spec)
-    problem = make_problem(
-        table, spec.make_budget(), seed, proxy=proxy, proxy_cost=spec.proxy_cost
-    )
+    problem = make_problem(table, spec.make_budget(), seed, proxy=proxy, proxy_cost=spec.proxy_cost)
     result = run_search(
         make_searcher(spec.searcher),
         problem,
@@ -359,9 +359,7 @@ def run_one(spec: RunSpec, seed: int) -> RunRecord:
         "searcher_config": result.searcher_config,
         "filter_config": result.filter_config,
     }
-    return RunRecord(
-        spec, seed, info | summary, metrics, curves, result.events, METRICS_VERSION
-    )
+    return RunRecord(spec, seed, info | summary, metrics, curves, result.events, METRICS_VERSION)
 
 
 def _run_task(task: tuple[RunSpec, int]) -> RunRecord:
@@ -430,8 +428,9 @@ def run_experiment(
 
     With ``store`` (any :class:`~nasfilter.storage.Storage`), pairs already stored are
     skipped and each new record is written (one transaction) as soon as it and every
-    earlier pair are done, so an interrupted experiment resumes where it stopped. ``jobs`` worker processes (1 = this process) give
-    identical records. ``progress`` shows a progress bar on stderr.
+    earlier pair are done, so an interrupted experiment resumes where it stopped. ``jobs``
+    worker processes (1 = this process) give identical records. ``progress`` shows a
+    progress bar on stderr.
     """
     specs = list(specs)
     if not specs:

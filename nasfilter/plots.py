@@ -447,9 +447,7 @@ def _fill_band(ax: Axes, t: np.ndarray, mean: Any, se: Any, colour: str) -> None
     mean, se = np.asarray(mean, dtype=np.float64), np.asarray(se, dtype=np.float64)
     ok = np.isfinite(se) & np.isfinite(mean)
     if ok.any():
-        ax.fill_between(
-            t, mean - se, mean + se, where=ok, color=colour, alpha=0.2, linewidth=0
-        )
+        ax.fill_between(t, mean - se, mean + se, where=ok, color=colour, alpha=0.2, linewidth=0)
 
 
 def workers_curves(

@@ -499,9 +499,7 @@ class Problem:
         self._spent += cost
         self._now += cost
         self._proxy_seconds += cost
-        self._log.append(
-            PROXY, index, util, thr, -1, cost, self._spent, start=start, end=self._now
-        )
+        self._log.append(PROXY, index, util, thr, -1, cost, self._spent, start=start, end=self._now)
         return ProxyReading(util, thr)
 
     def query_proxy_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

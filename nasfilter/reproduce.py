@@ -469,9 +469,7 @@ def _metrics_table(
 def _comparison(
     methods: Sequence[Method], runs: Sequence[Any], by_key: dict[str, Method]
 ) -> dict[str, Any]:
-    curves = {
-        m.label: [r for r in runs if by_key[r.spec.key()] == m] for m in methods
-    }
+    curves = {m.label: [r for r in runs if by_key[r.spec.key()] == m] for m in methods}
     times = np.asarray(runs[0].curves["clock"]).tolist() if runs else []
     return {
         "metric": "hv_ratio",

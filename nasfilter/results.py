@@ -298,9 +298,7 @@ def score_spec_events(
     from nasfilter.experiment import inputs
 
     table, _, reference = inputs(spec)
-    metrics, curves = score_events(
-        reference, table, events, tick_times(spec.budget, spec.n_ticks)
-    )
+    metrics, curves = score_events(reference, table, events, tick_times(spec.budget, spec.n_ticks))
     return run_summary(events), metrics, curves
 
 

@@ -1,4 +1,4 @@
-"""Experiment results in one embedded SQLite database: the SQLite :class:`~nasfilter.storage.Storage`.
+"""Experiment results in one embedded SQLite database (the SQLite storage).
 
 Tables (schema version :data:`SCHEMA_VERSION`):
 
@@ -457,8 +457,7 @@ class Store(Storage):
 
     def scores(self, run_id: int) -> StoredScores | None:
         row = self._con.execute(
-            "SELECT version, summary, metrics, curve_names, curves FROM scores "
-            "WHERE run_id = ?",
+            "SELECT version, summary, metrics, curve_names, curves FROM scores WHERE run_id = ?",
             (run_id,),
         ).fetchone()
         if row is None:

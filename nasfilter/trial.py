@@ -40,11 +40,13 @@ class TrialBook:
     def close(self, trial: object, who: object) -> Trial:
         """Remove ``trial`` from the pending ones; ValueError naming ``who`` (the searcher)
         if it is not pending."""
-        found = self._pending.pop(trial.id, None) if type(trial) is Trial else None
-        if found is not None:
-            if found.arch is trial.arch or found.arch == trial.arch:  # type: ignore[union-attr]
-                return found
-            self._pending[found.id] = found
+        found = None
+        if isinstance(trial, Trial):
+            found = self._pending.pop(trial.id, None)
+            if found is not None:
+                if found.arch is trial.arch or found.arch == trial.arch:
+                    return found
+                self._pending[found.id] = found
         if not isinstance(trial, Trial):
             raise ValueError(
                 f"{who!r}.tell() takes the Trial that ask() returned, got {trial!r}; "

@@ -23,7 +23,6 @@ from nasfilter.metered import ProxyHandle
 from nasfilter.problem import ProxyReading
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import Reinforce
-from nasfilter.space import Arch
 from nasfilter.trial import Trial
 from tests.tables import random_proxy, random_table
 from tests.test_experiment import KILL_MARKER

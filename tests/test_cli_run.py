@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
 from typing import Any
 
 import numpy as np
@@ -219,7 +218,8 @@ def test_compare_json_carries_every_metric() -> None:
 def test_workers_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "r.db")
     base = ["run", "--searchers", "random,reinforce", "--filters", "none", "proxy-threshold",
-            "--seeds", "0", "--budget", "70000", "--db", db, "--no-progress", "--jobs", "1"]  # fmt: skip
+            "--seeds", "0", "--budget", "70000", "--db", db, "--no-progress",
+            "--jobs", "1"]  # fmt: skip
     for bad in ("0", "-2", "5000"):
         code, _, err = run_cli([*base, "--workers", bad], capsys)
         assert code == 2 and f"--workers must be from 1 to 4096 simulated workers, got {bad}" in err

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from nasfilter import plots
 

@@ -142,7 +142,7 @@ def test_the_workers_comparison(out: Path, summary: dict[str, Any]) -> None:
     times = np.asarray(wc["times_seconds"])
     for label, per_k in wc["methods"].items():
         assert set(per_k) == {"1", "4", "16"}
-        for k, entry in per_k.items():
+        for entry in per_k.values():
             assert entry["runs"] == len(SEEDS)
             band = np.asarray(entry["band"]["mean"], dtype=float)
             for f, point in zip(wc["fractions"], entry["at_fractions"], strict=True):

@@ -22,6 +22,7 @@ from nasfilter.store import SCHEMA_VERSION, Store, StoreError, migrate
 def rows(store: Storage) -> list[dict[str, object]]:
     return [r.row() for r in load_results(store)]
 
+
 SPEC = RunSpec("reinforce-mnas", "proxy-threshold", budget=70_000.0, n_ticks=8)
 EMPTY = RunSpec("random", "drop-all", budget=1000.0, n_ticks=4, max_idle=20)
 

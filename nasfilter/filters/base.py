@@ -60,7 +60,7 @@ class Filter:
         self.proxy = context.proxy
         self.reset()
 
-    def reset(self) -> None:  # noqa: B027 (an optional hook, empty by default)
+    def reset(self) -> None:
         """Clear all per-run state. Called by :meth:`setup`; override when there is state."""
 
     def keep(self, arch: Arch) -> bool:

@@ -84,7 +84,7 @@ class Searcher:
         self._trials = TrialBook()
         self.reset()
 
-    def reset(self) -> None:  # noqa: B027 (an optional hook, empty by default)
+    def reset(self) -> None:
         """Clear all per-run state. Called by :meth:`setup`; override when there is state."""
 
     # ------------------------------------------------------------- the two hooks
@@ -92,11 +92,9 @@ class Searcher:
         """The next architecture to evaluate, or None when the searcher has nothing more.
 
         Other trials may still be pending (see :attr:`pending`)."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement propose() -> Arch | None"
-        )
+        raise NotImplementedError(f"{type(self).__name__} must implement propose() -> Arch | None")
 
-    def observe(self, trial: Trial, accuracy: float | None) -> None:  # noqa: B027
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
         """The outcome of ``trial``: validation accuracy (percent), or None if a filter
         dropped it. Called once per trial, in the order outcomes arrive. Default: ignore."""
 

@@ -28,8 +28,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nasfilter.pareto import nondominated_mask, nondominated_ranks
 from nasfilter.checks import check_positive_int
+from nasfilter.pareto import nondominated_mask, nondominated_ranks
 from nasfilter.searchers.base import Searcher
 from nasfilter.space import N_ARCHS, Arch, arch_from_index
 

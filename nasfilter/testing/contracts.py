@@ -419,10 +419,12 @@ class FilterContract:
     def test_pending_trials_give_identical_traces(self) -> None:
         inputs = self.make_problem_inputs()
         k = PENDING_WORKERS
-        a = _run(inputs, self.make_searcher(), self.make_filter(), self.seed, self.budget,
-                 workers=k)
-        b = _run(inputs, self.make_searcher(), self.make_filter(), self.seed, self.budget,
-                 workers=k)
+        a = _run(
+            inputs, self.make_searcher(), self.make_filter(), self.seed, self.budget, workers=k
+        )
+        b = _run(
+            inputs, self.make_searcher(), self.make_filter(), self.seed, self.budget, workers=k
+        )
         assert _same_events(a, b), f"{self._who()}: two runs with {k} workers and one seed differ"
         _check_budget(a, self.budget, self._who())
 
