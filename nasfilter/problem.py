@@ -32,7 +32,7 @@ DEFAULT_PROXY_COST = 2.0
 
 EVALUATE = "evaluate"
 PROXY = "proxy"
-ASK = "ask"  # a searcher handed out a trial
+ASK = "ask"  # a trial the run asked for and never dropped nor started (the budget ran out)
 DROP = "drop"  # a filter dropped a trial
 RECOMMEND = "recommend"  # the searcher's recommendation changed
 EVENT_KINDS = (EVALUATE, PROXY, ASK, DROP, RECOMMEND)

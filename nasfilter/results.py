@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.experiment import RunSpec
     from nasfilter.storage import Storage
 
+_TRIAL_KINDS = (ASK, DROP, EVALUATE)  # each trial appears in exactly one such event
 METRICS_VERSION = 2  # bump when a metric or a summary field changes meaning
 DEFAULT_TICKS = 100  # points of a metric curve, evenly spaced in simulated time
 
@@ -166,7 +167,7 @@ def run_summary(events: dict[str, np.ndarray]) -> dict[str, Any]:
         "proxy_seconds": float(events["cost"][is_proxy].sum()),
         "n_evaluations": int(is_eval.sum()),
         "n_proxy": int(is_proxy.sum()),
-        "n_asked": int(np.count_nonzero(kind == ASK)),
+        "n_asked": int(np.count_nonzero((events["trial"] >= 0) & np.isin(kind, _TRIAL_KINDS))),
         "n_dropped": int(np.count_nonzero(kind == DROP)),
         "best_index": best,
         "best_valid_acc": best_acc,

@@ -221,9 +221,12 @@ class _Loop:
                 return
             tally.n_asked += 1
             index = index_of(trial.arch)
-            problem.record(ASK, trial.id, index)
             if self.filter is not None:
-                keep = self.filter.keep(trial.arch)
+                try:
+                    keep = self.filter.keep(trial.arch)
+                except BudgetExhausted:
+                    problem.record(ASK, trial.id, index)  # asked, never judged
+                    raise
                 if not isinstance(keep, (bool, np.bool_)):
                     raise ValueError(
                         f"{self.filter!r}.keep({trial.arch}) returned {keep!r}; expected "
@@ -233,6 +236,7 @@ class _Loop:
                     self._drop(trial, index)
                     continue
                 if problem.exhausted:  # the filter's proxy queries spent the budget
+                    problem.record(ASK, trial.id, index)  # kept, never started
                     tally.status = "budget"
                     return
             worker = heapq.heappop(self.free)
@@ -246,7 +250,6 @@ class _Loop:
         tally.n_dropped += 1
         self.problem.record(DROP, trial.id, index)
         self.searcher.tell(trial, None)
-        self._note_recommendation()
         tally.idle += 1
         if tally.idle >= self.max_idle:
             tally.status = "stalled"

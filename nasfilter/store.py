@@ -11,8 +11,9 @@ Tables (schema version :data:`SCHEMA_VERSION`):
   parameters, real seconds. Unique on (spec, seed).
 - ``events``: one row per run holding its event columns as zlib-compressed little-endian
   arrays (``kind`` uint8, codes in :data:`EVENT_KINDS` order; ``trial``, ``index``, ``seed``
-  int32; ``worker`` int16; ``value``, ``throughput``, ``cost``, ``clock``, ``start``,
-  ``end`` float64); :meth:`Store.events` decodes them. A scan of the whole space is 32768
+  int32; ``worker`` int16; ``value``, ``throughput``, ``cost``, ``clock`` float64; ``end``
+  as its float64 bits XOR those of ``clock``, ``start`` XOR those of ``end - cost``, exact
+  and nearly free with one worker); :meth:`Store.events` decodes them. A scan of the whole space is 32768
   proxy events, which as rows would dwarf everything else.
 - ``scores``: a cache of what :mod:`nasfilter.results` computes from the events (summary,
   final metrics, curves), tagged with the metrics version; ``nasfilter compare
@@ -127,13 +128,57 @@ def _from_json_number(x: Any) -> Any:
     return float(x) if x in ("nan", "inf", "-inf") else x
 
 
-def _encode(column: np.ndarray, name: str) -> bytes:
-    if name == "kind":
-        codes = np.zeros(len(column), dtype=np.uint8)
-        for kind, code in _KIND_CODES.items():
-            codes[column == kind] = code
-        column = codes
-    return zlib.compress(np.ascontiguousarray(column, dtype=_EVENT_DTYPES[name]).tobytes(), 1)
+def _bits(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype="<f8").view("<u8")
+
+
+# ``end`` is stored XOR ``clock`` and ``start`` XOR ``end - cost``, bit for bit: with one
+# worker they are equal, so the stored words are zeros and compress to almost nothing.
+def _encode_events(events: dict[str, np.ndarray]) -> list[bytes]:
+    """The compressed blobs of the event columns, in :data:`_EVENT_DTYPES` order."""
+    kinds = events["kind"]
+    codes = np.zeros(len(kinds), dtype=np.uint8)
+    for kind, code in _KIND_CODES.items():
+        if code:
+            codes[kinds == kind] = code
+    end = np.asarray(events["end"], dtype=np.float64)
+    stored = {
+        "kind": codes,
+        "end": _bits(end) ^ _bits(events["clock"]),
+        "start": _bits(events["start"]) ^ _bits(end - events["cost"]),
+    }
+    return [
+        zlib.compress(
+            np.ascontiguousarray(stored[name] if name in stored else events[name], dtype=dtype)
+            .view(np.uint8)
+            .tobytes(),
+            1,
+        )
+        for name, dtype in _EVENT_DTYPES.items()
+    ]
+
+
+def _decode_events(n: int, blobs: tuple[bytes, ...]) -> dict[str, np.ndarray]:
+    raw = {
+        name: np.frombuffer(zlib.decompress(blob), dtype=dtype)
+        for (name, dtype), blob in zip(_EVENT_DTYPES.items(), blobs, strict=True)
+    }
+    out: dict[str, np.ndarray] = {"step": np.arange(n, dtype=np.int64)}
+    for name, dtype in _EVENT_DTYPES.items():
+        arr = raw[name]
+        if name == "kind":
+            out[name] = _KIND_NAMES[arr]
+        elif name == "end":
+            out[name] = (arr.view("<u8") ^ _bits(raw["clock"])).view("<f8").astype(np.float64)
+        elif name == "start":
+            continue
+        elif dtype.startswith("<f"):
+            out[name] = arr.astype(np.float64)
+        else:
+            out[name] = arr.astype(np.int64)
+    guess = out["end"] - out["cost"]
+    out["start"] = (raw["start"].view("<u8") ^ _bits(guess)).view("<f8").astype(np.float64)
+    return {name: out[name] for name in ("step", *_EVENT_DTYPES)}
 
 
 class Store(Storage):
@@ -317,7 +362,7 @@ class Store(Storage):
         """Write one run (status, info, events, and its scores as a cache) in one
         transaction; return its id, or None if that (spec, seed) is already stored."""
         events = record.events
-        blobs = [_encode(events[name], name) for name in _EVENT_DTYPES]
+        blobs = _encode_events(events)
         with self._write() as con:
             spec_id = self._spec_id(con, record.spec)
             cur = con.execute(
@@ -443,17 +488,7 @@ class Store(Storage):
         ).fetchone()
         if row is None:
             raise LookupError(f"no run {run_id} in {str(self.path)!r}")
-        n = int(row[0])
-        out: dict[str, np.ndarray] = {"step": np.arange(n, dtype=np.int64)}
-        for (name, dtype), blob in zip(_EVENT_DTYPES.items(), row[1:], strict=True):
-            arr = np.frombuffer(zlib.decompress(blob), dtype=dtype)
-            if name == "kind":
-                out[name] = _KIND_NAMES[arr]
-            elif dtype.startswith("<f"):
-                out[name] = arr.astype(np.float64)
-            else:
-                out[name] = arr.astype(np.int64)
-        return out
+        return _decode_events(int(row[0]), tuple(row[1:]))
 
     def scores(self, run_id: int) -> StoredScores | None:
         row = self._con.execute(

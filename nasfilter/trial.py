@@ -32,9 +32,9 @@ class TrialBook:
 
     def open(self, arch: Arch) -> Trial:
         """A new pending trial of ``arch`` with the next id."""
-        trial = Trial(self._next, arch)
-        self._next += 1
-        self._pending[trial.id] = trial
+        n = self._next
+        trial = self._pending[n] = Trial(n, arch)
+        self._next = n + 1
         return trial
 
     def close(self, trial: object, who: object) -> Trial:

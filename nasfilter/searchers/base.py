@@ -106,7 +106,11 @@ class Searcher:
             return None
         if type(arch) is not Arch:
             raise ValueError(f"{self!r}.propose() returned {arch!r}; expected an Arch or None")
-        return self._book().open(arch)
+        try:
+            book = self._trials
+        except AttributeError:
+            book = self._book()
+        return book.open(arch)
 
     def tell(self, trial: Trial, accuracy: float | None) -> None:
         """Give ``trial`` back with its outcome: validation accuracy (percent), or None.
@@ -116,7 +120,11 @@ class Searcher:
         current = self._told_trial
         if current is not None and type(trial) is Arch and trial == current.arch:
             trial = current  # super().tell(arch, ...) from a LegacySearcher-run override
-        self.observe(self._book().close(trial, self), accuracy)
+        try:
+            book = self._trials
+        except AttributeError:
+            book = self._book()
+        self.observe(book.close(trial, self), accuracy)
 
     @property
     def pending(self) -> tuple[Trial, ...]:
@@ -138,7 +146,7 @@ class Searcher:
         architecture with the highest validation accuracy seen (the first on ties). A
         searcher with another criterion (REINFORCE's best reward) overrides this; it must
         return an architecture whose evaluation it has been told. The runner asks after
-        every outcome and stores each change as a ``recommend`` event.
+        every evaluation outcome and stores each change as a ``recommend`` event.
         """
         return None
 
