@@ -13,8 +13,8 @@ Tables (schema version :data:`SCHEMA_VERSION`):
   arrays (``kind`` uint8, codes in :data:`EVENT_KINDS` order; ``trial``, ``index``, ``seed``
   int32; ``worker`` int16; ``value``, ``throughput``, ``cost``, ``clock`` float64; ``end``
   as its float64 bits XOR those of ``clock``, ``start`` XOR those of ``end - cost``, exact
-  and nearly free with one worker); :meth:`Store.events` decodes them. A scan of the whole space is 32768
-  proxy events, which as rows would dwarf everything else.
+  and nearly free with one worker); :meth:`Store.events` decodes them. A scan of the whole
+  space is 32768 proxy events, which as rows would dwarf everything else.
 - ``scores``: a cache of what :mod:`nasfilter.results` computes from the events (summary,
   final metrics, curves), tagged with the metrics version; ``nasfilter compare
   --recompute`` rewrites it.
@@ -147,15 +147,15 @@ def _encode_events(events: dict[str, np.ndarray]) -> list[bytes]:
         "end": _bits(end) ^ _bits(events["clock"]),
         "start": _bits(events["start"]) ^ _bits(end - events["cost"]),
     }
-    return [
-        zlib.compress(
-            np.ascontiguousarray(stored[name] if name in stored else events[name], dtype=dtype)
-            .view(np.uint8)
-            .tobytes(),
-            1,
-        )
-        for name, dtype in _EVENT_DTYPES.items()
-    ]
+    blobs = []
+    for name, dtype in _EVENT_DTYPES.items():
+        if name in ("start", "end"):
+            data = stored[name].tobytes()  # the XOR words, bit for bit
+        else:
+            column = stored.get(name, events[name])
+            data = np.ascontiguousarray(column, dtype=dtype).tobytes()
+        blobs.append(zlib.compress(data, 1))
+    return blobs
 
 
 def _decode_events(n: int, blobs: tuple[bytes, ...]) -> dict[str, np.ndarray]:
