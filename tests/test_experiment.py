@@ -356,3 +356,23 @@ def test_run_experiment_with_workers_is_independent_of_processes() -> None:
     assert all(x.same_results(y) for x, y in zip(one, two, strict=True))
     assert specs[0].key() != RunSpec("reinforce", budget=30_000.0, n_ticks=5).key()
     assert one[0].summary["clock"] < one[0].summary["worker_seconds"]
+
+
+def test_the_table_cache_serves_a_rewritten_file_afresh(tmp_path: Path) -> None:
+    from nasfilter.experiment import cached_table, file_identity
+    from tests.tables import random_table
+
+    path = tmp_path / "t.npz"
+    random_table(1).save(path)
+    first = cached_table(path, "cifar10")
+    assert cached_table(str(path), "cifar10") is first  # same file: served from the cache
+    before = file_identity(path)
+    path.unlink()
+    random_table(2).save(path)  # rewritten in place, same path and maybe the same size
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert file_identity(path) != before
+    second = cached_table(path, "cifar10")
+    assert second is not first
+    np.testing.assert_array_equal(second.valid_acc, random_table(2).valid_acc)
+    assert not np.array_equal(second.valid_acc, first.valid_acc)
