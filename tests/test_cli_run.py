@@ -126,8 +126,9 @@ def count_runs(db: Path) -> int:
 GRID = ["run", "--searchers", "random", "reinforce", "--seeds", "0-19", "--budget", "110000"]
 
 
-def start_run(db: Path) -> subprocess.Popen[str]:
+def start_run(db: Path, workers: int = 1) -> subprocess.Popen[str]:
     command = [*NASFILTER, *GRID, "--db", str(db), "--jobs", "1", "--no-progress"]
+    command += ["--workers", str(workers)]
     return subprocess.Popen(
         command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -141,10 +142,12 @@ def wait_for_runs(proc: subprocess.Popen[str], db: Path, n: int) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-def test_an_interrupted_run_resumes_without_loss(tmp_path: Path, sig: signal.Signals) -> None:
+@pytest.mark.parametrize(("sig", "workers"), [(signal.SIGINT, 1), (signal.SIGKILL, 4)])
+def test_an_interrupted_run_resumes_without_loss(
+    tmp_path: Path, sig: signal.Signals, workers: int
+) -> None:
     db = tmp_path / "r.db"
-    proc = start_run(db)
+    proc = start_run(db, workers)
     wait_for_runs(proc, db, 2)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -162,13 +165,14 @@ def test_an_interrupted_run_resumes_without_loss(tmp_path: Path, sig: signal.Sig
             kinds = store.events(row["run_id"])["kind"]
             assert (kinds == "evaluate").sum() == row["n_evaluations"]
     command = [*NASFILTER, *GRID, "--db", str(db), "--jobs", "2", "--no-progress"]
+    command += ["--workers", str(workers)]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"skipped {len(partial)} already stored" in done.stderr
     with Store(db) as store:
         final = stored_rows(store)
     assert final[: len(partial)] == partial
-    fresh = run_experiment(grid(["random", "reinforce"]), range(20), jobs=1)
+    fresh = run_experiment(grid(["random", "reinforce"], workers=workers), range(20), jobs=1)
     expected = {(r.spec.searcher, r.seed): r.metrics["hv_ratio"] for r in fresh}
     assert {(r["searcher"], r["seed"]): r["hv_ratio"] for r in final} == pytest.approx(expected)
 
