@@ -190,7 +190,8 @@ class _Loop:
         self.searcher, self.filter, self.problem = searcher, filter, problem
         self.max_idle = max_idle
         self.free = list(range(workers))  # a min-heap of free worker ids
-        self.running: list[tuple[float, int, int, Trial, float]] = []  # (end, n, worker, ...)
+        # (end, start order, worker, trial, accuracy, index): a min-heap by completion
+        self.running: list[tuple[float, int, int, Trial, float, int]] = []
         self.started = 0
         self.tally = _Tally()
 
@@ -210,56 +211,54 @@ class _Loop:
 
     def _fill(self) -> None:
         """Start trials until no worker is free or the run must stop."""
-        tally, problem = self.tally, self.problem
-        while self.free and tally.status is None:
+        tally, problem, free = self.tally, self.problem, self.free
+        ask, tell, flt = self.searcher.ask, self.searcher.tell, self.filter
+        keep_fn = None if flt is None else flt.keep
+        instant = problem.log.append_instant
+        while free and tally.status is None:
             if problem.exhausted:
                 tally.status = "budget"
                 return
-            trial = self.searcher.ask()
+            trial = ask()
             if trial is None:
                 tally.status = "searcher-done"
                 return
             tally.n_asked += 1
-            index = index_of(trial.arch)
-            if self.filter is not None:
+            arch = trial.arch
+            index = index_of(arch)
+            if keep_fn is not None:
                 try:
-                    keep = self.filter.keep(trial.arch)
+                    keep = keep_fn(arch)
                 except BudgetExhausted:
                     problem.record(ASK, trial.id, index)  # asked, never judged
                     raise
-                if not isinstance(keep, (bool, np.bool_)):
+                if keep is not True and keep is not False and not isinstance(keep, np.bool_):
                     raise ValueError(
-                        f"{self.filter!r}.keep({trial.arch}) returned {keep!r}; expected "
-                        "True or False"
+                        f"{flt!r}.keep({arch}) returned {keep!r}; expected True or False"
                     )
-                if not keep:
-                    self._drop(trial, index)
+                if not keep:  # dropped: told at once, as a None outcome
+                    tally.n_dropped += 1
+                    instant(DROP, trial.id, index, math.nan, problem.worker_seconds, problem.clock)
+                    tell(trial, None)
+                    tally.idle += 1
+                    if tally.idle >= self.max_idle:
+                        tally.status = "stalled"
                     continue
                 if problem.exhausted:  # the filter's proxy queries spent the budget
                     problem.record(ASK, trial.id, index)  # kept, never started
                     tally.status = "budget"
                     return
-            worker = heapq.heappop(self.free)
+            worker = heapq.heappop(free)
             accuracy, end = problem.start_evaluation(index, trial.id, worker)
             tally.idle = 0
-            heapq.heappush(self.running, (end, self.started, worker, trial, accuracy))
+            heapq.heappush(self.running, (end, self.started, worker, trial, accuracy, index))
             self.started += 1
 
-    def _drop(self, trial: Trial, index: int) -> None:
-        tally = self.tally
-        tally.n_dropped += 1
-        self.problem.record(DROP, trial.id, index)
-        self.searcher.tell(trial, None)
-        tally.idle += 1
-        if tally.idle >= self.max_idle:
-            tally.status = "stalled"
-
     def _complete_next(self) -> None:
-        end, _, worker, trial, accuracy = heapq.heappop(self.running)
+        end, _, worker, trial, accuracy, index = heapq.heappop(self.running)
         self.problem.advance(end)
         heapq.heappush(self.free, worker)
         tally = self.tally
-        index = index_of(trial.arch)
         if accuracy > tally.seen.get(index, -math.inf):
             tally.seen[index] = accuracy
         if accuracy > tally.first_best[1]:

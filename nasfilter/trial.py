@@ -33,7 +33,8 @@ class TrialBook:
     def open(self, arch: Arch) -> Trial:
         """A new pending trial of ``arch`` with the next id."""
         n = self._next
-        trial = self._pending[n] = Trial(n, arch)
+        # tuple.__new__ skips the generated NamedTuple constructor: this is the hot path.
+        trial = self._pending[n] = tuple.__new__(Trial, (n, arch))
         self._next = n + 1
         return trial
 
