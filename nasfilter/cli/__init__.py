@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "measure",
     "run",
     "compare",
+    "migrate",
     "demo",
     "reproduce",
 )

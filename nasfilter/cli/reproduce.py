@@ -45,10 +45,34 @@ def register(sub: Any) -> None:
         default=110_000.0,
         help="simulated seconds per run (default 110000, the study's)",
     )
+    p.add_argument(
+        "--workers",
+        default="1,4,16",
+        metavar="K,...",
+        help="numbers of simulated parallel workers to compare, e.g. 1,4,16 (the default); "
+        "the first is the one of the metrics table and Figs. 5 and 6",
+    )
     add_jobs(p)
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no summary lines")
     p.set_defaults(func=run)
+
+
+def parse_workers(text: str) -> list[int]:
+    """``"1,4,16"`` -> [1, 4, 16]; ValueError naming --workers and the valid range."""
+    from nasfilter.runner import MAX_WORKERS
+
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        values = []
+    if not values or any(not 1 <= k <= MAX_WORKERS for k in values):
+        raise ValueError(
+            f"--workers {text!r}: give numbers of simulated workers from 1 to {MAX_WORKERS}, "
+            "comma-separated, e.g. 1,4,16"
+        )
+    return values
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
             quiet=args.quiet,
             jobs=args.jobs or default_jobs(),
             oracle_cache=args.oracle_cache,
+            workers=parse_workers(args.workers),
         )
     except WorkerDied as exc:
         return worker_died("reproduce", exc)

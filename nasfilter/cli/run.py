@@ -85,6 +85,21 @@ def add_common(p: argparse.ArgumentParser) -> None:
         help="simulated seconds per proxy query (default 2, see nasfilter.problem)",
     )
     add_jobs(p)
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="K",
+        help="simulated parallel workers per run: K evaluations at a time on a simulated "
+        "wall clock (default 1: one at a time); results do not depend on --jobs",
+    )
+    p.add_argument(
+        "--budget-clock",
+        choices=("worker", "wall"),
+        default="worker",
+        help="what --budget counts: worker-seconds, all workers together (default: the same "
+        "compute for every K), or simulated wall-clock seconds",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -162,7 +177,12 @@ def build_specs(
     """The run specs of the command line; raises ValueError before anything runs."""
     from nasfilter.experiment import grid
     from nasfilter.problem import DEFAULT_PROXY_COST
+    from nasfilter.runner import MAX_WORKERS
 
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise ValueError(
+            f"--workers must be from 1 to {MAX_WORKERS} simulated workers, got {args.workers}"
+        )
     return grid(
         searchers,
         filters,
@@ -173,6 +193,8 @@ def build_specs(
         oracle=args.oracle,
         device=args.device,
         oracle_cache=args.oracle_cache,
+        workers=args.workers,
+        budget_clock=args.budget_clock,
     )
 
 
@@ -221,7 +243,8 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"table   {table.label}\noracle  {proxy.label}\n"
             f"runs    {len(specs)} specs x {len(seeds)} seeds = {total}, "
-            f"{args.budget:g} simulated s each, {jobs} worker(s)",
+            f"{args.budget:g} simulated {args.budget_clock}-seconds each, "
+            f"{args.workers} simulated worker(s) per run, {jobs} process(es)",
             file=sys.stderr,
         )
         try:
