@@ -166,6 +166,44 @@ def test_the_cli_fits_stores_provenance_and_never_stores_a_refused_fit(
     assert "fit refused" in capsys.readouterr().err
 
 
+def test_the_cli_checks_its_paths_and_names_the_flag_before_any_analysis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import nasfilter.cli.calibrate as cli
+
+    def never(cache: str | None, jobs: int) -> Any:
+        raise AssertionError("no model may be analysed on bad input")
+
+    monkeypatch.setattr(cli, "_table_source", never)
+    paths = _synthetic_files(tmp_path, "rtx3090", TRUE, n=12)
+    measured = ["--measured", str(paths[0])]
+    folder = tmp_path / "dir.json"
+    folder.mkdir()
+    cases = [
+        ([*measured, "--out", str(tmp_path / "no" / "cal.json")], "--out", "does not exist"),
+        ([*measured, "--out", str(tmp_path / "cal.txt")], "--out", ".json file"),
+        ([*measured, "--out", str(folder)], "--out", "is a folder"),
+        (
+            ["--measured", str(tmp_path / "gone.csv"), "--out", str(tmp_path / "c.json")],
+            "--measured",
+            "does not exist",
+        ),
+        ([*measured, "--out", str(tmp_path / "c.json"), "--jobs", "0"], "--jobs", ">= 1"),
+        (
+            [*measured, "--out", str(tmp_path / "c.json"), "--cache", str(tmp_path / "a" / "b")],
+            "--cache",
+            "does not exist",
+        ),
+    ]
+    for argv, flag, reason in cases:
+        assert main(["calibrate", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert flag in err and reason in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [folder.name, *(p.name for p in paths)]
+    )
+
+
 def test_wrong_columns_or_no_usable_row_are_refused_with_the_reason(tmp_path: Path) -> None:
     wrong = tmp_path / "benchmark-infer-amp-nchw-x-rtx3090.csv"
     wrong.write_text("model,img_size,throughput\nresnet50,224,3000\n")

@@ -21,8 +21,6 @@ from nasfilter.reproduce import (
     OUTPUT_FILES,
     MissingColumnError,
     check_out_dir,
-    format_mean_se,
-    mean_se,
     reproduce,
     require_proxy,
 )
@@ -148,6 +146,31 @@ def test_metrics_table_aggregates_the_runs(summary: dict[str, Any]) -> None:
         )
 
 
+def test_the_workers_comparison(out: Path, summary: dict[str, Any]) -> None:
+    wc = summary["workers_comparison"]
+    assert wc["workers"] == [1, 4, 16] == summary["parameters"]["workers"]
+    assert set(wc["methods"]) == {m.label for m in METHODS}
+    times = np.asarray(wc["times_seconds"])
+    for label, per_k in wc["methods"].items():
+        assert set(per_k) == {"1", "4", "16"}
+        for entry in per_k.values():
+            assert entry["runs"] == len(SEEDS)
+            band = np.asarray(entry["band"]["mean"], dtype=float)
+            for f, point in zip(wc["fractions"], entry["at_fractions"], strict=True):
+                i = int(np.searchsorted(times, f * BUDGET - 1e-9))
+                assert point["mean"] == pytest.approx(band[i])
+        # K=1 is the metrics table's run set.
+        assert per_k["1"]["band"]["mean"] == pytest.approx(
+            summary["comparison"]["curves"][label]["mean"]
+        )
+    # Four workers share the evaluations of REINFORCE: its runs end sooner on the wall clock.
+    reinforce = wc["methods"]["REINFORCE (accuracy reward)"]
+    walls = [reinforce[k]["wall_clock_seconds"]["mean"] for k in ("1", "4", "16")]
+    assert walls[0] > 3 * walls[1] > 3 * 3 * walls[2] * 0.9
+    page = (out / "report.html").read_text("utf-8")
+    assert "Simulated parallel workers" in page and "HV ratio at 5,000 s" in page
+
+
 def test_markdown_and_csv_tables(out: Path, summary: dict[str, Any]) -> None:
     md = (out / "metrics.md").read_text("utf-8")
     rows = [line for line in md.splitlines() if line.startswith("| ")]
@@ -230,6 +253,8 @@ def test_incomplete_proxy_names_the_missing_columns() -> None:
         ({"budget": 0.0}, "budget must be finite simulated seconds > 0"),
         ({"budget": math.nan}, "budget must be finite"),
         ({"jobs": 0}, "jobs must be an integer >= 1"),
+        ({"workers": [1, 0]}, "workers must be an integer from 1 to 4096"),
+        ({"workers": []}, "workers must name at least one K"),
         ({"backend": "nope"}, "unknown backend 'nope'; known backends: .*roofline"),
     ],
 )
@@ -240,17 +265,6 @@ def test_bad_arguments_fail_before_writing(
     with pytest.raises(ValueError, match=message):
         reproduce(target, quiet=True, **kwargs)
     assert not target.exists()
-
-
-def test_mean_se_and_formatting() -> None:
-    values = [1.0, 2.0, 4.0]
-    mean, se = mean_se(values)
-    assert mean == pytest.approx(7 / 3) and se == pytest.approx(stats.sem(values))
-    assert mean_se([5.0]) == (5.0, 0.0)
-    assert format_mean_se(0.91234, 0.0123, 3) == "0.912 ± 0.012"
-    assert format_mean_se(1234.4, 0.0, 0) == "1,234"
-    assert format_mean_se(math.inf, math.nan, 3) == "inf"
-    assert format_mean_se(math.nan, math.nan, 3) == "n/a"
 
 
 def test_the_report_sets_both_analytic_oracles_side_by_side(

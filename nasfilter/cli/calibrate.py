@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nasfilter.cli.args import add_force, int_at_least
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -31,8 +33,10 @@ def register(sub: Any) -> None:
     p.add_argument("--device", help="the device of every --measured file (a name or JSON spec)")
     p.add_argument("--layout", choices=("nchw", "nhwc"), help="the layout of every --measured file")
     p.add_argument("--validate", action="store_true", help="cross-GPU validation instead of a fit")
-    p.add_argument("--out", help="write the calibration (with --validate: the figures) here, JSON")
-    p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    p.add_argument(
+        "--out", help="write the calibration (with --validate: the figures) here, a .json file"
+    )
+    add_force(p, "--out file")
     p.add_argument(
         "--cache",
         metavar="DIR",
@@ -40,7 +44,10 @@ def register(sub: Any) -> None:
         "~/.cache/nasfilter/survey)",
     )
     p.add_argument(
-        "--jobs", type=int, default=1, help="worker processes analysing models (default 1)"
+        "--jobs",
+        type=int_at_least(1),
+        default=1,
+        help="worker processes analysing models (default 1)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -54,15 +61,31 @@ def _table_source(cache: str | None, jobs: int) -> Any:
     return SurveyTables(cache, jobs)
 
 
+def _check_paths(args: argparse.Namespace) -> Path | None:
+    """The inputs and the output checked by :mod:`nasfilter.cli.args`' rules, before any
+    model is analysed; the checked ``--out`` path (None without one)."""
+    from nasfilter.cli.args import check_input_file, check_output_file, check_parent
+
+    for path in args.measured or []:
+        check_input_file(path, "--measured", "benchmark CSV")
+    if args.cache:
+        check_parent(args.cache, "--cache")
+        if Path(args.cache).exists() and not Path(args.cache).is_dir():
+            raise NotADirectoryError(f"--cache {args.cache!r} is a file, not a folder")
+    if not args.out:
+        return None
+    inputs = {f"--measured #{i + 1}": p for i, p in enumerate(args.measured or [])}
+    return check_output_file(args.out, "--out", force=args.force, inputs=inputs, suffix=".json")
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.out and Path(args.out).exists() and not args.force:
-        raise ValueError(f"--out {args.out!r} exists; pass --force to overwrite it")
     if args.validate and (args.measured or args.device or args.layout):
         raise ValueError("--validate uses the shipped files; drop --measured/--device/--layout")
     if (args.device or args.layout) and not args.measured:
         raise ValueError("--device and --layout describe --measured files: give one")
     if not args.validate and not args.out:
         raise ValueError("give --out CAL.json for the fitted figures (or --validate)")
+    args.out = _check_paths(args)
     try:
         tables = _table_source(args.cache, args.jobs)
     except ImportError as exc:
@@ -107,12 +130,16 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def _fit(args: argparse.Namespace, tables: Any) -> int:
+    from nasfilter.cli.args import naming
     from nasfilter.oracle import calibration as cal
     from nasfilter.oracle.calibrated import Calibration
     from nasfilter.oracle.validation import SHIPPED_DEVICES
 
     if args.measured:
-        files = [cal.read_benchmark(p, args.device, args.layout) for p in args.measured]
+        files = []
+        for path in args.measured:
+            with naming("--measured" if args.device is None else "--measured/--device"):
+                files.append(cal.read_benchmark(path, args.device, args.layout))
     else:
         files = [
             cal.shipped_benchmark(d, layout) for d in SHIPPED_DEVICES for layout in ("nchw", "nhwc")

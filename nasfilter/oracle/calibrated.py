@@ -289,7 +289,18 @@ def predict_throughput(
 
 
 class CalibratedBackend(Backend):
-    """The calibrated GPU model as an oracle backend: instant, deterministic."""
+    """The calibrated GPU model as an oracle backend: instant, deterministic.
+
+    Args:
+        device: v100 (default), a100, h100, h200, rtx3090, rtx4090 or a JSON device file
+            (with the SM count and memory size the model needs).
+        calibration: a calibration file written by `nasfilter calibrate` (default: the
+            shipped fit).
+        engine: "fused" (TensorRT-style: BN folded, activation and add fused; the study's
+            engine) or "eager" (PyTorch eager: extra elementwise passes per layer).
+        layout: "nhwc" (channels_last) or "nchw".
+        peak_source: "measured" (the measured peak where the device has one) or "spec".
+    """
 
     name: ClassVar[str] = "calibrated"
     commit_every: ClassVar[int] = 8192

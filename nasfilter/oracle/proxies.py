@@ -50,7 +50,7 @@ def _matches(group: Group, device: str | None) -> bool:
 
 
 def _from_cache(path: Path, backend: str, device: str | None, ds: Dataset) -> ProxyTable:
-    with MeasurementCache(path) as cache:
+    with MeasurementCache(path, readonly=True) as cache:
         groups = [g.group for g in cache.groups(ds.name, backend) if _matches(g.group, device)]
         if not groups:
             held = sorted(

@@ -220,7 +220,15 @@ def roofline(
 
 
 class RooflineBackend(Backend):
-    """The roofline as an oracle backend: instant, deterministic, no dependencies."""
+    """The roofline as an oracle backend: instant, deterministic, no dependencies.
+
+    Args:
+        device: v100 (default), a100, h100, h200, name:peak_tflops:bandwidth_tbs or a JSON
+            device file.
+        batch: images per batch, a positive integer.
+        launch_overhead: seconds added per executed layer, >= 0.
+        peak_source: "measured" (the measured peak where the device has one) or "spec".
+    """
 
     name: ClassVar[str] = "roofline"
     commit_every: ClassVar[int] = 8192

@@ -15,6 +15,11 @@ Accuracy curves are scaled so their last epoch hits the table's value and other 
 scaled by the same ratios, so the files look like real ones; numbers that ``convert`` does
 not read are the template's and mean nothing. Only the datasets and hps asked for are kept,
 so files stay small.
+
+Every archive written here is marked: its meta file holds a ``nasfilter_written_by`` entry
+(:data:`nasfilter.convert.WRITTEN_MARK`, which ``nats_bench`` ignores) naming the source
+table and whether it is synthetic, and ``nasfilter convert`` keeps that label, so the
+SYNTHETIC surrogate never comes back from the NATS format looking like NATS-Bench data.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from nasfilter.convert import (
     FINAL_HP,
     META_FILE_NAME,
     SEARCH_HP,
+    WRITTEN_MARK,
     record_file_name,
 )
 from nasfilter.space import N_ARCHS, all_channels
@@ -217,6 +223,20 @@ def _indices(table: BenchmarkTable, indices: Iterable[int] | None) -> list[int]:
     return out
 
 
+def written_mark(table: BenchmarkTable) -> dict[str, Any]:
+    """The mark stored in the meta file of an archive written from ``table``."""
+    from nasfilter import __version__
+
+    prov = table.provenance
+    return {
+        "writer": "nasfilter.testing.write_nats_archive",
+        "nasfilter_version": __version__,
+        "synthetic": bool(prov.synthetic),
+        "table_label": prov.label,
+        "table_source": prov.source,
+    }
+
+
 def write_nats_archive(
     table: BenchmarkTable,
     folder: str | os.PathLike[str],
@@ -251,6 +271,7 @@ def write_nats_archive(
         "total_archs": N_ARCHS,
         "arch2infos": None,
         "evaluated_indexes": set(),
+        WRITTEN_MARK: written_mark(table),
     }
     _write_pickle(meta, target / META_FILE_NAME, compresslevel)
     for index in tqdm(rows, desc="writing NATS archive", unit="arch", disable=not progress):
