@@ -7,6 +7,7 @@ before the first dot. Unknown names raise :class:`UnknownModelError` listing clo
 from __future__ import annotations
 
 import difflib
+import functools
 from typing import Any
 
 from nasfilter.layers import LayerTable
@@ -25,14 +26,19 @@ def architecture(name: str) -> str:
     return name.strip().split(".", 1)[0]
 
 
+@functools.lru_cache(maxsize=1)
+def _known() -> frozenset[str]:
+    return frozenset(import_timm().list_models())
+
+
 def timm_architectures() -> list[str]:
     """Every architecture name the installed timm can build, sorted."""
-    return sorted(import_timm().list_models())
+    return sorted(_known())
 
 
 def check_names(names: list[str]) -> list[str]:
     """The architectures of ``names``; UnknownModelError listing each unknown one and matches."""
-    known = set(timm_architectures())
+    known = _known()
     archs = [architecture(n) for n in names]
     unknown = [a for a in archs if a not in known]
     if unknown:
