@@ -1,6 +1,6 @@
 """`nasfilter reproduce` with the defaults: goal under 60 s on 2 cores, end to end.
 
-Defaults: the embedded table, the roofline V100 oracle, nine seeds, 110000 simulated
+Defaults: the embedded table, the calibrated V100 oracle, nine seeds, 110000 simulated
 seconds, every built-in searcher and filter at K = 1, 4 and 16 simulated workers, all
 figures, summary.json and report.html.
 """

@@ -65,8 +65,8 @@ class RunSpec:
         proxy_cost: simulated seconds per proxy query (>= 0).
         table: path of a table converted with ``nasfilter convert``, or None for the
             embedded synthetic surrogate.
-        oracle: the proxy backend ("roofline", the default, or "calibrated", or a measured
-            one with ``oracle_cache``).
+        oracle: the proxy backend ("calibrated", the default; "roofline", the plain
+            baseline; or a measured one with ``oracle_cache``).
         device: the device of the oracle (calibrated, roofline: a device spec name).
         oracle_cache: a measurement cache or exported table for measured backends.
         max_idle: proposals in a row without an evaluation before a run stops "stalled".

@@ -153,7 +153,7 @@ def require_proxy(proxy: ProxyTable, backend: str) -> None:
             f"oracle {proxy.label!r} lacks columns 'utilization' and 'throughput' for {missing} "
             f"of {N_ARCHS} architectures; Fig. 3 and approximate filtering need the whole space. "
             f"Measure it: `nasfilter measure --backend {backend} --archs all --cache CACHE.db`, "
-            "then pass --oracle-cache CACHE.db, or use --backend roofline."
+            "then pass --oracle-cache CACHE.db, or use an analytic backend (calibrated, roofline)."
         )
 
 
@@ -291,7 +291,7 @@ def reproduce(
         table: a table converted with ``nasfilter convert`` (.npz), or None for the embedded
             synthetic surrogate. It must hold every architecture.
         backend, device, oracle_cache: the oracle (``nasfilter.oracle.proxy_table``); the
-            default is ``DEFAULT_ORACLE`` (the roofline) on a V100.
+            default is ``DEFAULT_ORACLE`` (the calibrated GPU model) on a V100.
         dataset: the dataset.
         seeds: the run seeds (integers >= 0), nine by default as in the study.
         budget: worker-seconds per run (the study: 110000), the same for every K.

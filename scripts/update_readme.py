@@ -6,7 +6,7 @@
 The section lies between the markers ``<!-- results:begin -->`` and ``<!-- results:end -->``
 in README.md. It shows ``docs/img/comparison.png``, ``docs/img/fig5.png`` and
 ``docs/img/workers.png`` (copied from the run) and the final metrics table (``metrics.md``),
-with the defaults of ``nasfilter reproduce``: the embedded table, the roofline V100 oracle,
+with the defaults of ``nasfilter reproduce``: the embedded table, the calibrated V100 oracle,
 nine seeds, 110000 s, K = 1, 4 and 16 simulated workers.
 """
 

@@ -47,7 +47,7 @@ def test_compare_plugins_runs_as_a_script_from_any_folder(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert "SYNTHETIC" in lines[0] and "roofline v100" in lines[0]
+    assert "SYNTHETIC" in lines[0] and "calibrated v100" in lines[0]  # the default oracle
     methods = [ln.split("  ")[0] for ln in lines[3:]]
     assert methods == [
         "custom_searcher.py:LocalSearch",

@@ -62,7 +62,8 @@ def test_run_then_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert {r["searcher"] for r in rows} == {"random", "reinforce[reward='mnas']"}
 
     code, out, _ = run_cli(["compare", "--db", db, "--csv", str(tmp_path / "r.csv")], capsys)
-    assert code == 0 and "SYNTHETIC" in out and "roofline v100" in out and "±" in out
+    assert code == 0 and "SYNTHETIC" in out and "calibrated v100" in out and "±" in out
+    assert "(fit: timm-format measurements on rtx3090+rtx4090" in out  # the default's fit data
     assert "reinforce[reward='mnas'] | proxy-threshold[tolerance=0.1]" in out
     assert (tmp_path / "r.csv").read_text().count("\n") == 9
 
@@ -185,7 +186,8 @@ def test_demo_prints_the_comparison(capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("utilization-pareto", "reinforce-mnas", "random", "evolution"):
         assert f"\n{name} " in out
     assert "SYNTHETIC surrogate (not NATS-Bench data)" in out
-    assert "oracle: roofline v100" in out and "HV ratio" in out and "±" in out
+    assert "oracle: calibrated v100" in out and "HV ratio" in out and "±" in out
+    assert "(fit: timm-format measurements on rtx3090+rtx4090" in out  # the default's fit data
 
 
 def test_a_converted_table_is_used_and_recorded(

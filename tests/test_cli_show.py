@@ -44,8 +44,13 @@ def test_embedded_record_is_labelled_synthetic(capsys: pytest.CaptureFixture[str
     assert KEYS <= set(rec)
     assert rec["index"] == 284 and rec["synthetic"] is True
     assert rec["macs"] == network_costs("cifar10").macs[284]
+    cal = proxy_table("calibrated", "v100", "cifar10")  # the default oracle
+    assert rec["throughput"] == cal.throughput[284] and rec["utilization"] == cal.utilization[284]
+    assert str(rec["oracle"]).startswith("calibrated v100") and "fit:" in str(rec["oracle"])
+    rec = show_json(capsys, "8:8:40:32:40", "--oracle", "roofline")  # the baseline, by name
     roof = proxy_table("roofline", "v100", "cifar10")
     assert rec["throughput"] == roof.throughput[284] and rec["utilization"] == roof.utilization[284]
+    assert str(rec["oracle"]).startswith("roofline v100")
     assert main(["show", "284"]) == 0
     assert "SYNTHETIC" in capsys.readouterr().out
 

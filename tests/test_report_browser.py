@@ -224,6 +224,7 @@ def test_reproduce_report_shows_both_oracles_side_by_side(
     body = [row for row in got["rows"] if row and not row[0].startswith("oracle")]
     labels = [r["label"] for r in summary["oracles"]["oracles"]]
     assert [row[0] for row in body] == labels
-    assert labels[0].startswith("roofline v100") and labels[1].startswith("calibrated v100")
+    # the run's oracle (the default, calibrated) first, the plain roofline baseline beside it
+    assert labels[0].startswith("calibrated v100") and labels[1].startswith("roofline v100")
     for row, rec in zip(body, summary["oracles"]["oracles"], strict=True):
         assert row[2] == str(rec["front_size"])

@@ -20,7 +20,8 @@ def register(sub: Any) -> None:
         "searcher and filter (hypervolume ratio over simulated time, final metrics), "
         "summary.json and a self-contained report.html. Without --table the embedded "
         f"SYNTHETIC surrogate is used; the default oracle is the {DEFAULT_ORACLE} model on a "
-        "V100 (docs/gpu-model.md compares the two).",
+        "V100 (docs/gpu-model.md compares it with the plain roofline, which the report sets "
+        "beside it).",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (new or empty)")
     p.add_argument(
@@ -32,7 +33,8 @@ def register(sub: Any) -> None:
         "--oracle",
         dest="backend",
         default=DEFAULT_ORACLE,
-        help=f"oracle backend (default {DEFAULT_ORACLE}; or calibrated, or a measured one)",
+        help=f"oracle backend (default {DEFAULT_ORACLE}; or roofline, the plain baseline, or a "
+        "measured one)",
     )
     p.add_argument("--device", default="v100", help="oracle device (default v100)")
     p.add_argument(

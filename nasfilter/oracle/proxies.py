@@ -92,8 +92,8 @@ def proxy_table(
     """Utilization and throughput of every architecture from ``backend``.
 
     Args:
-        backend: "roofline" (the default) or "calibrated" (analytic), or a measured backend
-            ("onnxruntime", "torch-cuda", "tensorrt").
+        backend: "calibrated" (the default) or "roofline" (the plain baseline), both analytic,
+            or a measured backend ("onnxruntime", "torch-cuda", "tensorrt").
         device: roofline, calibrated: a device spec (default V100); measured backends:
             picks a group in the cache by device name (needed only when the cache holds
             several).
