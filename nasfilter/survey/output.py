@@ -21,20 +21,6 @@ LAYER_COLUMNS = (
 )  # fmt: skip
 
 
-def check_out_dir(out_dir: str | Path, force: bool) -> Path:
-    """``out_dir`` as a Path; FileExistsError if it is a non-empty folder and not ``force``."""
-    path = Path(out_dir)
-    if path.exists() and not path.is_dir():
-        raise FileExistsError(f"--out {str(path)!r} exists and is not a folder")
-    if path.is_dir() and any(path.iterdir()) and not force:
-        raise FileExistsError(
-            f"the output folder {str(path)!r} exists and is not empty; choose a new folder "
-            "or pass --force to overwrite the files the survey writes there"
-        )
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -361,8 +361,7 @@ def _summary(
             "was fitted on this very file; held-out accuracy is the cross-GPU validation in "
             "docs/gpu-model.md"
             if in_sample
-            else "held-out accuracy of the predictor: the cross-GPU validation in "
-            "docs/gpu-model.md"
+            else "held-out accuracy of the predictor: the cross-GPU validation in docs/gpu-model.md"
         ),
         "cnn_mac_fraction_threshold": 0.9,
         "n_rows": len(rows),
@@ -381,9 +380,7 @@ def _summary(
         "on_all_three_fronts": sorted(
             f"{r['model']}@{r['img_size']}" for r in cnn_rows if r["on_all_fronts"]
         ),
-        "fronts_over": "measured CNN rows"
-        if measured_util
-        else "CNN rows (predicted throughput)",
+        "fronts_over": "measured CNN rows" if measured_util else "CNN rows (predicted throughput)",
         "front_sizes": {
             key: sum(1 for r in cnn_rows if r[key])
             for key in (
