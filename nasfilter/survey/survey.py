@@ -120,12 +120,13 @@ class SurveyResult:
 
 
 def per_original_image(table: LayerTable, f: int) -> LayerTable:
-    """A folded model's table (per folded input of f images) per original image: MACs and
-    activations divided by f, weights unchanged (read once per batch either way)."""
+    """A folded model's table (per folded input of f images) per original image: GEMM rows,
+    MACs and activations divided by f (a batch of N images is N / f folded inputs, so its
+    GEMMs have M = N / f x gemm_m rows), weights unchanged (read once per batch either way)."""
     return LayerTable(
         names=table.names,
         kinds=table.kinds,
-        gemm_m=table.gemm_m,
+        gemm_m=table.gemm_m / f,
         gemm_n=table.gemm_n,
         gemm_k=table.gemm_k,
         groups=table.groups,
