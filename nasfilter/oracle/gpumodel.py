@@ -304,7 +304,7 @@ def max_batch(
 ) -> np.ndarray:
     """The largest power-of-two batch that fits in the device's memory, per network, (B,).
 
-    ``cap`` (a power of two, or None for no cap) bounds it: timm's published benchmark
+    ``cap`` (images, or None for no cap) bounds it: timm's published benchmark
     starts at 1024 and halves until a batch fits, so the survey passes ``cap=1024``.
 
     A batch fits when the weights plus the largest layer's input and output activations
