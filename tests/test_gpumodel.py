@@ -124,6 +124,15 @@ def test_largest_batch_from_memory_by_hand() -> None:
         max_batch(t, small)
 
 
+def test_largest_batch_cap() -> None:
+    t = _table()  # fits 131072 on DEV (above)
+    assert max_batch(t, DEV, cap=1024)[0] == 1024  # timm's benchmark starts at 1024
+    assert max_batch(t, DEV, cap=1000)[0] == 512  # the largest power of two <= the cap
+    assert max_batch(t, DEV, cap=2**20)[0] == 131072  # a cap above the fit changes nothing
+    with pytest.raises(ValueError, match="cap"):
+        max_batch(t, DEV, cap=0)
+
+
 def test_largest_batch_respects_32_bit_indexing() -> None:
     big = DeviceSpec("big", 1e12, 1e12, sm_count=1, memory_bytes=1e15)
     t = _table()  # largest tensor: 2048 elements per image -> 2**31 / 2**11 = 2**20 images

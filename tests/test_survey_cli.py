@@ -103,24 +103,63 @@ def _err(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 
 def test_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["survey", "--out", str(tmp_path / "o"), "--cache", str(tmp_path / "c")]
-    err = _err(capsys, [*base, "--models", "resnet5O"])
-    assert "'resnet5O' (close: resnet50" in err
+    # An unknown model is listed back with close matches, named by its flag.
+    err = _err(capsys, [*base, "--models", "resnet5O,resnet50"])
+    assert "--models" in err and "'resnet5O' (close: resnet50" in err
+    models_file = tmp_path / "models.txt"
+    models_file.write_text("resnet50\nmobilenetv3_lage_100\n")
+    err = _err(capsys, [*base, "--models-file", str(models_file)])
+    assert "--models-file" in err
+    assert "'mobilenetv3_lage_100' (close: mobilenetv3_large_100" in err
+    # Parse-time flags: argparse names the flag and the value.
     err = _err(capsys, [*base, "--fold", "3"])
-    assert "--fold" in err and "got 3" in err
+    assert "--fold" in err and "got 3" in err and "try 1 or 4" in err
+    assert "--fold" in _err(capsys, [*base, "--fold", "four"])
+    err = _err(capsys, [*base, "--device", "mygpu:abc:1"])
+    assert "--device" in err and "mygpu:abc:1" in err
+    # A device spec without the SM count the calibrated GPU model needs.
+    err = _err(capsys, [*base, "--device", "mygpu:100:1"])
+    assert "--device" in err and "sm_count" in err
+    nomem = tmp_path / "nomem.json"
+    nomem.write_text(
+        json.dumps({"name": "x", "peak_tflops": 100, "bandwidth_tbs": 1, "sm_count": 80})
+    )
+    err = _err(capsys, [*base, "--models", "resnet50", "--device", str(nomem)])
+    assert "--device" in err and "memory_bytes" in err
+    err = _err(capsys, [*base, "--batch", "huge"])
+    assert "--batch" in err and "'huge'" in err
+    err = _err(capsys, [*base, "--layout", "nhcw"])
+    assert "--layout" in err and "'nhcw'" in err
+    assert "--jobs" in _err(capsys, [*base, "--jobs", "0"])
+    # Measured CSVs in the wrong format, or missing.
     bad = tmp_path / "bad.csv"
     bad.write_text("model,img_size,top1\nresnet50,224,80\n")
     err = _err(capsys, [*base, "--models", "resnet50", "--measured", str(bad)])
-    assert "missing column(s)" in err and "infer_samples_per_sec" in err
+    assert "--measured" in err and "missing column(s)" in err and "infer_samples_per_sec" in err
     bad.write_text(
         "model,infer_img_size,infer_samples_per_sec,infer_batch_size\nresnet50,224,fast,8\n"
     )
-    assert "'fast'" in _err(capsys, [*base, "--models", "resnet50", "--measured", str(bad)])
-    assert "mygpu:abc:1" in _err(capsys, [*base, "--device", "mygpu:abc:1"])
-    assert "'huge'" in _err(capsys, [*base, "--batch", "huge"])
-    assert "'nhcw'" in _err(capsys, [*base, "--layout", "nhcw"])
+    err = _err(capsys, [*base, "--models", "resnet50", "--measured", str(bad)])
+    assert "--measured" in err and "'fast'" in err
+    err = _err(capsys, [*base, "--models", "resnet50", "--measured", str(tmp_path / "no.csv")])
+    assert "--measured" in err and "does not exist" in err
     assert "no shipped measurements" in _err(capsys, [*base, "--measured", "shipped"])
+    # Output folder: never overwritten without --force, never over an input, parent must exist.
     full = tmp_path / "full"
     full.mkdir()
     (full / "keep.txt").write_text("mine")
     err = _err(capsys, ["survey", "--out", str(full), "--models", "resnet18"])
-    assert "--force" in err and (full / "keep.txt").read_text() == "mine"
+    assert "--out" in err and "--force" in err and (full / "keep.txt").read_text() == "mine"
+    err = _err(capsys, ["survey", "--out", str(tmp_path / "no" / "o"), "--models", "resnet18"])
+    assert "--out" in err and "does not exist" in err and not (tmp_path / "no").exists()
+    err = _err(capsys, ["survey", "--out", str(bad), "--models", "resnet18"])
+    assert "--out" in err and "is a file" in err
+    own = full / "survey.csv"
+    own.write_text("model,infer_img_size,infer_samples_per_sec,infer_batch_size\n")
+    err = _err(
+        capsys,
+        ["survey", "--out", str(full), "--force", "--models", "resnet18", "--measured", str(own)],
+    )
+    assert "--out" in err and "--measured" in err and "input" in err
+    assert own.read_text().startswith("model,infer_img_size")
+    assert not (tmp_path / "o").exists()  # nothing refused above created its output

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from nasfilter.survey import timm_profile
+from nasfilter.survey import ModelProfile, timm_profile
+from nasfilter.survey import cache as profile_cache
 from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
 from nasfilter.survey.timm_import import import_timm
 
@@ -60,15 +61,54 @@ def _selection() -> list[tuple[str, int, float, float]]:
 SELECTION = _selection()
 
 
+# Every FRESH_EVERY-th selected model is analysed afresh even when a cached profile exists.
+FRESH_EVERY = 20
+
+
+@pytest.fixture(scope="module")
+def profiles() -> dict[tuple[str, int], ModelProfile]:
+    """The selection's profiles, analysed once per session.
+
+    Where the survey's persisted cache (``$NASFILTER_CACHE/survey`` or
+    ``~/.cache/nasfilter/survey``, keyed by the timm version and the analysis rules) already
+    holds a model, its profile is read from there (read only: this test writes nothing);
+    the rest are analysed here. ``test_cached_profiles_match_a_fresh_analysis`` guards
+    against a cache left stale by an analysis change.
+    """
+    folder = profile_cache.cache_folder()
+    out: dict[tuple[str, int], ModelProfile] = {}
+    for model, size, _, _ in SELECTION:
+        cached = profile_cache.load(folder, model, size) if folder.is_dir() else None
+        out[(model, size)] = (
+            cached if isinstance(cached, ModelProfile) else timm_profile(model, size)
+        )
+    return out
+
+
 def test_at_least_100_models_are_checked() -> None:
     assert len(SELECTION) >= 100
 
 
+def test_cached_profiles_match_a_fresh_analysis(
+    profiles: dict[tuple[str, int], ModelProfile],
+) -> None:
+    """A cached profile must be what the analysis gives now (else bump cache.ANALYSIS)."""
+    for model, size, _, _ in SELECTION[::FRESH_EVERY]:
+        fresh, used = timm_profile(model, size), profiles[(model, size)]
+        assert (used.fvcore_macs, used.params) == (fresh.fvcore_macs, fresh.params), model
+        assert used.table.names == fresh.table.names, model
+        assert used.table.macs.sum() == fresh.table.macs.sum(), model
+
+
 @pytest.mark.parametrize(("model", "size", "gmacs", "params_m"), SELECTION)
 def test_macs_and_params_within_2_percent(
-    model: str, size: int, gmacs: float, params_m: float
+    model: str,
+    size: int,
+    gmacs: float,
+    params_m: float,
+    profiles: dict[tuple[str, int], ModelProfile],
 ) -> None:
-    profile = timm_profile(model, size)
+    profile = profiles[(model, size)]
     assert profile.fvcore_macs / 1e9 == pytest.approx(gmacs, rel=0.02)
     assert profile.params / 1e6 == pytest.approx(params_m, rel=0.02, abs=0.005)
 

@@ -137,3 +137,27 @@ def test_unwidenable_parameter_is_named() -> None:
     match = r"module '' \(Scaled\) holds parameter 'pos' of shape \(16, 16, 16\)"
     with pytest.raises(FoldError, match=match):
         fold(Scaled(positional=True), 4, (3, 16, 16))
+
+
+@pytest.mark.parametrize("f", [4, 9])
+def test_per_original_image_table_predicts_the_folded_batch(f: int) -> None:
+    """A batch of N original images is N / f folded inputs: the per-original-image table at
+    batch N must cost exactly what the folded table costs at N / f (GEMM rows included)."""
+    from nasfilter.oracle.devices import get_device
+    from nasfilter.survey.survey import per_original_image
+    from nasfilter.survey.throughput import predicted_throughput, roofline_throughput
+
+    width = 32
+    table = profile_model(fold(SmallResNet(width), f, (3, 32, 32)), (3 * f, 32, 32)).table
+    per_image = per_original_image(table, f)
+    device = get_device("rtx4090")
+    folded_batches = 64
+    n = folded_batches * f
+    for layout in ("nchw", "nhwc"):
+        folded_inputs_per_s = predicted_throughput(table, device, folded_batches, layout)
+        assert predicted_throughput(per_image, device, n, layout) == pytest.approx(
+            f * folded_inputs_per_s, rel=1e-12
+        )
+    assert roofline_throughput(per_image, device, n) == pytest.approx(
+        f * roofline_throughput(table, device, folded_batches), rel=1e-12
+    )

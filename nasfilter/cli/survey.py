@@ -1,4 +1,8 @@
-"""``nasfilter survey --out DIR``: the study's §3 CNN survey on timm's models."""
+"""``nasfilter survey --out DIR``: the study's §3 CNN survey on timm's models.
+
+Flags are checked while parsing where they can be (device, layout, batch, fold, jobs), and
+paths by the shared rules of :mod:`nasfilter.cli.args` before any analysis starts.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +12,61 @@ from pathlib import Path
 from typing import Any
 
 
+def _device(text: str) -> Any:
+    """An argparse ``type``: a device the survey's GPU model can use (named on error)."""
+    from nasfilter.oracle.devices import get_device
+
+    try:
+        device = get_device(text)
+        device.require("sm_count")  # the calibrated GPU model's tile and wave quantization
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return device
+
+
+def _fold(text: str) -> int:
+    """An argparse ``type``: a FoldedCNN fold factor, a perfect square >= 1."""
+    from nasfilter.survey.fold import check_fold
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a perfect square >= 1, got {text!r}") from None
+    try:
+        return check_fold(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _batch(text: str) -> int | None:
+    """An argparse ``type``: ``max`` (None) or a positive integer."""
+    if text == "max":
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected 'max' or a positive integer, got {text!r}")
+    return int(text)
+
+
 def register(sub: Any) -> None:
+    from nasfilter.cli.args import int_at_least
+
     p = sub.add_parser(
         "survey",
         help="the study's CNN survey (§3): intensity, utilization, fronts and folding",
         description="Analyse timm's CNNs layer by layer (on the meta device: no weights, no "
         "download), compare their FP16 arithmetic intensity with the device's compute-to-"
         "memory ratio, compute utilization from measured throughput where a measurement "
-        "exists (else from the predicted one), find the three Pareto fronts of accuracy, "
-        "throughput and utilization, and fold the CNNs below the CMR (FoldedCNNs). Writes "
-        "survey.csv, layers.csv, summary.json, fig1/fig2a/fig2b and report.html. Needs the "
-        "survey extra (timm).",
+        "exists (else from the calibrated GPU model's prediction), find the three Pareto "
+        "fronts of accuracy, throughput and utilization, and fold the CNNs below the CMR "
+        "(FoldedCNNs). Writes survey.csv, layers.csv, summary.json, fig1/fig2a/fig2b and "
+        "report.html. Needs the survey extra (timm).",
     )
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (new or empty)")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder, new or empty (its parent folder must exist)",
+    )
     p.add_argument(
         "--models",
         metavar="LIST",
@@ -33,15 +79,21 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--device",
         default="v100",
-        help="built-in device (v100, a100, h100, h200, rtx3090, rtx4090), "
-        "name:peak_tflops:bandwidth_tbs, or a JSON device file (default v100)",
+        type=_device,
+        help="built-in device (v100, a100, h100, h200, rtx3090, rtx4090) or a JSON device "
+        "file with the SM count (and, for --batch max, the memory size) that the calibrated "
+        "GPU model needs (default v100)",
     )
-    p.add_argument("--layout", default="nchw", help="nchw or nhwc (default nchw)")
+    p.add_argument(
+        "--layout", default="nchw", choices=("nchw", "nhwc"), help="data layout (default nchw)"
+    )
     p.add_argument(
         "--batch",
-        default="max",
-        help="images per batch, or max: the measured batch, else the largest that fits "
-        "(default max)",
+        default=None,
+        type=_batch,
+        metavar="{max,N}",
+        help="images per batch, or max: the measured batch, else the largest power of two "
+        "<= 1024 that fits the device memory (default max)",
     )
     p.add_argument(
         "--measured",
@@ -50,16 +102,25 @@ def register(sub: Any) -> None:
         "file of --device (rtx3090, rtx4090) and --layout",
     )
     p.add_argument(
-        "--fold", type=int, default=4, help="FoldedCNN fold factor, a perfect square (default 4)"
+        "--fold",
+        type=_fold,
+        default=4,
+        help="FoldedCNN fold factor, a perfect square; 1: no folding (default 4)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes for new analyses")
+    p.add_argument(
+        "--jobs", type=int_at_least(1), default=1, help="worker processes for new analyses"
+    )
     p.add_argument(
         "--cache",
         metavar="DIR",
         help="layer-table cache folder (default $NASFILTER_CACHE/survey or "
         "~/.cache/nasfilter/survey)",
     )
-    p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty --out folder (never over one of the command's inputs)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress and no summary lines")
     p.set_defaults(func=run)
 
@@ -85,52 +146,71 @@ def parse_models(text: str, origin: str) -> list[tuple[str, int | None]]:
     return out
 
 
-def _batch(text: str) -> int | None:
-    if text == "max":
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"--batch must be 'max' or a positive integer, got {text!r}")
-    return int(text)
+def check_out(args: argparse.Namespace) -> Path:
+    """The ``--out`` folder, checked by the shared rules (:mod:`nasfilter.cli.args`) before
+    any analysis: its parent exists, it is a folder, none of the files the survey writes
+    there is one of the command's inputs, it is writable, and it is new or empty unless
+    ``--force``."""
+    from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
+    from nasfilter.survey.output import FIGURES, OUTPUTS
+
+    out = check_parent(args.out, "--out")
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")
+    measured = None if args.measured == "shipped" else args.measured
+    inputs = {"--measured": measured, "--models-file": args.models_file, "--cache": args.cache}
+    check_not_input(out, "--out", inputs)
+    for name in (*OUTPUTS, *(f"{f}.{ext}" for f in FIGURES for ext in ("png", "svg"))):
+        check_not_input(out / name, "--out", inputs)
+    check_writable_folder(out if out.is_dir() else (out.parent or Path(".")), "--out", out)
+    if out.is_dir() and any(out.iterdir()) and not args.force:
+        raise FileExistsError(
+            f"--out {str(out)!r} exists and is not empty; choose a new folder or pass --force "
+            "to overwrite the files the survey writes there"
+        )
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.oracle.devices import get_device
-    from nasfilter.survey.fold import check_fold
-    from nasfilter.survey.output import check_out_dir, write_survey
+    from nasfilter.cli.args import check_input_file, check_parent, naming
+    from nasfilter.survey.output import write_survey
     from nasfilter.survey.survey import SurveySettings, run_survey
     from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
+    from nasfilter.survey.timm_models import check_names
 
-    if args.layout not in ("nchw", "nhwc"):
-        raise ValueError(f"--layout must be nchw or nhwc, got {args.layout!r}")
-    try:
-        check_fold(args.fold)
-    except ValueError as exc:
-        raise ValueError(f"--fold: {exc}") from None
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
-    batch = _batch(args.batch)
-    device = get_device(args.device)
-    models = None
+    device = args.device
+    if args.batch is None:
+        with naming("--device"):
+            device.require("memory_bytes")  # --batch max: the largest batch that fits
     if args.models and args.models_file:
         raise ValueError("give --models or --models-file, not both")
+    if args.models_file:
+        check_input_file(args.models_file, "--models-file", "model list")
+    if args.measured and args.measured != "shipped":
+        check_input_file(args.measured, "--measured", "measured CSV")
+    if args.cache:
+        check_parent(args.cache, "--cache")
+    out = check_out(args)
+    models = None
     if args.models:
         models = parse_models(args.models, "--models")
     elif args.models_file:
         path = Path(args.models_file)
-        if not path.is_file():
-            raise ValueError(f"--models-file {str(path)!r} does not exist or is not a file")
         models = parse_models(path.read_text(encoding="utf-8"), f"--models-file {path}")
+    if models is not None:
+        with naming("--models" if args.models else "--models-file"):
+            check_names([name for name, _ in models])
     measured, label = None, ""
-    if args.measured == "shipped":
-        source = shipped_benchmark(device.name, args.layout)
-        measured, label = read_benchmark(source), source.name
-    elif args.measured:
-        measured, label = read_benchmark(args.measured), Path(args.measured).name
-    out = check_out_dir(args.out, args.force)
+    with naming("--measured"):
+        if args.measured == "shipped":
+            source = shipped_benchmark(device.name, args.layout)
+            measured, label = read_benchmark(source), source.name
+        elif args.measured:
+            measured, label = read_benchmark(args.measured), Path(args.measured).name
     settings = SurveySettings(
         device=device,
         layout=args.layout,
-        batch=batch,
+        batch=args.batch,
         measured=measured,
         measured_label=label,
         models=models,
@@ -144,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{stage}: {k}/{n}", file=sys.stderr)
 
     result = run_survey(settings, progress)
+    out.mkdir(exist_ok=True)
     write_survey(result, out)
     if not args.quiet:
         s = result.summary

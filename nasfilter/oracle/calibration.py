@@ -44,6 +44,8 @@ from nasfilter.oracle.gpumodel import (
 )
 from nasfilter.oracle.roofline import DEFAULT_LAUNCH_OVERHEAD, roofline_layer_seconds
 from nasfilter.survey.analysis import CNN_MAC_FRACTION
+from nasfilter.survey.timm_data import DATA as TIMM_DIR  # the shipped timm files
+from nasfilter.survey.timm_data import shipped_benchmark as shipped_benchmark_path
 
 TIMM_COLUMNS = (
     "model",
@@ -56,8 +58,6 @@ TIMM_COLUMNS = (
     "infer_macts",
 )
 MACS_TOLERANCE = 0.15  # relative; plus the file's rounding to 0.01 GMACs
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-TIMM_DIR = DATA_DIR / "timm"
 
 TableSource = Callable[[str, int], LayerTable]
 
@@ -233,11 +233,15 @@ def read_benchmark(
 
 def shipped_benchmark(device: str, layout: str) -> BenchmarkFile:
     """The shipped timm measurement of ``device`` ("rtx3090", "rtx4090") in ``layout``."""
-    path = TIMM_DIR / f"benchmark-infer-amp-{layout}-pt240-cu124-{device}.csv"
+    shipped = ", ".join(sorted(q.name for q in TIMM_DIR.glob("benchmark-*.csv")))
+    try:
+        path = shipped_benchmark_path(device, layout)
+    except ValueError as exc:
+        raise CalibrationInputError(f"{exc}; shipped: {shipped}") from None
     if not path.is_file():
         raise CalibrationInputError(
             f"no shipped measurement for device {device!r} and layout {layout!r}; shipped: "
-            + ", ".join(sorted(q.name for q in TIMM_DIR.glob("benchmark-*.csv")))
+            + shipped
         )
     return read_benchmark(path)
 

@@ -297,9 +297,15 @@ def seconds_from_work(
 
 
 def max_batch(
-    table: LayerTable, device: DeviceSpec, bytes_per_element: int = BYTES_PER_ELEMENT
+    table: LayerTable,
+    device: DeviceSpec,
+    bytes_per_element: int = BYTES_PER_ELEMENT,
+    cap: int | None = None,
 ) -> np.ndarray:
     """The largest power-of-two batch that fits in the device's memory, per network, (B,).
+
+    ``cap`` (images, or None for no cap) bounds it: timm's published benchmark
+    starts at 1024 and halves until a batch fits, so the survey passes ``cap=1024``.
 
     A batch fits when the weights plus the largest layer's input and output activations
     (both live while it runs) take at most :data:`MEMORY_HEADROOM` of the memory, the rest
@@ -308,6 +314,8 @@ def max_batch(
     Raises MissingDeviceFieldError without ``memory_bytes``; ValueError where not even one
     image fits.
     """
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise ValueError(f"cap must be a positive integer or None, got {cap!r}")
     device.require("memory_bytes")
     assert device.memory_bytes is not None
     live = np.where(table.present, table.input_elems + table.output_elems, 0.0).max(axis=1)
@@ -321,4 +329,6 @@ def max_batch(
             f"not even one image fits in {device.name}'s {device.memory_bytes / 1e9:g} GB "
             f"for network(s) {np.flatnonzero(fits < 1)[:5].tolist()}"
         )
+    if cap is not None:
+        fits = np.minimum(fits, cap)
     return np.exp2(np.floor(np.log2(fits)))

@@ -27,6 +27,7 @@ from nasfilter.survey.fold import check_fold
 from nasfilter.survey.throughput import (
     BYTES_PER_ELEMENT,
     PREDICTOR,
+    fitted_on_files,
     max_batch,
     predicted_throughput,
     roofline_throughput,
@@ -119,12 +120,13 @@ class SurveyResult:
 
 
 def per_original_image(table: LayerTable, f: int) -> LayerTable:
-    """A folded model's table (per folded input of f images) per original image: MACs and
-    activations divided by f, weights unchanged (read once per batch either way)."""
+    """A folded model's table (per folded input of f images) per original image: GEMM rows,
+    MACs and activations divided by f (a batch of N images is N / f folded inputs, so its
+    GEMMs have M = N / f x gemm_m rows), weights unchanged (read once per batch either way)."""
     return LayerTable(
         names=table.names,
         kinds=table.kinds,
-        gemm_m=table.gemm_m,
+        gemm_m=table.gemm_m / f,
         gemm_n=table.gemm_n,
         gemm_k=table.gemm_k,
         groups=table.groups,
@@ -245,7 +247,7 @@ def run_survey(
         )
     cnn = np.array([r["is_cnn"] for r in rows], dtype=bool)
     # Fronts never mix measured and predicted throughputs: with measurements, only the
-    # measured CNN rows compete (a roofline prediction would dominate real measurements).
+    # measured CNN rows compete (predictions and measurements do not share one scale).
     measured_rows = np.array([r["utilization_source"] == "measured" for r in rows], dtype=bool)
     if (cnn & measured_rows).any():
         cnn = cnn & measured_rows
@@ -337,8 +339,13 @@ def _summary(
     predicted_util = [
         r["predicted_throughput"] * r["flops"] / device.peak("spec") for r in cnn_rows
     ]
+    predicted_util_measured = [
+        r["predicted_throughput"] * r["flops"] / device.peak("spec") for r in measured_cnn
+    ]
     candidates = [r for r in cnn_rows if r["below_cmr"]]
     folded_ok = [r for r in candidates if not r["fold_error"]]
+    fitted = fitted_on_files()
+    in_sample = bool(settings.measured_label) and settings.measured_label in fitted
     return {
         "device": device.name,
         "peak_tflops": device.peak("spec") / 1e12,
@@ -348,6 +355,15 @@ def _summary(
         "batch": settings.batch if settings.batch is not None else "max",
         "measured": settings.measured_label or None,
         "predictor": PREDICTOR,
+        "predictor_fitted_on_files": fitted,
+        "predictor_in_sample": in_sample,
+        "predictor_note": (
+            "predicted throughputs beside these measurements are in-sample: the calibration "
+            "was fitted on this very file; held-out accuracy is the cross-GPU validation in "
+            "docs/gpu-model.md"
+            if in_sample
+            else "held-out accuracy of the predictor: the cross-GPU validation in docs/gpu-model.md"
+        ),
         "cnn_mac_fraction_threshold": 0.9,
         "n_rows": len(rows),
         "n_models": len({r["model"] for r in rows}),
@@ -361,12 +377,11 @@ def _summary(
         "n_cnn_rows_measured": len(measured_util),
         "median_measured_utilization_cnn": _median(measured_util),
         "median_predicted_utilization_cnn": _median(predicted_util),
+        "median_predicted_utilization_measured_cnn": _median(predicted_util_measured),
         "on_all_three_fronts": sorted(
             f"{r['model']}@{r['img_size']}" for r in cnn_rows if r["on_all_fronts"]
         ),
-        "fronts_over": "measured CNN rows"
-        if measured_util
-        else "CNN rows (predicted throughput)",
+        "fronts_over": "measured CNN rows" if measured_util else "CNN rows (predicted throughput)",
         "front_sizes": {
             key: sum(1 for r in cnn_rows if r[key])
             for key in (

@@ -1,13 +1,21 @@
 """Throughput of a model's fused layers on a device: the plain roofline, and the prediction.
 
-``roofline_throughput`` is the plain per-layer roofline (FACTS §4): each layer takes
-``max(FLOPs / peak, bytes / bandwidth)`` at the batch, FP16 (2 bytes per element), and the
-network's time is the sum. It knows nothing of tile quantization, kernel launches or layouts.
+Both are the oracle's own functions applied to a one-model :class:`LayerTable`; nothing here
+is a second copy of a device model:
 
-``predicted_throughput`` is the survey's single hook for "the oracle's best GPU model": every
-``predicted_throughput`` column and figure comes from it. Until the calibrated GPU model
-(issue 9) replaces its body, it is the same roofline plus a fixed cost per executed layer
-(:data:`LAUNCH_OVERHEAD`, the NATS roofline oracle's 3 us), and :data:`PREDICTOR` names it.
+- ``roofline_throughput``: the plain per-layer roofline (FACTS §4),
+  :func:`nasfilter.oracle.roofline.roofline_layer_seconds` with the data-sheet peak and
+  bandwidth and no launch overhead: ``max(FLOPs / peak, bytes / bandwidth)`` per layer, FP16.
+- ``predicted_throughput``: the survey's single hook for "the oracle's best GPU model"; every
+  ``predicted_throughput`` column and figure comes from it. It is the calibrated GPU model
+  (:func:`nasfilter.oracle.calibrated.predict_throughput`), eager engine (how timm's
+  benchmark runs: PyTorch eager, AMP) in the survey's layout, with the shipped calibration.
+  :data:`PREDICTOR` names the model and the data it was fitted on.
+- ``max_batch``: :func:`nasfilter.oracle.gpumodel.max_batch` capped at
+  :data:`TIMM_MAX_BATCH`.
+
+The shipped calibration was fitted on the same timm RTX 3090 / RTX 4090 files the survey
+compares with (:func:`fitted_on_files`): beside those files, a prediction is in-sample.
 """
 
 from __future__ import annotations
@@ -16,11 +24,42 @@ import numpy as np
 
 from nasfilter.layers import LayerTable
 from nasfilter.oracle.devices import DeviceSpec
+from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT
+from nasfilter.oracle.gpumodel import max_batch as _gpu_max_batch
 
-BYTES_PER_ELEMENT = 2  # FP16
-LAUNCH_OVERHEAD = 3e-6  # seconds per executed layer and batch
-PREDICTOR = "roofline + 3 us per layer (placeholder for the calibrated GPU model)"
-DEFAULT_MAX_BATCH = 1024  # timm's benchmark starts at 1024 and halves when out of memory
+__all__ = [
+    "BYTES_PER_ELEMENT",
+    "ENGINE",
+    "PREDICTOR",
+    "TIMM_MAX_BATCH",
+    "fitted_on_files",
+    "max_batch",
+    "predicted_throughput",
+    "predictor_label",
+    "roofline_throughput",
+]
+
+ENGINE = "eager"  # timm's benchmark: PyTorch eager with AMP
+TIMM_MAX_BATCH = 1024  # timm's benchmark starts at 1024 and halves when out of memory
+
+
+def predictor_label() -> str:
+    """The name of the survey's GPU model and of the data the shipped calibration was
+    fitted on."""
+    from nasfilter.oracle.calibrated import load_calibration
+
+    return f"calibrated GPU model, {ENGINE} engine (fit: {load_calibration().fitted_on})"
+
+
+def fitted_on_files() -> list[str]:
+    """File names of the measurements the shipped calibration was fitted on."""
+    from nasfilter.oracle.calibrated import load_calibration
+
+    sets = load_calibration().provenance.get("sets", [])
+    return sorted(str(f["file"]) for s in sets for f in s.get("files", []))
+
+
+PREDICTOR = predictor_label()
 
 
 def _check(table: LayerTable, batch: int) -> None:
@@ -30,17 +69,15 @@ def _check(table: LayerTable, batch: int) -> None:
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
 
 
-def layer_seconds(table: LayerTable, device: DeviceSpec, batch: int) -> np.ndarray:
-    """Roofline seconds of each layer for one batch, (L,)."""
-    _check(table, batch)
-    flops = table.flops(batch)[0]
-    moved = table.bytes(batch, BYTES_PER_ELEMENT)[0]
-    return np.maximum(flops / device.peak("spec"), moved / device.memory_bandwidth("spec"))
-
-
 def roofline_throughput(table: LayerTable, device: DeviceSpec, batch: int) -> float:
-    """Images/s of the plain per-layer roofline at ``batch``."""
-    return float(batch / layer_seconds(table, device, batch).sum())
+    """Images/s of the plain per-layer roofline at ``batch`` (data-sheet peak, no overhead)."""
+    from nasfilter.oracle.roofline import roofline_layer_seconds
+
+    _check(table, batch)
+    seconds = roofline_layer_seconds(
+        table, device.peak("spec"), device.memory_bandwidth("spec"), int(batch), 0.0
+    )
+    return float(batch / seconds.sum())
 
 
 def predicted_throughput(
@@ -48,28 +85,17 @@ def predicted_throughput(
 ) -> float:
     """Images/s predicted by the survey's GPU model (:data:`PREDICTOR`) at ``batch``.
 
-    ``layout`` ("nchw" or "nhwc") is accepted for the calibrated model; the roofline
-    placeholder ignores it.
+    Raises MissingDeviceFieldError when the device lacks its SM count.
     """
-    if layout not in ("nchw", "nhwc"):
-        raise ValueError(f"layout must be 'nchw' or 'nhwc', got {layout!r}")
-    seconds = layer_seconds(table, device, batch)
-    executed = int(np.count_nonzero(table.present[0]))
-    return float(batch / (seconds.sum() + LAUNCH_OVERHEAD * executed))
+    from nasfilter.oracle.calibrated import predict_throughput
+
+    _check(table, batch)
+    return predict_throughput(table, device, int(batch), layout=layout, engine=ENGINE)
 
 
-def max_batch(table: LayerTable, device: DeviceSpec, cap: int = DEFAULT_MAX_BATCH) -> int:
-    """The largest power-of-two batch <= ``cap`` whose weights plus the two largest live
-    activations of a layer (its input and output, FP16) fit in the device memory; ``cap``
-    when the device's memory size is unknown."""
-    if cap < 1:
-        raise ValueError(f"cap must be >= 1, got {cap}")
-    memory = device.memory_bytes
-    if memory is None:
-        return cap
-    per_image = float(np.max(table.input_elems[0] + table.output_elems[0])) * BYTES_PER_ELEMENT
-    weights = float(table.weight_elems[0].sum()) * BYTES_PER_ELEMENT
-    batch = cap
-    while batch > 1 and weights + batch * per_image > memory:
-        batch //= 2
-    return batch
+def max_batch(table: LayerTable, device: DeviceSpec) -> int:
+    """The largest power-of-two batch <= :data:`TIMM_MAX_BATCH` that fits the device memory
+    (:func:`nasfilter.oracle.gpumodel.max_batch`); MissingDeviceFieldError without its
+    memory size."""
+    _check(table, 1)
+    return int(_gpu_max_batch(table, device, cap=TIMM_MAX_BATCH)[0])
