@@ -1,0 +1,118 @@
+"""Free features of every architecture and a Bayesian ridge model over them.
+
+The channel choices, MACs and parameter counts are closed-form, so a searcher may use them
+for all 32768 architectures without charge. :func:`base_features` holds them as one
+standardized design matrix; :class:`RidgeModel` is a linear model with a Gaussian prior on
+the weights, its penalty chosen by generalized cross-validation (so nothing is tuned to one
+table), whose posterior gives a mean and a standard deviation per architecture.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from nasfilter.costs import network_costs
+from nasfilter.space import CHANNEL_CHOICES, N_LAYERS, all_channels
+
+RIDGE_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the GCV grid, standardized units
+
+
+@functools.cache
+def _base_features() -> np.ndarray:
+    ch = all_channels()
+    logc = np.log2(ch / 8.0)  # 0..3 per layer
+    onehot = (ch[:, :, None] == np.asarray(CHANNEL_CHOICES)[None, None, :]).reshape(
+        len(ch), N_LAYERS * len(CHANNEL_CHOICES)
+    )
+    costs = network_costs("cifar10")  # 32x32 inputs; another input size shifts logs only
+    cols = [
+        onehot.astype(np.float64),
+        logc,
+        logc**2,
+        logc[:, :-1] * logc[:, 1:],  # neighbouring layers
+        np.log(costs.macs)[:, None],
+        np.log(costs.params)[:, None],
+        np.log(ch.min(axis=1))[:, None],  # the narrowest layer: a bottleneck
+    ]
+    x = np.concatenate(cols, axis=1)
+    std = x.std(axis=0)
+    x = (x - x.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    x.setflags(write=False)
+    return x
+
+
+def base_features() -> np.ndarray:
+    """Standardized free features, float64 (32768, 62), read-only; row i is architecture i.
+
+    Columns: one-hot channel per layer (40), log2(c/8) per layer (5), their squares (5),
+    products of neighbouring layers' log2 (4), log MACs and log parameters (at 32x32 input),
+    log of the narrowest layer.
+    """
+    return _base_features()
+
+
+@dataclass(frozen=True)
+class RidgeModel:
+    """A fitted Bayesian ridge regression y ~ x @ w + b.
+
+    Attributes:
+        weights: (d,); intercept: the mean of the training targets.
+        basis: eigenvectors of X'X, (d, d); scale: 1 / (eigenvalue + penalty), (d,).
+        noise_sd: residual standard deviation (targets' units).
+        penalty: the ridge penalty GCV chose.
+    """
+
+    weights: np.ndarray
+    intercept: float
+    basis: np.ndarray
+    scale: np.ndarray
+    noise_sd: float
+    penalty: float
+
+    @classmethod
+    def fit(
+        cls, x: np.ndarray, y: np.ndarray, penalties: tuple[float, ...] = RIDGE_PENALTIES
+    ) -> RidgeModel:
+        """Fit to rows x (n, d) and targets y (n,); the penalty minimizes GCV.
+
+        Raises ValueError for fewer than 3 rows or non-finite input, and
+        numpy.linalg.LinAlgError when the eigen-decomposition fails.
+        """
+        n = len(y)
+        if n < 3:
+            raise ValueError(f"a ridge fit needs at least 3 observations, got {n}")
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):
+            raise ValueError("a ridge fit needs finite features and targets")
+        b = float(y.mean())
+        yc = y - b
+        evals, basis = np.linalg.eigh(x.T @ x)
+        evals = np.maximum(evals, 0.0)
+        proj = basis.T @ (x.T @ yc)  # (d,)
+        best: tuple[float, float, np.ndarray] | None = None
+        for lam in penalties:
+            coef = basis @ (proj / (evals + lam))
+            resid = yc - x @ coef
+            rss = float(resid @ resid)
+            dof = float(np.sum(evals / (evals + lam)))
+            gcv = rss / max(n - dof, 0.5) ** 2 * n
+            if best is None or gcv < best[0]:
+                best = (gcv, lam, coef)
+        assert best is not None
+        _, lam, coef = best
+        resid = yc - x @ coef
+        dof = float(np.sum(evals / (evals + lam)))
+        noise = math.sqrt(float(resid @ resid) / max(n - dof, 1.0))
+        return cls(coef, b, basis, 1.0 / (evals + lam), max(noise, 1e-9), lam)
+
+    def mean(self, x: np.ndarray) -> np.ndarray:
+        """Posterior mean at rows x (k, d) -> (k,)."""
+        return np.asarray(x @ self.weights + self.intercept)
+
+    def sd(self, x: np.ndarray) -> np.ndarray:
+        """Posterior standard deviation of the mean at rows x (k, d) -> (k,)."""
+        z = x @ self.basis
+        return np.asarray(self.noise_sd * np.sqrt(np.maximum((z * z) @ self.scale, 0.0)))
