@@ -31,8 +31,10 @@ def check_scan_share(value: object) -> float | None:
     """``value`` as a share in (0, 1], or None (full scan); ValueError naming the range."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-        math.isfinite(value) and 0 < value <= 1
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (math.isfinite(value) and 0 < value <= 1)
     ):
         raise ValueError(
             f"scan_share must be a number in (0, 1] (the largest share of the budget a proxy "

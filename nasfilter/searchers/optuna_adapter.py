@@ -102,9 +102,7 @@ class OptunaSearcher(Searcher):
     def ask(self) -> Arch | None:
         while True:
             trial = self._study.ask(self._space)
-            arch = arch_from_index(
-                Arch(tuple(int(trial.params[p]) for p in PARAMS)).index
-            )
+            arch = arch_from_index(Arch(tuple(int(trial.params[p]) for p in PARAMS)).index)
             index = index_of(arch)
             known = self._known.get(index)
             if known is not None and self._repeats < self.max_repeats:
