@@ -20,6 +20,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("proxy_seconds", "proxy s", "{:.0f}"),
     ("evaluation_seconds", "accuracy s", "{:.0f}"),
 )
+_COST_COLUMNS = ("n_evaluations", "proxy_seconds", "evaluation_seconds")
 JSON_FIELDS = (
     "searcher",
     "filter",
@@ -71,6 +72,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         entry: dict[str, Any] = dict(zip(_GROUP, key, strict=True))
         entry["n_seeds"] = len(members)
         entry["statuses"] = sorted({m["status"] for m in members})
+        entry["n_empty"] = sum(1 for m in members if not m["n_evaluations"])
         for col, _, _ in COLUMNS:
             mean, se, _ = mean_se([m[col] for m in members])
             entry[col] = (mean, se)
@@ -89,14 +91,38 @@ def method_label(searcher: str, filter: str) -> str:
     return searcher if filter == "none" else f"{searcher} | {filter}"
 
 
+NOTHING_EVALUATED = "NOTHING EVALUATED"
+
+
+def empty_run_warnings(summary: Sequence[dict[str, Any]]) -> list[str]:
+    """One warning per method with runs that evaluated no architecture at all."""
+    return [
+        f"warning: {method_label(e['searcher'], e['filter'])} evaluated nothing in "
+        f"{e['n_empty']} of {e['n_seeds']} runs at {e['budget']:g} s: its metrics there are "
+        "not a result (the budget went to proxy queries; see docs/searchers.md, smallest "
+        "budgets)"
+        for e in summary
+        if e.get("n_empty")
+    ]
+
+
 def format_summary(summary: Sequence[dict[str, Any]]) -> str:
-    """A plain-text table of :func:`summarize`'s output, one line per method."""
+    """A plain-text table of :func:`summarize`'s output, one line per method.
+
+    A method none of whose runs evaluated anything shows NOTHING EVALUATED instead of its
+    metrics; warning lines after the table name every method with such runs.
+    """
     headers = ["method", "seeds", *(h for _, h, _ in COLUMNS)]
     lines = [
         [
             method_label(e["searcher"], e["filter"]),
             str(e["n_seeds"]),
-            *(_cell(e[c][0], e[c][1], fmt) for c, _, fmt in COLUMNS),
+            *(
+                (NOTHING_EVALUATED if c == "hv_ratio" else "-")
+                if e.get("n_empty") == e["n_seeds"] and c not in _COST_COLUMNS
+                else _cell(e[c][0], e[c][1], fmt)
+                for c, _, fmt in COLUMNS
+            ),
         ]
         for e in summary
     ]
@@ -109,7 +135,8 @@ def format_summary(summary: Sequence[dict[str, Any]]) -> str:
         )
 
     rule = "-" * len(fmt_row(headers))
-    return "\n".join([fmt_row(headers), rule, *(fmt_row(r) for r in lines)])
+    table = [fmt_row(headers), rule, *(fmt_row(r) for r in lines)]
+    return "\n".join(table + empty_run_warnings(summary))
 
 
 def describe_inputs(summary: Sequence[dict[str, Any]]) -> str:

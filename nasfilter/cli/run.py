@@ -136,6 +136,15 @@ def build_specs(
     )
 
 
+def empty_runs(records: list[Any]) -> dict[str, int]:
+    """Method label -> number of ``records`` (RunRecords) that evaluated nothing."""
+    out: dict[str, int] = {}
+    for record in records:
+        if not record.summary["n_evaluations"]:
+            out[record.spec.label] = out.get(record.spec.label, 0) + 1
+    return out
+
+
 def worker_died(command: str, exc: Exception) -> int:
     """Report a dead worker process (the completed runs are stored); exit status 1."""
     print(f"nasfilter {command}: error: {exc}", file=sys.stderr)
@@ -171,6 +180,13 @@ def run(args: argparse.Namespace) -> int:
             )
         except WorkerDied as exc:
             return worker_died("run", exc)
+        for label, count in empty_runs(records).items():
+            print(
+                f"warning: {label} evaluated nothing in {count} run(s): the budget of "
+                f"{args.budget:g} s went to proxy queries (see docs/searchers.md, smallest "
+                "budgets); its metrics are not a result",
+                file=sys.stderr,
+            )
         skipped = total - len(records)
         # Another process writing the same database may have stored some of these first.
         wrote = len(records) - store.duplicates
