@@ -50,6 +50,11 @@ _RECORD_NAME = re.compile(r"^(\d{6})\.pickle\.pbz2$")
 _BZ2_MAGIC = b"BZh"
 
 
+# A file that nasfilter.testing writes into archives it generates: its text says what the
+# synthetic data is, and a table converted from such an archive is marked synthetic.
+SYNTHETIC_MARKER = "SYNTHETIC-NOT-NATS-BENCH.txt"
+
+
 class MissingDependencyError(ImportError):
     """An optional dependency needed for this operation is not installed."""
 
@@ -346,11 +351,14 @@ def convert_archive(
     valid_acc = np.stack([columns.valid_by_seed[s] for s in seeds], axis=1)
     from nasfilter import __version__
 
+    marker = path / SYNTHETIC_MARKER if fmt == FOLDER else None
+    synthetic = marker is not None and marker.is_file()
     provenance = Provenance(
-        synthetic=False,
+        synthetic=synthetic,
         source=str(path),
         description=(
-            f"NATS-Bench sss archive ({fmt}) converted by nasfilter {__version__}: valid_acc = "
+            (marker.read_text(encoding="utf-8").strip() + " " if marker and synthetic else "")
+            + f"NATS-Bench sss archive ({fmt}) converted by nasfilter {__version__}: valid_acc = "
             f"hp-{SEARCH_HP} valid-accuracy on {ds.search_record} per seed, test_acc = "
             f"hp-{FINAL_HP} test-accuracy on {ds.final_record} averaged over seeds"
         ),

@@ -46,7 +46,7 @@ def _base_features() -> np.ndarray:
 
 
 def base_features() -> np.ndarray:
-    """Standardized free features, float64 (32768, 62), read-only; row i is architecture i.
+    """Standardized free features, float64 (32768, 57), read-only; row i is architecture i.
 
     Columns: one-hot channel per layer (40), log2(c/8) per layer (5), their squares (5),
     products of neighbouring layers' log2 (4), log MACs and log parameters (at 32x32 input),
@@ -60,7 +60,8 @@ class RidgeModel:
     """A fitted Bayesian ridge regression y ~ x @ w + b.
 
     Attributes:
-        weights: (d,); intercept: the mean of the training targets.
+        weights: (d,); intercept: the mean of the training targets; center: the mean of
+            the training rows (d,), subtracted before the weights apply.
         basis: eigenvectors of X'X, (d, d); scale: 1 / (eigenvalue + penalty), (d,).
         noise_sd: residual standard deviation (targets' units).
         penalty: the ridge penalty GCV chose.
@@ -68,6 +69,7 @@ class RidgeModel:
 
     weights: np.ndarray
     intercept: float
+    center: np.ndarray
     basis: np.ndarray
     scale: np.ndarray
     noise_sd: float
@@ -89,6 +91,8 @@ class RidgeModel:
             raise ValueError("a ridge fit needs finite features and targets")
         b = float(y.mean())
         yc = y - b
+        center = x.mean(axis=0)
+        x = x - center
         evals, basis = np.linalg.eigh(x.T @ x)
         evals = np.maximum(evals, 0.0)
         proj = basis.T @ (x.T @ yc)  # (d,)
@@ -106,13 +110,13 @@ class RidgeModel:
         resid = yc - x @ coef
         dof = float(np.sum(evals / (evals + lam)))
         noise = math.sqrt(float(resid @ resid) / max(n - dof, 1.0))
-        return cls(coef, b, basis, 1.0 / (evals + lam), max(noise, 1e-9), lam)
+        return cls(coef, b, center, basis, 1.0 / (evals + lam), max(noise, 1e-9), lam)
 
     def mean(self, x: np.ndarray) -> np.ndarray:
         """Posterior mean at rows x (k, d) -> (k,)."""
-        return np.asarray(x @ self.weights + self.intercept)
+        return np.asarray(x @ self.weights + (self.intercept - self.center @ self.weights))
 
     def sd(self, x: np.ndarray) -> np.ndarray:
         """Posterior standard deviation of the mean at rows x (k, d) -> (k,)."""
-        z = x @ self.basis
+        z = (x - self.center) @ self.basis
         return np.asarray(self.noise_sd * np.sqrt(np.maximum((z * z) @ self.scale, 0.0)))

@@ -36,11 +36,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nasfilter.costs import network_costs
-from nasfilter.pareto import nondominated_mask
+from nasfilter.pareto import nondominated_mask, nondominated_ranks
 from nasfilter.searchers.base import Searcher, check_positive_int, check_real
 from nasfilter.searchers.features import RidgeModel, base_features
+from nasfilter.searchers.utilization_pareto import spread_order
 from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
 
+ACQUISITIONS = ("hypervolume", "layers")
 _PREFILTER = 2000  # candidates whose posterior sd is computed each round
 
 
@@ -78,6 +80,30 @@ def front_height(front: np.ndarray, x: np.ndarray, floor: float) -> np.ndarray:
     return out
 
 
+def behind(front: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """How far each point (k, 2) lies behind a front (m, 2), both maximized: the additive
+    epsilon, the smallest equal shift of both coordinates that leaves a point dominated by
+    no front point (0 on the front, < 0 beyond it, +inf... never: -inf for an empty front).
+
+    The same measure as :func:`nasfilter.filters.log_epsilon`, in linear units.
+    """
+    from nasfilter.filters.builtins import log_epsilon
+
+    return log_epsilon(np.exp(points), np.exp(front))
+
+
+def _layer_order(points: np.ndarray) -> np.ndarray:
+    """Positions of points (k, 2) by non-dominated layer (both maximized), and within a layer
+    in spread order over x (both ends, then midpoints coarse to fine), int64 (k,)."""
+    ranks = nondominated_ranks(points)
+    within = np.empty(len(points), dtype=np.int64)
+    for layer in np.unique(ranks):
+        members = np.flatnonzero(ranks == layer)
+        by_x = members[np.argsort(points[members, 0], kind="stable")]
+        within[by_x[spread_order(len(by_x))]] = np.arange(len(by_x))
+    return np.lexsort((within, ranks))
+
+
 def _strata(n: int) -> np.ndarray:
     """Stratum (0..n-1) of every architecture by log MACs, equal counts, int64 (32768,)."""
     order = np.argsort(network_costs("cifar10").macs, kind="stable")
@@ -101,6 +127,8 @@ class ModelBased(Searcher):
             (0: ignore cost; 1: gain per second).
         pool: candidates measured with the proxy per round, as a multiple of the batch
             (>= 1); the batch is chosen among them.
+        calibrate: pass the linear prediction through a cubic fitted to the evaluations
+            (a single-index model), once 20 architectures are evaluated.
     """
 
     name: ClassVar[str] = "model-based"
@@ -116,6 +144,9 @@ class ModelBased(Searcher):
         strata: int = 16,
         cost_power: float = 0.0,
         pool: float = 1.5,
+        calibrate: bool = False,
+        acquisition: str = "hypervolume",
+        explore: float = 0.0,
     ) -> None:
         if not isinstance(hardware, bool):
             raise ValueError(f"hardware must be True or False, got {hardware!r}")
@@ -127,6 +158,13 @@ class ModelBased(Searcher):
             init_proxy, "init_proxy (valid range: >= 0)", minimum=0
         )
         self.strata = check_positive_int(strata, "strata (valid range: >= 1)")
+        if not isinstance(calibrate, bool):
+            raise ValueError(f"calibrate must be True or False, got {calibrate!r}")
+        self.calibrate = calibrate
+        if acquisition not in ACQUISITIONS:
+            raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+        self.acquisition = acquisition
+        self.explore = check_real(explore, "explore (valid range: [0, 1])", 0.0, 1.0)
         self.pool = check_real(pool, "pool (valid range: [1, 10])", 1.0, 10.0)
         self.cost_power = check_real(cost_power, "cost_power (valid range: [0, 2])", 0.0, 2.0)
 
@@ -140,6 +178,9 @@ class ModelBased(Searcher):
             "strata": self.strata,
             "cost_power": self.cost_power,
             "pool": self.pool,
+            "calibrate": self.calibrate,
+            "acquisition": self.acquisition,
+            "explore": self.explore,
         }
 
     # ------------------------------------------------------------------ state
@@ -221,6 +262,11 @@ class ModelBased(Searcher):
         acc_mean = np.bincount(inv, weights=acc) / np.bincount(inv)
         model = RidgeModel.fit(x[uniq], acc_mean)
         mu = model.mean(x)
+        if self.calibrate and len(uniq) >= 20:
+            # A single-index correction: a cubic of the linear predictor captures the
+            # saturation of accuracy with capacity that a linear model cannot.
+            coef = np.polyfit(mu[uniq], acc_mean, 3)
+            mu = np.polyval(coef, mu)
         log_thr = np.where(self._measured, self._log_thr, thr_model.mean(self._x))
         if not (np.isfinite(mu).all() and np.isfinite(log_thr).all()):
             raise FloatingPointError("non-finite predictions")
@@ -241,16 +287,31 @@ class ModelBased(Searcher):
             return []
         # Prefilter by the mean's distance below the front, then add optimism.
         p_mean = point(mu[free], log_thr[free])
-        gap = p_mean[:, 1] - front_height(front, p_mean[:, 0], 0.0)
+        gap = -behind(front, p_mean)
         if len(free) > _PREFILTER:
             keep = np.argpartition(-gap, _PREFILTER)[:_PREFILTER]
             free, p_mean, gap = free[keep], p_mean[keep], gap[keep]
+        batch = int(min(self.batch, max(2, n_obs // 8)))
+        k = min(len(free), math.ceil(self.pool * batch))
+        if self.acquisition == "layers":
+            pool = free[_layer_order(p_mean)[:k]]
+            self._measure(pool)  # charged; the budget may end here
+            pool = pool[self._measured[pool]]
+            if len(pool) == 0:
+                return self._explore()
+            pts = point(mu[pool], self._log_thr[pool])
+            chosen = pool[_layer_order(pts)[:batch]].tolist()
+            n_random = int(self.rng.binomial(len(chosen), self.explore))
+            if n_random:
+                rest = np.flatnonzero(~self._used)
+                rest = rest[~np.isin(rest, chosen)]
+                picks = self.rng.choice(rest, size=min(n_random, len(rest)), replace=False)
+                chosen = chosen[: len(chosen) - len(picks)] + picks.tolist()
+            return chosen
         sd = model.sd(x[free]) / span_a
         optimistic = p_mean.copy()
         optimistic[:, 1] += self.beta * sd
-        batch = int(min(self.batch, max(2, n_obs // 8)))
         gain = hypervolume_gain(front, optimistic)
-        k = min(len(free), math.ceil(self.pool * batch))
         pool = free[np.lexsort((-(gap + self.beta * sd), -gain))[:k]]
         self._measure(pool)  # charged; the budget may end here
         pool = pool[self._measured[pool]]
@@ -268,7 +329,7 @@ class ModelBased(Searcher):
             if g[alive].max() > 0:
                 j = int(np.flatnonzero(alive)[np.argmax(g[alive])])
             else:  # nothing is predicted to improve: the closest below the front
-                below = pts_opt[:, 1] - front_height(front, pts_opt[:, 0], 0.0)
+                below = -behind(front, pts_opt)
                 j = int(np.flatnonzero(alive)[np.argmax(below[alive])])
             alive[j] = False
             chosen.append(int(pool[j]))

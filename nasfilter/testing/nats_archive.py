@@ -34,6 +34,7 @@ from nasfilter.convert import (
     FINAL_HP,
     META_FILE_NAME,
     SEARCH_HP,
+    SYNTHETIC_MARKER,
     record_file_name,
 )
 from nasfilter.space import N_ARCHS, all_channels
@@ -231,7 +232,8 @@ def write_nats_archive(
 
     Creates ``folder/NATS-sss-v1_0-50262-simple/`` holding ``meta.pickle.pbz2`` (all 32768
     architecture strings) and one ``{index:06d}.pickle.pbz2`` per index in ``indices``
-    (default: every present row), readable by ``nats_bench.create(path, 'sss',
+    (default: every present row), and, for a synthetic table, the marker file
+    ``SYNTHETIC-NOT-NATS-BENCH.txt`` so that a conversion stays labelled synthetic; readable by ``nats_bench.create(path, 'sss',
     fast_mode=True)``. ``datasets`` are the archive records to keep: the table dataset's
     search and final records (``cifar10-valid`` and ``cifar10`` for CIFAR-10; ``cifar100``
     alone for CIFAR-100). Raises ValueError for a non-empty target folder, a template that
@@ -253,6 +255,13 @@ def write_nats_archive(
         "evaluated_indexes": set(),
     }
     _write_pickle(meta, target / META_FILE_NAME, compresslevel)
+    if table.synthetic:
+        # Converting this archive gives a table marked synthetic again (nasfilter.convert).
+        (target / SYNTHETIC_MARKER).write_text(
+            f"SYNTHETIC data, not NATS-Bench: {table.provenance.source}. "
+            f"{table.provenance.description}\n",
+            encoding="utf-8",
+        )
     for index in tqdm(rows, desc="writing NATS archive", unit="arch", disable=not progress):
         record = template.record(index, names[index])
         _write_pickle(record, target / record_file_name(index), compresslevel)
