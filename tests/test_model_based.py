@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from nasfilter.experiment import _proxy, _table
+from nasfilter.filters import DropAll
 from nasfilter.metrics import FrontReference, run_metrics
 from nasfilter.pareto import hypervolume_2d, nondominated_mask
 from nasfilter.runner import make_problem, run_search
@@ -110,10 +111,10 @@ def test_it_never_proposes_an_architecture_twice(hardware: bool) -> None:
 def test_too_few_evaluations_fall_back_to_the_exploratory_rule() -> None:
     table, proxy = _inputs()
     searcher = ModelBased(init=3, init_proxy=0)
-    problem = make_problem(table, 400, seed=0, proxy=proxy)  # type: ignore[arg-type]
-    result = run_search(searcher, problem, seed=0)
-    assert result.n_evaluations >= 3
-    assert searcher.fallbacks >= 1  # no fit possible: the stratified rule chose
+    problem = make_problem(table, 5_000, seed=0, proxy=proxy)  # type: ignore[arg-type]
+    result = run_search(searcher, problem, filter=DropAll(), seed=0, max_idle=40)
+    assert result.status == "stalled" and result.n_evaluations == 0
+    assert searcher.fallbacks >= 30  # no evaluation, no fit: the stratified rule chose
 
 
 def test_a_failing_fit_falls_back_instead_of_crashing(monkeypatch: pytest.MonkeyPatch) -> None:

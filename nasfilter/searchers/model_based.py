@@ -9,14 +9,18 @@ the proxy, each query charged). Each round:
    ``hardware=True`` the (measured or predicted) log throughput and log utilization and
    their squares join the features. A second ridge model predicts log throughput and log
    utilization from the proxy readings so far, for architectures not measured yet.
-2. **Score** every unevaluated architecture by the hypervolume its optimistic point
-   (predicted throughput, mean + ``beta`` x posterior sd) would add to the predicted front
-   of the evaluated ones, in a space normalized like :mod:`nasfilter.metrics` (accuracy and
-   log throughput, each scaled to [0, 1] over the predictions); ties at zero go to the one
-   closest below the front. The best ``1.5 x batch`` are measured with the proxy (charged).
-3. **Choose** a batch greedily from them by improvement per predicted evaluation second,
-   adding each choice's predicted point to the front before the next (so a batch spreads
-   over the throughput range instead of piling onto one gap).
+2. **Score** every unevaluated architecture (``acquisition="hypervolume"``, the default)
+   by the hypervolume its point (predicted throughput, predicted accuracy + ``beta`` x
+   posterior sd; ``beta=0`` by default) would add to the front of the evaluated ones'
+   predictions, in a space normalized like :mod:`nasfilter.metrics` (accuracy and log
+   throughput, each scaled to [0, 1] over the predictions); where nothing would add any,
+   the one least far behind the front (additive epsilon) comes first. The best
+   ``pool x batch`` are measured with the proxy (charged). ``acquisition="layers"``
+   instead takes whole predicted non-dominated layers, spread over throughput.
+3. **Choose** a batch greedily from them, by improvement (per predicted evaluation second
+   ** ``cost_power``, 0 by default), adding each choice's predicted point to the front
+   before the next, so a batch spreads over the throughput range instead of piling onto
+   one gap. The batch is an eighth of the evaluations so far, between 2 and ``batch``.
 
 The first ``init`` evaluations (and ``init_proxy`` proxy queries) are spread evenly over
 log MACs: a stratified random design. Whenever a fit is impossible (fewer than 3

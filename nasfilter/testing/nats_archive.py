@@ -233,11 +233,12 @@ def write_nats_archive(
     Creates ``folder/NATS-sss-v1_0-50262-simple/`` holding ``meta.pickle.pbz2`` (all 32768
     architecture strings) and one ``{index:06d}.pickle.pbz2`` per index in ``indices``
     (default: every present row), and, for a synthetic table, the marker file
-    ``SYNTHETIC-NOT-NATS-BENCH.txt`` so that a conversion stays labelled synthetic; readable by ``nats_bench.create(path, 'sss',
-    fast_mode=True)``. ``datasets`` are the archive records to keep: the table dataset's
-    search and final records (``cifar10-valid`` and ``cifar10`` for CIFAR-10; ``cifar100``
-    alone for CIFAR-100). Raises ValueError for a non-empty target folder, a template that
-    lacks the datasets or hps, or indices absent from the table.
+    ``SYNTHETIC-NOT-NATS-BENCH.txt`` so that a conversion stays labelled synthetic; readable
+    by ``nats_bench.create(path, 'sss', fast_mode=True)``. ``datasets`` are the archive
+    records to keep: the table dataset's search and final records (``cifar10-valid`` and
+    ``cifar10`` for CIFAR-10; ``cifar100`` alone for CIFAR-100). Raises ValueError for a
+    non-empty target folder, a template that lacks the datasets or hps, or indices absent
+    from the table.
     """
     from tqdm import tqdm
 
