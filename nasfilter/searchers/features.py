@@ -10,7 +10,6 @@ table), whose posterior gives a mean and a standard deviation per architecture.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,12 +56,13 @@ def base_features() -> np.ndarray:
 
 @dataclass(frozen=True)
 class RidgeModel:
-    """A fitted Bayesian ridge regression y ~ x @ w + b.
+    """A fitted Bayesian ridge regression y ~ (x - center) @ w + b.
 
     Attributes:
         weights: (d,); intercept: the mean of the training targets; center: the mean of
             the training rows (d,), subtracted before the weights apply.
-        basis: eigenvectors of X'X, (d, d); scale: 1 / (eigenvalue + penalty), (d,).
+        covariance: (X'X + penalty I)^-1 of the centred rows, (d, d); times noise_sd**2 it
+            is the posterior covariance of the weights.
         noise_sd: residual standard deviation (targets' units).
         penalty: the ridge penalty GCV chose.
     """
@@ -70,8 +70,7 @@ class RidgeModel:
     weights: np.ndarray
     intercept: float
     center: np.ndarray
-    basis: np.ndarray
-    scale: np.ndarray
+    covariance: np.ndarray
     noise_sd: float
     penalty: float
 
@@ -81,8 +80,9 @@ class RidgeModel:
     ) -> RidgeModel:
         """Fit to rows x (n, d) and targets y (n,); the penalty minimizes GCV.
 
-        Raises ValueError for fewer than 3 rows or non-finite input, and
-        numpy.linalg.LinAlgError when the eigen-decomposition fails.
+        One inverse of a d x d matrix per penalty (no eigen-decomposition: LAPACK's is
+        slow for small matrices when BLAS threads compete for cores). Raises ValueError for
+        fewer than 3 rows or non-finite input, numpy.linalg.LinAlgError when a solve fails.
         """
         n = len(y)
         if n < 3:
@@ -92,31 +92,33 @@ class RidgeModel:
         b = float(y.mean())
         yc = y - b
         center = x.mean(axis=0)
-        x = x - center
-        evals, basis = np.linalg.eigh(x.T @ x)
-        evals = np.maximum(evals, 0.0)
-        proj = basis.T @ (x.T @ yc)  # (d,)
-        best: tuple[float, float, np.ndarray] | None = None
+        xc = x - center
+        gram = xc.T @ xc
+        xty = xc.T @ yc
+        eye = np.eye(len(gram))
+        best: tuple[float, float, np.ndarray, np.ndarray, float] | None = None
         for lam in penalties:
-            coef = basis @ (proj / (evals + lam))
-            resid = yc - x @ coef
+            inv = np.linalg.inv(gram + lam * eye)
+            coef = inv @ xty
+            resid = yc - xc @ coef
             rss = float(resid @ resid)
-            dof = float(np.sum(evals / (evals + lam)))
+            dof = float(np.sum(inv * gram))  # trace of the hat matrix
             gcv = rss / max(n - dof, 0.5) ** 2 * n
             if best is None or gcv < best[0]:
-                best = (gcv, lam, coef)
+                best = (gcv, lam, coef, inv, rss / max(n - dof, 1.0))
         assert best is not None
-        _, lam, coef = best
-        resid = yc - x @ coef
-        dof = float(np.sum(evals / (evals + lam)))
-        noise = math.sqrt(float(resid @ resid) / max(n - dof, 1.0))
-        return cls(coef, b, center, basis, 1.0 / (evals + lam), max(noise, 1e-9), lam)
+        _, lam, coef, inv, var = best
+        return cls(coef, b, center, inv, max(float(np.sqrt(var)), 1e-9), lam)
 
     def mean(self, x: np.ndarray) -> np.ndarray:
         """Posterior mean at rows x (k, d) -> (k,)."""
-        return np.asarray(x @ self.weights + (self.intercept - self.center @ self.weights))
+        # einsum, not BLAS: a matrix-vector product is memory-bound, and BLAS threads that
+        # compete for busy cores make it many times slower.
+        offset = self.intercept - float(self.center @ self.weights)
+        return np.asarray(np.einsum("ij,j->i", x, self.weights) + offset)
 
     def sd(self, x: np.ndarray) -> np.ndarray:
         """Posterior standard deviation of the mean at rows x (k, d) -> (k,)."""
-        z = (x - self.center) @ self.basis
-        return np.asarray(self.noise_sd * np.sqrt(np.maximum((z * z) @ self.scale, 0.0)))
+        xc = x - self.center
+        var = np.einsum("ij,ij->i", xc @ self.covariance, xc)
+        return np.asarray(self.noise_sd * np.sqrt(np.maximum(var, 0.0)))

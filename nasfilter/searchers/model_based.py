@@ -200,6 +200,8 @@ class ModelBased(Searcher):
         self._log_thr = np.full(N_ARCHS, np.nan)
         self._log_util = np.full(N_ARCHS, np.nan)
         self._queue: list[int] = []
+        self._predicted: tuple[np.ndarray, np.ndarray] | None = None
+        self._predicted_at = 0
         self._started = False
         self.fallbacks = 0  # rounds that used the exploratory rule (for tests and reports)
 
@@ -236,9 +238,24 @@ class ModelBased(Searcher):
         stratum = int(np.argmin(counts))
         return [int(self.rng.choice(np.flatnonzero(free & (self._stratum == stratum))))]
 
-    def _hardware_columns(self, thr_model: RidgeModel, util_model: RidgeModel) -> np.ndarray:
-        t = np.where(self._measured, self._log_thr, thr_model.mean(self._x))
-        u = np.where(self._measured, self._log_util, util_model.mean(self._x))
+    def _proxy_predictions(self) -> tuple[np.ndarray, np.ndarray]:
+        """Predicted log throughput and log utilization of every architecture, (32768,)
+        each; refitted when the proxy readings have grown by a quarter since the last fit."""
+        n = int(self._measured.sum())
+        if self._predicted is None or n >= 1.25 * self._predicted_at:
+            meas = np.flatnonzero(self._measured)
+            thr = RidgeModel.fit(self._x[meas], self._log_thr[meas]).mean(self._x)
+            util = (
+                RidgeModel.fit(self._x[meas], self._log_util[meas]).mean(self._x)
+                if self.hardware
+                else thr
+            )
+            self._predicted, self._predicted_at = (thr, util), n
+        return self._predicted
+
+    def _hardware_columns(self, thr: np.ndarray, util: np.ndarray) -> np.ndarray:
+        t = np.where(self._measured, self._log_thr, thr)
+        u = np.where(self._measured, self._log_util, util)
         cols = np.stack([t, u, t * t, u * u], axis=1)
         std = cols.std(axis=0)
         return (cols - cols.mean(axis=0)) / np.where(std > 0, std, 1.0)
@@ -254,11 +271,9 @@ class ModelBased(Searcher):
 
     def _plan_model(self, n_obs: int) -> list[int]:
         x = self._x
-        meas = np.flatnonzero(self._measured)
-        thr_model = RidgeModel.fit(x[meas], self._log_thr[meas])
+        predicted = self._proxy_predictions()
         if self.hardware:
-            util_model = RidgeModel.fit(x[meas], self._log_util[meas])
-            x = np.concatenate([x, self._hardware_columns(thr_model, util_model)], axis=1)
+            x = np.concatenate([x, self._hardware_columns(*predicted)], axis=1)
         obs = np.asarray(self._obs_index, dtype=np.int64)
         acc = np.asarray(self._obs_acc)
         # One row per architecture: the mean of its observations (repeats are rare).
@@ -271,7 +286,7 @@ class ModelBased(Searcher):
             # saturation of accuracy with capacity that a linear model cannot.
             coef = np.polyfit(mu[uniq], acc_mean, 3)
             mu = np.polyval(coef, mu)
-        log_thr = np.where(self._measured, self._log_thr, thr_model.mean(self._x))
+        log_thr = np.where(self._measured, self._log_thr, predicted[0])
         if not (np.isfinite(mu).all() and np.isfinite(log_thr).all()):
             raise FloatingPointError("non-finite predictions")
         # Normalized objective space, as the metrics: each axis to [0, 1] with a 1 % margin.
@@ -312,7 +327,7 @@ class ModelBased(Searcher):
                 picks = self.rng.choice(rest, size=min(n_random, len(rest)), replace=False)
                 chosen = chosen[: len(chosen) - len(picks)] + picks.tolist()
             return chosen
-        sd = model.sd(x[free]) / span_a
+        sd = model.sd(x[free]) / span_a if self.beta else np.zeros(len(free))
         optimistic = p_mean.copy()
         optimistic[:, 1] += self.beta * sd
         gain = hypervolume_gain(front, optimistic)
@@ -324,7 +339,8 @@ class ModelBased(Searcher):
         # Recompute the pool's points with measured throughput; choose greedily.
         pts_mean = point(mu[pool], self._log_thr[pool])
         pts_opt = pts_mean.copy()
-        pts_opt[:, 1] += self.beta * model.sd(x[pool]) / span_a
+        if self.beta:
+            pts_opt[:, 1] += self.beta * model.sd(x[pool]) / span_a
         cost = self._predicted_cost(pool) ** self.cost_power
         chosen: list[int] = []
         alive = np.ones(len(pool), dtype=bool)
