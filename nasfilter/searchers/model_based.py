@@ -22,8 +22,8 @@ the proxy, each query charged). Each round:
    before the next, so a batch spreads over the throughput range instead of piling onto
    one gap. The batch is an eighth of the evaluations so far, between 2 and ``batch``.
 
-The first ``init`` evaluations (and ``init_proxy`` proxy queries) are spread evenly over
-log MACs: a stratified random design. Whenever a fit is impossible (fewer than 3
+The first ``init`` evaluations (and ``init_proxy`` proxy queries, at most a tenth of the
+budget) are spread evenly over log MACs: a stratified random design. Whenever a fit is impossible (fewer than 3
 evaluations) or fails numerically, the searcher falls back to the same exploratory rule:
 a random unevaluated architecture from the log-MACs stratum with the fewest evaluations.
 
@@ -222,7 +222,10 @@ class ModelBased(Searcher):
         picks = np.array(
             [self.rng.choice(np.flatnonzero(strata == s)) for s in range(n)], dtype=np.int64
         )
-        self._measure(picks[self.rng.permutation(n)][: self.init_proxy])
+        # Budget-aware: the initial proxy design takes at most a tenth of the budget.
+        cost = self.proxy.cost
+        affordable = self.init_proxy if cost <= 0 else int(0.1 * self.proxy.budget_seconds / cost)
+        self._measure(picks[self.rng.permutation(n)][: min(self.init_proxy, affordable)])
         evals = picks[np.linspace(0, n - 1, self.init).round().astype(np.int64)]
         self._queue = evals[self.rng.permutation(len(evals))][::-1].tolist()
 
@@ -342,7 +345,7 @@ class ModelBased(Searcher):
         if self.beta:
             pts_opt[:, 1] += self.beta * model.sd(x[pool]) / span_a
         cost = self._predicted_cost(pool) ** self.cost_power
-        chosen: list[int] = []
+        chosen = []
         alive = np.ones(len(pool), dtype=bool)
         for _ in range(min(batch, len(pool))):
             g = hypervolume_gain(front, pts_opt) / cost
