@@ -170,12 +170,30 @@ def run() -> Iterator[dict[str, Any]]:
             with_hardware={int(t): round(v, 4) for t, v in hw.items()},
         )
         if name == "surrogate":
-            wall = statistics.median(walls)
+            wall = serial_seconds()
             yield result(
                 "model_based_seconds_per_110000s_run",
                 wall,
                 "s",
                 f"median < {GOAL_SECONDS} s",
                 wall < GOAL_SECONDS,
-                max=max(walls),
+                in_grid_workers_median=statistics.median(walls),
             )
+
+
+def serial_seconds() -> float:
+    """Median real seconds of a 110000-s model-based run on the embedded table, seeds 0-4,
+    one at a time in this process (the grid's workers share the cores with each other)."""
+    from benchmarks import median_seconds
+    from nasfilter.experiment import inputs
+    from nasfilter.runner import make_problem, run_search
+    from nasfilter.searchers import ModelBased
+
+    table, proxy, _ = inputs(RunSpec("model-based"))
+    seeds = iter(range(5))
+
+    def one() -> None:
+        seed = next(seeds)
+        run_search(ModelBased(), make_problem(table, TIMES[-1], seed, proxy=proxy), seed=seed)
+
+    return median_seconds(one, repeat=5)
