@@ -23,9 +23,10 @@ the proxy, each query charged). Each round:
    one gap. The batch is an eighth of the evaluations so far, between 2 and ``batch``.
 
 The first ``init`` evaluations (and ``init_proxy`` proxy queries, at most a tenth of the
-budget) are spread evenly over log MACs: a stratified random design. Whenever a fit is impossible (fewer than 3
-evaluations) or fails numerically, the searcher falls back to the same exploratory rule:
-a random unevaluated architecture from the log-MACs stratum with the fewest evaluations.
+budget) are spread evenly over log MACs: a stratified random design. Whenever a fit is
+impossible (fewer than 3 evaluations) or fails numerically, the searcher falls back to the
+same exploratory rule: a random unevaluated architecture from the log-MACs stratum with
+the fewest evaluations.
 
 Repeat rule: each architecture is proposed at most once (a repeated evaluation adds nothing
 to the returned front and is charged again); a proposal dropped by a filter is not proposed
