@@ -157,3 +157,19 @@ def test_runs_are_deterministic_per_seed() -> None:
         traces.append(run_search(ModelBased(), problem, seed=5).events["index"])
     assert np.array_equal(*traces)
     assert list(itertools.islice(traces[0], 3))  # it did something
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"acquisition": "layers", "explore": 0.2},
+        {"calibrate": True, "beta": 1.0, "cost_power": 1.0},
+    ],
+)
+def test_the_other_settings_run_without_repeats(params: dict[str, object]) -> None:
+    table, proxy = _inputs()
+    problem = make_problem(table, 15_000, seed=2, proxy=proxy)  # type: ignore[arg-type]
+    searcher = ModelBased(**params)  # type: ignore[arg-type]
+    result = run_search(searcher, problem, seed=2)
+    assert result.n_evaluations > 100 and searcher.fallbacks == 0
+    assert len(np.unique(result.evaluated)) == len(result.evaluated)
