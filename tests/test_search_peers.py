@@ -226,3 +226,14 @@ def test_structured_table_survives_the_real_archive_format(tmp_path: Path) -> No
     assert back.synthetic  # the marker file keeps the label
     for column in ("valid_acc", "test_acc", "train_time", "valid_time", "macs", "params"):
         np.testing.assert_allclose(getattr(back, column)[rows], getattr(table, column)[rows])
+
+
+def test_the_report_warns_about_a_method_that_evaluated_nothing(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from nasfilter.reproduce import reproduce
+
+    out = tmp_path / "study"
+    reproduce(out, seeds=[0], budget=3000.0, quiet=True)  # below the study's full scan
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Warning: approximate filtering evaluated nothing in 1 of 1 runs" in page
+    assert "Warning: random search" not in page
