@@ -1,4 +1,5 @@
-# nasfilter developer targets. Everything works from a fresh clone with only Python 3.10+.
+# nasfilter developer targets. From a fresh clone with Python 3.10+; `make test` also needs a
+# headless Chromium (installed below with apt-get, as root, when missing).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,6 +12,8 @@ install: $(STAMP)
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# The test extra includes the survey's timm; constraints.txt pins the torchvision built for the
+	# pinned CPU torch (nasfilter.survey.timm_import handles its CUDA-only C ops; docs/survey.md).
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test]"
 	# xautodl 1.0.0 pins numpy<=1.19.5, which cannot build on current Pythons (FACTS §8).
 	$(BIN)/python -m pip install --quiet --no-deps xautodl==1.0.0
@@ -27,7 +30,7 @@ browser:
 	@command -v "$${NASFILTER_CHROMIUM:-chromium}" >/dev/null 2>&1 || { \
 	  echo "installing Debian's chromium for the browser test (apt-get)"; \
 	  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || { \
-	    echo "could not install chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }; }
+	    echo "could not install chromium (apt-get needs root): run 'apt-get update && apt-get install -y chromium' as root, or set NASFILTER_CHROMIUM to a Chromium binary"; exit 1; }; }
 
 pytest: $(STAMP) browser
 	$(BIN)/python -m pytest -q

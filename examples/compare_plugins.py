@@ -14,8 +14,9 @@ import argparse
 from pathlib import Path
 
 from nasfilter.cli.compare import describe_inputs, format_summary, summarize
-from nasfilter.cli.demo import record_row
-from nasfilter.experiment import grid, inputs, run_experiment
+from nasfilter.experiment import grid, run_experiment
+from nasfilter.results import load_results
+from nasfilter.storage import InMemoryStorage, Storage
 from nasfilter.store import Store
 
 HERE = Path(__file__).resolve().parent
@@ -33,14 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     specs = grid([LOCAL_SEARCH, "random"], budget=args.budget) + grid(
         ["random"], [FAST_ENOUGH], budget=args.budget
     )
-    table, proxy, _ = inputs(specs[0])
     seeds = range(args.seeds)
-    if args.db:
-        with Store(args.db) as store:
-            records = run_experiment(specs, seeds, store=store)
-    else:
-        records = run_experiment(specs, seeds)
-    rows = [record_row(r, table.provenance.label, proxy.label) for r in records]
+    storage: Storage = Store(args.db) if args.db else InMemoryStorage()
+    with storage:
+        run_experiment(specs, seeds, store=storage)
+        rows = [r.row() for r in load_results(storage)]
     for row in rows:  # short method names for the table
         row["searcher"] = row["searcher"].rsplit("/", 1)[-1]
         row["filter"] = row["filter"].rsplit("/", 1)[-1]

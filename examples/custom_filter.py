@@ -6,10 +6,7 @@ From the command line (quote the brackets)::
         --filters 'examples.custom_filter:FastEnough[min_throughput=4e5]'
 """
 
-from collections.abc import Sequence
-
 from nasfilter.filters import Filter
-from nasfilter.metered import ProxyHandle
 from nasfilter.space import Arch
 
 
@@ -25,5 +22,5 @@ class FastEnough(Filter):
             raise ValueError(f"min_throughput must be images/s >= 0, got {min_throughput!r}")
         self.min_throughput = float(min_throughput)
 
-    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
-        return [a for a in candidates if proxy.query(a).throughput >= self.min_throughput]
+    def keep(self, arch: Arch) -> bool:
+        return self.proxy.query(arch).throughput >= self.min_throughput

@@ -1,6 +1,6 @@
 """A complete custom searcher: greedy local search over single-layer changes.
 
-Use it from Python (``run_search(LocalSearch(), problem)``) or from the command line:
+Use it from Python (``run_search(LocalSearch(), problem, seed=0)``) or from the command line:
 
     nasfilter run --searchers examples.custom_searcher:LocalSearch --seeds 0-2 --db r.db
     nasfilter run --searchers 'examples/custom_searcher.py:LocalSearch[patience=50]' ...
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from nasfilter.searchers import Searcher
 from nasfilter.space import Arch, neighbours, sample
+from nasfilter.trial import Trial
 
 
 class LocalSearch(Searcher):
@@ -31,7 +32,7 @@ class LocalSearch(Searcher):
         self.queue: list[Arch] = []
         self.stale = 0
 
-    def ask(self) -> Arch:
+    def propose(self) -> Arch:
         if self.best is None or self.stale >= self.patience:
             self.best, self.stale = None, 0
             return sample(self.rng)  # (re)start from a random architecture
@@ -40,7 +41,7 @@ class LocalSearch(Searcher):
             self.queue = [near[i] for i in self.rng.permutation(len(near))]
         return self.queue.pop()
 
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
         self.stale += 1
         if accuracy is not None and (self.best is None or accuracy > self.best[0]):
-            self.best, self.queue, self.stale = (accuracy, arch), [], 0
+            self.best, self.queue, self.stale = (accuracy, trial.arch), [], 0

@@ -8,7 +8,18 @@ from nasfilter.datasets import DATASETS, Dataset, get_dataset
 from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
 from nasfilter.table import BenchmarkTable, MissingArchitectureError, Provenance, load_table
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The installed distribution's version (setup.cfg is its one source)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nasfilter")
+    except PackageNotFoundError:  # a source tree on sys.path, never installed
+        return "0+unknown (not installed; pip install -e .)"
+
+
+__version__ = _version()
 
 __all__ = [
     "CHANNEL_CHOICES",

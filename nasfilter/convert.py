@@ -50,11 +50,6 @@ _RECORD_NAME = re.compile(r"^(\d{6})\.pickle\.pbz2$")
 _BZ2_MAGIC = b"BZh"
 
 
-# A file that nasfilter.testing writes into archives it generates: its text says what the
-# synthetic data is, and a table converted from such an archive is marked synthetic.
-SYNTHETIC_MARKER = "SYNTHETIC-NOT-NATS-BENCH.txt"
-
-
 class MissingDependencyError(ImportError):
     """An optional dependency needed for this operation is not installed."""
 
@@ -94,6 +89,25 @@ class _Archive:
 
 def _expected_arch_strings() -> list[str]:
     return [":".join(str(c) for c in row) for row in all_channels().tolist()]
+
+
+# Key of the mark that nasfilter.testing.write_nats_archive adds to every meta file it
+# writes (nats_bench ignores keys it does not know). A marked archive is not NATS-Bench's.
+WRITTEN_MARK = "nasfilter_written_by"
+
+
+def read_written_mark(meta_file: Path) -> dict[str, Any] | None:
+    """The mark of an archive written by nasfilter (see :data:`WRITTEN_MARK`), or None for
+    an archive without one (NATS-Bench's own). ``meta_file`` is ``meta.pickle.pbz2``."""
+    import bz2
+    import pickle
+
+    with bz2.open(meta_file, "rb") as fh:
+        meta = pickle.load(fh)  # the file nats_bench itself has just unpickled
+    mark = meta.get(WRITTEN_MARK) if isinstance(meta, dict) else None
+    if mark is None:
+        return None
+    return dict(mark) if isinstance(mark, dict) else {"synthetic": True, "mark": repr(mark)}
 
 
 def _check_meta_archs(meta_archs: object, where: Path) -> None:
@@ -351,21 +365,29 @@ def convert_archive(
     valid_acc = np.stack([columns.valid_by_seed[s] for s in seeds], axis=1)
     from nasfilter import __version__
 
-    marker = path / SYNTHETIC_MARKER if fmt == FOLDER else None
-    synthetic = marker is not None and marker.is_file()
+    # An archive nasfilter wrote itself keeps the label of the table it was written from:
+    # a synthetic table stays SYNTHETIC through the NATS format and back.
+    mark = read_written_mark(found.files[0]) if fmt == FOLDER else None
+    origin = "NATS-Bench sss archive"
+    extra: dict[str, Any] = {"n_present": n_present, "format": fmt}
+    if mark is not None:
+        origin = (
+            f"archive in the NATS format written by nasfilter from "
+            f"{mark.get('table_label', 'an unknown table')} (NOT NATS-Bench's archive)"
+        )
+        extra["written_by"] = mark
     provenance = Provenance(
-        synthetic=synthetic,
+        synthetic=False if mark is None else bool(mark.get("synthetic", True)),
         source=str(path),
         description=(
-            (marker.read_text(encoding="utf-8").strip() + " " if marker and synthetic else "")
-            + f"NATS-Bench sss archive ({fmt}) converted by nasfilter {__version__}: valid_acc = "
+            f"{origin} ({fmt}) converted by nasfilter {__version__}: valid_acc = "
             f"hp-{SEARCH_HP} valid-accuracy on {ds.search_record} per seed, test_acc = "
             f"hp-{FINAL_HP} test-accuracy on {ds.final_record} averaged over seeds"
         ),
         checksum=checksum,
         nats_bench_version=_nats_bench_version(),
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        extra={"n_present": n_present, "format": fmt},
+        extra=extra,
     )
     return BenchmarkTable(
         dataset=ds,

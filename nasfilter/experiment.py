@@ -29,19 +29,23 @@ import numpy as np
 
 from nasfilter.datasets import get_dataset
 from nasfilter.filters import make_filter
-from nasfilter.metrics import FrontReference, metric_curves, run_metrics, tick_times
-from nasfilter.problem import DEFAULT_PROXY_COST, Budget
-from nasfilter.proxy import ProxyTable
+from nasfilter.metrics import FrontReference
+from nasfilter.problem import DEFAULT_PROXY_COST, Budget, Problem
+from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.registry import format_spec, parse_spec
-from nasfilter.runner import DEFAULT_MAX_IDLE, make_problem, run_search
+from nasfilter.runner import DEFAULT_MAX_IDLE, check_workers, make_problem, run_search
 from nasfilter.searchers import make_searcher
 from nasfilter.table import BenchmarkTable, load_table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nasfilter.store import Store
+    from nasfilter.storage import Storage
 
 DEFAULT_BUDGET = 110_000.0  # simulated seconds, the study's budget (FACTS §4)
 DEFAULT_TICKS = 100
+BUDGET_CLOCKS = ("worker", "wall")  # what RunSpec.budget counts
+# Fields left out of RunSpec.key() at their default, so keys written before they existed
+# still name the same runs.
+_KEY_DEFAULTS = {"workers": 1, "budget_clock": "worker"}
 
 
 def _canonical(spec: str) -> str:
@@ -57,15 +61,21 @@ class RunSpec:
         searcher: ``NAME[key=value,...]`` or a plugin path ``module:Class[...]``.
         filter: the same for a filter; ``"none"`` evaluates every proposal.
         dataset: the dataset name.
-        budget: simulated seconds (> 0).
+        budget: simulated seconds (> 0), counted on the clock ``budget_clock`` names.
         proxy_cost: simulated seconds per proxy query (>= 0).
         table: path of a table converted with ``nasfilter convert``, or None for the
             embedded synthetic surrogate.
-        oracle: the proxy backend ("roofline", or a measured one with ``oracle_cache``).
-        device: the device of the oracle (roofline: a device spec name).
+        oracle: the proxy backend ("roofline", the default, or "calibrated", or a measured
+            one with ``oracle_cache``).
+        device: the device of the oracle (calibrated, roofline: a device spec name).
         oracle_cache: a measurement cache or exported table for measured backends.
         max_idle: proposals in a row without an evaluation before a run stops "stalled".
-        n_ticks: points of each metric curve over simulated time.
+        n_ticks: points of each metric curve over simulated wall-clock time, up to
+            ``budget`` seconds.
+        workers: simulated parallel workers K (1 = one evaluation at a time).
+        budget_clock: ``"worker"``: the budget is worker-seconds (all workers' charged
+            seconds together; the same compute for every K); ``"wall"``: simulated
+            wall-clock seconds.
     """
 
     searcher: str
@@ -74,11 +84,13 @@ class RunSpec:
     budget: float = DEFAULT_BUDGET
     proxy_cost: float = DEFAULT_PROXY_COST
     table: str | None = None
-    oracle: str = "roofline"
+    oracle: str = DEFAULT_ORACLE
     device: str | None = "v100"
     oracle_cache: str | None = None
     max_idle: int = DEFAULT_MAX_IDLE
     n_ticks: int = DEFAULT_TICKS
+    workers: int = 1
+    budget_clock: str = "worker"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "searcher", _canonical(self.searcher))
@@ -103,10 +115,30 @@ class RunSpec:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        object.__setattr__(self, "workers", check_workers(self.workers))
+        if self.budget_clock not in BUDGET_CLOCKS:
+            raise ValueError(
+                f"budget_clock must be one of {BUDGET_CLOCKS}, got {self.budget_clock!r}"
+            )
 
     def key(self) -> str:
         """A canonical JSON text of the spec: equal keys mean the same runs."""
-        return json.dumps(asdict(self), sort_keys=True)
+        fields = asdict(self)
+        for name, default in _KEY_DEFAULTS.items():
+            if fields[name] == default:
+                del fields[name]
+        return json.dumps(fields, sort_keys=True)
+
+    @classmethod
+    def from_key(cls, key: str) -> RunSpec:
+        """The spec whose :meth:`key` is ``key``."""
+        return cls(**json.loads(key))
+
+    def make_budget(self) -> Budget:
+        """The :class:`~nasfilter.problem.Budget` of a run of this spec."""
+        if self.budget_clock == "wall":
+            return Budget(None, wall_seconds=self.budget)
+        return Budget(self.budget)
 
     def validate(self) -> None:
         """Build the searcher and filter once, so bad names and parameters fail now."""
@@ -115,7 +147,8 @@ class RunSpec:
 
     @property
     def label(self) -> str:
-        return self.searcher if self.filter == "none" else f"{self.searcher} | {self.filter}"
+        label = self.searcher if self.filter == "none" else f"{self.searcher} | {self.filter}"
+        return label if self.workers == 1 else f"{label} (K={self.workers})"
 
 
 def grid(
@@ -144,11 +177,12 @@ def grid(
 
 
 def check_seeds(seeds: Iterable[int]) -> list[int]:
-    """``seeds`` as a list of distinct integers >= 0; ValueError if empty or bad."""
+    """``seeds`` as a list of distinct integers in [0, 2**63) (what the results database
+    holds); ValueError if empty or bad."""
     out = []
     for s in seeds:
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"seeds must be integers >= 0, got {s!r}")
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2**63:
+            raise ValueError(f"seeds must be integers >= 0 and < 2**63, got {s!r}")
         out.append(int(s))
     if not out:
         raise ValueError("the seed list is empty; give at least one seed, e.g. 0-8")
@@ -156,13 +190,35 @@ def check_seeds(seeds: Iterable[int]) -> list[int]:
 
 
 # ------------------------------------------------------------------- inputs, per process
-@functools.cache
-def _table(path: str | None, dataset: str) -> BenchmarkTable:
-    return load_table(path, dataset)
+FileIdentity = tuple[str, int, int] | None  # (resolved path, size, mtime in ns), or None
+
+
+def file_identity(path: str | os.PathLike[str] | None) -> FileIdentity:
+    """(resolved path, size in bytes, mtime in ns) of a file, or None for no path.
+
+    The per-process caches key on this, so a table rewritten in place is loaded afresh."""
+    if path is None:
+        return None
+    resolved = Path(path).resolve()
+    try:
+        st = resolved.stat()
+    except OSError:
+        return (str(resolved), -1, -1)  # the loader reports the missing file
+    return (str(resolved), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _table_at(identity: FileIdentity, dataset: str) -> BenchmarkTable:
+    return load_table(None if identity is None else identity[0], dataset)
+
+
+def cached_table(path: str | os.PathLike[str] | None, dataset: str) -> BenchmarkTable:
+    """:func:`~nasfilter.table.load_table`, cached per process by file identity."""
+    return _table_at(file_identity(path), dataset)
 
 
 def load_proxy(
-    oracle: str = "roofline",
+    oracle: str = DEFAULT_ORACLE,
     device: str | None = "v100",
     dataset: str = "cifar10",
     cache: str | None = None,
@@ -173,16 +229,25 @@ def load_proxy(
     return proxy_table(backend=oracle, device=device, dataset=dataset, cache=cache)
 
 
-@functools.cache
-def _proxy(oracle: str, device: str | None, dataset: str, cache: str | None) -> ProxyTable:
-    return load_proxy(oracle, device, dataset, cache)
+@functools.lru_cache(maxsize=16)
+def _proxy_at(oracle: str, device: str | None, dataset: str, cache: FileIdentity) -> ProxyTable:
+    return load_proxy(oracle, device, dataset, None if cache is None else cache[0])
 
 
-@functools.cache
-def _reference(
-    path: str | None, dataset: str, oracle: str, device: str | None, cache: str | None
+def cached_proxy(
+    oracle: str, device: str | None, dataset: str, cache: str | os.PathLike[str] | None
+) -> ProxyTable:
+    """:func:`load_proxy`, cached per process by the cache file's identity."""
+    return _proxy_at(oracle, device, dataset, file_identity(cache))
+
+
+@functools.lru_cache(maxsize=16)
+def _reference_at(
+    table: FileIdentity, dataset: str, oracle: str, device: str | None, cache: FileIdentity
 ) -> FrontReference:
-    return FrontReference.build(_table(path, dataset), _proxy(oracle, device, dataset, cache))
+    return FrontReference.build(
+        _table_at(table, dataset), _proxy_at(oracle, device, dataset, cache)
+    )
 
 
 def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
@@ -191,7 +256,8 @@ def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
     Raises ValueError for a partial table (a search may propose any architecture) and for
     one without test accuracy for every architecture (the metrics need the true front).
     """
-    table = _table(spec.table, spec.dataset)
+    table_id, cache_id = file_identity(spec.table), file_identity(spec.oracle_cache)
+    table = _table_at(table_id, spec.dataset)
     if not table.is_complete:
         raise ValueError(
             f"table {table.label!r} holds {table.n_present} of 32768 architectures; a search "
@@ -205,8 +271,8 @@ def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
             "front. Convert the full NATS-Bench archive with `nasfilter convert` "
             "(docs/real-archive.md), or omit --table to use the embedded surrogate"
         )
-    proxy = _proxy(spec.oracle, spec.device, spec.dataset, spec.oracle_cache)
-    ref = _reference(spec.table, spec.dataset, spec.oracle, spec.device, spec.oracle_cache)
+    proxy = _proxy_at(spec.oracle, spec.device, spec.dataset, cache_id)
+    ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
     return table, proxy, ref
 
 
@@ -225,7 +291,17 @@ def provenance(spec: RunSpec) -> tuple[dict[str, Any], dict[str, Any]]:
 # ------------------------------------------------------------------------------- one run
 @dataclass
 class RunRecord:
-    """The outcome of one (spec, seed): summary, final metrics, curves and events."""
+    """The outcome of one (spec, seed): its events and what :mod:`nasfilter.results`
+    computes from them.
+
+    Attributes:
+        summary: ``status``, ``searcher_config``, ``filter_config``, ``wall_seconds`` (real
+            seconds; what the run records besides events) and
+            :func:`nasfilter.results.run_summary` of the events.
+        metrics, curves: :func:`nasfilter.results.score_events` of the events.
+        events: the event columns (:data:`nasfilter.problem.EVENT_COLUMNS`).
+        scores_version: the metrics version of ``summary``/``metrics``/``curves``.
+    """
 
     spec: RunSpec
     seed: int
@@ -233,6 +309,7 @@ class RunRecord:
     metrics: dict[str, float]
     curves: dict[str, np.ndarray]
     events: dict[str, np.ndarray] = field(repr=False)
+    scores_version: int | None = None
 
     def same_results(self, other: RunRecord) -> bool:
         """Equal spec, seed, summary (wall time aside), metrics, curves and events."""
@@ -263,35 +340,35 @@ def _nan_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def run_one(spec: RunSpec, seed: int) -> RunRecord:
-    """Run ``spec`` with ``seed``: a pure function of the two (wall time aside)."""
-    table, proxy, ref = inputs(spec)
-    problem = make_problem(table, spec.budget, seed, proxy=proxy, proxy_cost=spec.proxy_cost)
+def run_one(
+    spec: RunSpec, seed: int, on_progress: Callable[[Problem, int], None] | None = None
+) -> RunRecord:
+    """Run ``spec`` with ``seed``: a pure function of the two (wall time aside).
+    ``on_progress`` is passed to :func:`~nasfilter.runner.run_search`."""
+    from nasfilter.results import METRICS_VERSION, score_spec_events
+
+    table, proxy, _ = inputs(spec)
+    problem = make_problem(table, spec.make_budget(), seed, proxy=proxy, proxy_cost=spec.proxy_cost)
     result = run_search(
         make_searcher(spec.searcher),
         problem,
         filter=make_filter(spec.filter),
         seed=seed,
         max_idle=spec.max_idle,
+        workers=spec.workers,
+        on_progress=on_progress,
     )
-    metrics = run_metrics(ref, table, result.events).as_dict()
-    curves = metric_curves(ref, table, result.events, tick_times(spec.budget, spec.n_ticks))
-    summary = {
+    unlogged = result.unlogged if result.n_unlogged else None
+    summary, metrics, curves = score_spec_events(spec, result.events, unlogged)
+    info: dict[str, Any] = {
         "status": result.status,
-        "clock": result.clock,
-        "evaluation_seconds": result.evaluation_seconds,
-        "proxy_seconds": result.proxy_seconds,
-        "n_evaluations": result.n_evaluations,
-        "n_proxy": result.n_proxy,
-        "n_asked": result.n_asked,
-        "n_dropped": result.n_dropped,
-        "best_index": result.best_index,
-        "best_valid_acc": result.best_valid_acc,
         "wall_seconds": result.wall_seconds,
         "searcher_config": result.searcher_config,
         "filter_config": result.filter_config,
     }
-    return RunRecord(spec, seed, summary, metrics, curves, result.events)
+    if unlogged is not None:  # the trace left events out past Problem.trace_limit
+        info["unlogged"] = unlogged
+    return RunRecord(spec, seed, info | summary, metrics, curves, result.events, METRICS_VERSION)
 
 
 def _run_task(task: tuple[RunSpec, int]) -> RunRecord:
@@ -328,10 +405,14 @@ class WorkerDied(RuntimeError):
     """A worker process died (killed, or out of memory); completed runs are kept."""
 
 
-def _records(tasks: list[tuple[RunSpec, int]], jobs: int) -> Iterator[RunRecord]:
-    if jobs == 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield _run_task(task)
+def _records(
+    tasks: list[tuple[RunSpec, int]],
+    jobs: int,
+    on_progress: Callable[[Problem, int], None] | None = None,
+) -> Iterator[RunRecord]:
+    if jobs == 1 or len(tasks) <= 1:  # in this process, so a run can show its own progress
+        for spec, seed in tasks:
+            yield run_one(spec, seed, on_progress)
         return
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
@@ -351,17 +432,18 @@ def run_experiment(
     specs: Sequence[RunSpec],
     seeds: Iterable[int],
     *,
-    store: Store | None = None,
+    store: Storage | None = None,
     jobs: int = 1,
     progress: bool = False,
     on_record: Callable[[RunRecord], None] | None = None,
 ) -> list[RunRecord]:
     """Run every (spec, seed) pair, in grid order; return the records of the runs made now.
 
-    With ``store``, pairs already stored are skipped and each new record is written (one
-    transaction) as soon as it and every earlier pair are done, so an interrupted
-    experiment resumes where it stopped. ``jobs`` worker processes (1 = this process) give
-    identical records. ``progress`` shows a progress bar on stderr.
+    With ``store`` (any :class:`~nasfilter.storage.Storage`), pairs already stored are
+    skipped and each new record is written (one transaction) as soon as it and every
+    earlier pair are done, so an interrupted experiment resumes where it stopped. ``jobs``
+    worker processes (1 = this process) give identical records. ``progress`` shows a
+    progress bar on stderr.
     """
     specs = list(specs)
     if not specs:
@@ -382,9 +464,25 @@ def run_experiment(
     from tqdm import tqdm
 
     records = []
+    inner: list[Any] = []  # the bar of the current run, made when a run is long enough
+
+    def show(problem: Problem, n_distinct: int) -> None:
+        budget = problem.budget  # progress in the clock the budget limits (worker first)
+        wall = budget.seconds is None
+        total = budget.horizon
+        if not inner:
+            inner.append(tqdm(total=total, unit="s", desc="run", leave=False))
+        inner[0].n = min(problem.clock if wall else problem.worker_seconds, total)
+        inner[0].set_postfix_str(
+            f"{problem.n_evaluations:,} evaluations of {n_distinct:,} architectures",
+            refresh=True,
+        )
+
     with tqdm(total=len(tasks), disable=not progress, unit="run", desc="runs", leave=False) as bar:
         try:
-            for record in _records(tasks, jobs):
+            for record in _records(tasks, jobs, show if progress else None):
+                if inner:
+                    inner.pop().close()
                 if store is not None:
                     store.add_run(record)
                 records.append(record)
@@ -393,12 +491,15 @@ def run_experiment(
                 bar.update(1)
         except WorkerDied as exc:
             hint = (
-                f"the {len(records)} runs completed so far are saved in {str(store.path)!r}; "
+                f"the {len(records)} runs completed so far are saved in {store.describe()}; "
                 "run the same command again to resume"
                 if store is not None
                 else "no results database was given, so nothing was kept; run it again"
             )
             raise WorkerDied(f"{exc}; {hint}") from exc.__cause__
+        finally:
+            for open_bar in inner:
+                open_bar.close()
     return records
 
 

@@ -45,12 +45,98 @@ def read_npz(path: str | os.PathLike[str], kind: str, origin: str) -> dict[str, 
     import numpy as np
 
     source = Path(path)
+    if source.is_dir():
+        raise ValueError(f"{kind} file {str(source)!r} is a folder, not a file")
     if not source.is_file():
         raise ValueError(f"{kind} file {str(source)!r} does not exist or is not a file")
+    expected = f"a {kind} is the .npz file (a zip of arrays) that {origin} writes"
+    with source.open("rb") as fh:
+        head = fh.read(4)
+    if head not in (b"PK\x03\x04", b"PK\x05\x06"):
+        what = "an empty file" if not head else "not an .npz file (not a zip archive)"
+        raise ValueError(f"{str(source)!r} is not a {kind}: it is {what}; {expected}")
     try:
         with np.load(source, allow_pickle=False) as npz:
             return {key: npz[key] for key in npz.files}
-    except Exception as exc:  # zipfile, OSError, pickle refusal, ...
+    except ValueError as exc:
+        if "pickle" not in str(exc):
+            raise ValueError(f"{str(source)!r} is not a {kind}: {exc}; {expected}") from exc
+        # numpy suggests loading "unsafely"; a nasfilter file never holds pickled objects.
         raise ValueError(
-            f"{str(source)!r} is not a {kind} (.npz written by {origin}): {exc}"
+            f"{str(source)!r} is not a {kind}: it holds pickled Python objects, which "
+            f"nasfilter never loads; {expected}"
         ) from exc
+    except Exception as exc:  # zipfile, OSError, a damaged member, ...
+        raise ValueError(
+            f"{str(source)!r} is not a {kind} (it may be damaged: {exc}); {expected}"
+        ) from exc
+
+
+def _folder_of(path: Path) -> Path:
+    return path.parent if str(path.parent) else Path(".")
+
+
+def check_sqlite_writable(path: str | os.PathLike[str], what: str) -> None:
+    """PermissionError naming ``path`` and the missing permission, before SQLite is opened
+    for writing, when this user cannot write ``path`` or create its ``-wal`` and ``-shm``
+    files beside it (SQLite would fail later, or leave those files behind).
+
+    ``what`` names the file in the message ("results database", "measurement cache"). Root
+    passes every check, as it does in the kernel.
+    """
+    target = Path(path)
+    folder = _folder_of(target)
+    if target.exists() and not os.access(target, os.W_OK):
+        raise PermissionError(
+            f"cannot write to {what} {str(target)!r}: the file is read-only for this user "
+            "(no write permission); make it writable (chmod u+w) or give a new file"
+        )
+    for side in (Path(f"{target}-wal"), Path(f"{target}-shm"), Path(f"{target}-journal")):
+        if side.exists() and not os.access(side, os.W_OK):
+            raise PermissionError(
+                f"cannot write to {what} {str(target)!r}: SQLite's file {str(side)!r} beside "
+                "it is read-only for this user (no write permission); its owner can remove "
+                "it once no program has the database open, or make it writable"
+            )
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        verb = "write to" if target.exists() else "create"
+        raise PermissionError(
+            f"cannot {verb} {what} {str(target)!r}: its folder {str(folder)!r} is not "
+            f"writable for this user (no write permission), and SQLite must create "
+            f"{target.name}-wal and {target.name}-shm there; use a writable folder"
+        )
+
+
+def connect_sqlite_readonly(path: str | os.PathLike[str], what: str) -> Any:
+    """An ``sqlite3`` connection that can only read ``path`` and leaves no file behind.
+
+    A database with no ``-wal`` or ``-journal`` file beside it has no writer and nothing
+    unsaved, so it is opened ``immutable`` (SQLite then creates no ``-wal``/``-shm`` files
+    and needs no write permission anywhere). Otherwise it is opened ``mode=ro``, which
+    reads what a running writer has committed to its ``-wal``; where that cannot work (a
+    read-only folder), an empty ``-wal`` falls back to ``immutable``, and a ``-wal`` that
+    holds data raises PermissionError (those rows would be missed), naming the file.
+    """
+    import sqlite3
+    from urllib.parse import quote
+
+    target = Path(path)
+    uri = "file:" + quote(str(target.resolve()))
+    side = [Path(f"{target}-wal"), Path(f"{target}-journal")]
+    if not any(p.exists() for p in side):
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+    con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return con
+    except sqlite3.OperationalError as exc:
+        con.close()
+        wal = side[0]
+        if (wal.exists() and wal.stat().st_size > 0) or side[1].exists():
+            raise PermissionError(
+                f"cannot read {what} {str(target)!r}: it has unsaved changes in "
+                f"{wal.name if wal.exists() else side[1].name} that only a user who may "
+                f"write its folder can read ({exc}); open it once where it is writable, or "
+                "copy the files to a writable folder"
+            ) from exc
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)

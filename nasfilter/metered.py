@@ -43,17 +43,23 @@ class ProxyHandle:
 
     @property
     def clock(self) -> float:
-        """Simulated seconds spent so far by the run (accuracy and proxy together)."""
+        """The run's simulated wall clock, seconds."""
         return self.__problem.clock
 
     @property
-    def budget_seconds(self) -> float:
+    def worker_seconds(self) -> float:
+        """Simulated seconds charged so far by the run (accuracy and proxy together)."""
+        return self.__problem.worker_seconds
+
+    @property
+    def budget_seconds(self) -> float | None:
+        """The budget in worker-seconds, or None when the run is limited by wall clock."""
         return self.__problem.budget.seconds
 
     @property
     def remaining(self) -> float:
-        """Simulated seconds left before the budget is spent (>= 0)."""
-        return max(0.0, self.__problem.budget.seconds - self.__problem.clock)
+        """Simulated seconds left before a limit of the budget is reached (>= 0)."""
+        return self.__problem.remaining
 
     @property
     def exhausted(self) -> bool:

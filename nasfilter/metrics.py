@@ -16,9 +16,13 @@ area. The same normalization serves every run on the same table and proxy.
 Metrics: ``hv_ratio`` (HV of the run's front / HV of the true front), ``igd_plus``,
 ``epsilon`` (additive), ``recall`` (fraction of true-front architectures evaluated),
 ``best_test_acc`` (highest test accuracy among evaluated architectures) and
-``selected_test_acc`` (test accuracy of the architecture with the highest *validation*
-accuracy seen: what the search would report, the NATS-Bench convention). Each is also
-computed on a grid of simulated times (:func:`metric_curves`).
+``selected_test_acc`` (test accuracy of the architecture the search returns: the searcher's
+recommendation when it makes one, else the one with the highest *validation* accuracy seen,
+the NATS-Bench convention).
+
+This module holds the arithmetic (the reference, the indicators, :func:`score`); every
+metric of a run, over time and over seeds, is computed from its stored events by
+:mod:`nasfilter.results`.
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ from nasfilter.pareto import (
     igd_plus,
     nondominated_mask,
 )
-from nasfilter.problem import EVALUATE
 from nasfilter.proxy import ProxyTable
 from nasfilter.table import BenchmarkTable
 
@@ -144,14 +147,19 @@ def score(
     evaluated: np.ndarray,
     valid_acc: np.ndarray,
     table: BenchmarkTable,
+    selected: int | None = None,
 ) -> RunMetrics:
-    """Metrics of a run that evaluated ``evaluated`` (k,) and saw ``valid_acc`` (k,)."""
+    """Metrics of a run that evaluated ``evaluated`` (k,) and saw ``valid_acc`` (k,).
+
+    ``selected``: the architecture the searcher recommended, or None for the rule (the
+    highest validation accuracy, the first on ties)."""
     evaluated = np.asarray(evaluated, dtype=np.int64)
     front = front_of(reference, evaluated)
     hv_ratio, igd, eps = reference.indicators(front)
     if len(evaluated):
         best_test = float(np.nanmax(table.test_acc[evaluated]))
-        selected = int(evaluated[int(np.argmax(valid_acc))])
+        if selected is None:
+            selected = int(evaluated[int(np.argmax(valid_acc))])
         selected_test = float(table.test_acc[selected])
     else:
         best_test = selected_test = math.nan
@@ -166,81 +174,3 @@ def score(
         front_size=len(front),
         n_evaluated=len(np.unique(evaluated)),
     )
-
-
-def evaluations(events: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(indices, validation accuracies, clocks at completion) of a run's evaluations, (k,)."""
-    is_eval = events["kind"] == EVALUATE
-    return events["index"][is_eval], events["value"][is_eval], events["clock"][is_eval]
-
-
-def run_metrics(
-    reference: FrontReference, table: BenchmarkTable, events: dict[str, np.ndarray]
-) -> RunMetrics:
-    """Metrics of a whole run from its event columns."""
-    idx, acc, _ = evaluations(events)
-    return score(reference, idx, acc, table)
-
-
-def tick_times(budget: float, n_ticks: int = DEFAULT_TICKS) -> np.ndarray:
-    """``n_ticks`` simulated times (s) evenly spaced in (0, budget], shape (n_ticks,)."""
-    if isinstance(n_ticks, bool) or not isinstance(n_ticks, int) or n_ticks < 1:
-        raise ValueError(f"n_ticks must be an integer >= 1, got {n_ticks!r}")
-    if not (math.isfinite(budget) and budget > 0):
-        raise ValueError(f"budget must be finite seconds > 0, got {budget!r}")
-    return budget * np.arange(1, n_ticks + 1) / n_ticks
-
-
-def metric_curves(
-    reference: FrontReference,
-    table: BenchmarkTable,
-    events: dict[str, np.ndarray],
-    times: np.ndarray,
-) -> dict[str, np.ndarray]:
-    """Every metric after each of ``times`` (T,) simulated seconds, nondecreasing.
-
-    At time t a run has returned the evaluations that completed by t (clock <= t). Returns
-    ``{"clock": times, "n_evaluations": (T,), metric: (T,) for metric in METRICS}``, equal
-    at each t to :func:`score` of the evaluations so far; before the first evaluation
-    hv_ratio and recall are 0, igd_plus and epsilon inf, the accuracies NaN.
-    """
-    idx, acc, clock = evaluations(events)
-    times = np.asarray(times, dtype=np.float64)
-    if times.ndim != 1 or np.any(np.diff(times) < 0):
-        raise ValueError("times must be a nondecreasing 1-D array of simulated seconds")
-    counts = np.searchsorted(clock, times, side="right")
-    n = len(idx)
-    out: dict[str, np.ndarray] = {"clock": times, "n_evaluations": counts.astype(np.int64)}
-    # Running best test accuracy, and the test accuracy of the running best validation
-    # accuracy (first on ties), after each evaluation; slot 0 is "before any".
-    test = table.test_acc[idx]
-    best_test = np.concatenate([[math.nan], np.fmax.accumulate(test) if n else []])
-    running = np.maximum.accumulate(acc) if n else acc
-    new_best = np.ones(n, dtype=bool)
-    new_best[1:] = acc[1:] > running[:-1]
-    pos = np.maximum.accumulate(np.where(new_best, np.arange(n), 0)) if n else idx
-    selected = np.concatenate([[math.nan], table.test_acc[idx[pos]]])
-    # Distinct true-front members found after each evaluation.
-    first = np.zeros(n, dtype=bool)
-    first[np.unique(idx, return_index=True)[1]] = True
-    on_true = first & np.isin(idx, reference.true_front)
-    found = np.concatenate([[0], np.cumsum(on_true)])
-    out["best_test_acc"] = best_test[counts]
-    out["selected_test_acc"] = selected[counts]
-    out["recall"] = found[counts] / len(reference.true_front)
-    # Front indicators: update the front only when new evaluations arrive, and recompute
-    # the indicators only when the front changed.
-    for name in ("hv_ratio", "igd_plus", "epsilon"):
-        out[name] = np.empty(len(times))
-    front = np.zeros(0, dtype=np.int64)
-    values = reference.indicators(front)
-    last_k = 0
-    for i, k in enumerate(counts.tolist()):
-        if k != last_k:
-            new_front = front_of(reference, np.concatenate([front, idx[last_k:k]]))
-            if not np.array_equal(new_front, front):
-                front = new_front
-                values = reference.indicators(front)
-            last_k = k
-        out["hv_ratio"][i], out["igd_plus"][i], out["epsilon"][i] = values
-    return out

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
+from nasfilter.layers import LayerTable
 from nasfilter.space import ArchLike, all_channels, as_arch
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -160,6 +161,10 @@ class LayerCosts:
         present: bool (32768, L): whether the architecture executes the layer; only the 1x1
             skip convs of cells 2 and 4 are ever absent (the skip is the identity when the
             cell's input and output widths match), and their costs are then 0.
+        gemm_m: implicit-GEMM rows per image (output pixels; 1 for the classifier, 0 for
+            pooling and absent layers), float64 (32768, L).
+        gemm_n: implicit-GEMM columns (output channels), float64 (32768, L).
+        gemm_k: implicit-GEMM reduction length (``cin x k x k``), float64 (32768, L).
     """
 
     dataset: Dataset
@@ -171,6 +176,9 @@ class LayerCosts:
     input_elems: np.ndarray
     output_elems: np.ndarray
     present: np.ndarray
+    gemm_m: np.ndarray
+    gemm_n: np.ndarray
+    gemm_k: np.ndarray
 
     def index(self, name: str) -> int:
         """Column of the layer called ``name``; raises ValueError listing the names."""
@@ -184,6 +192,22 @@ class LayerCosts:
         """L, the number of layers."""
         return len(self.names)
 
+    def table(self) -> LayerTable:
+        """These layers as the shared :class:`~nasfilter.layers.LayerTable` (dense, groups 1)."""
+        return LayerTable(
+            names=self.names,
+            kinds=tuple(_TABLE_KINDS[k] for k in self.kinds),
+            gemm_m=self.gemm_m,
+            gemm_n=self.gemm_n,
+            gemm_k=self.gemm_k,
+            groups=np.ones_like(self.macs),
+            macs=self.macs,
+            weight_elems=self.weight_elems,
+            input_elems=self.input_elems,
+            output_elems=self.output_elems,
+            present=self.present,
+        )
+
 
 @dataclass(frozen=True)
 class _Layer:
@@ -195,6 +219,7 @@ class _Layer:
     inputs: np.ndarray
     outputs: np.ndarray
     present: np.ndarray
+    gemm: tuple[np.ndarray, np.ndarray, np.ndarray]  # (M per image, N, K); zeros if none
 
 
 class _Builder:
@@ -229,12 +254,18 @@ class _Builder:
                 inputs=np.where(mask, cin * area_in + residual * out, 0.0),
                 outputs=np.where(mask, out, 0.0),
                 present=mask,
+                gemm=(
+                    np.where(mask, float(area_out), 0.0),
+                    np.where(mask, cout, 0.0),
+                    np.where(mask, kernel * kernel * cin, 0.0),
+                ),
             )
         )
 
     def pool(
         self, name: str, channels: np.ndarray, area_in: int, area_out: int, weights: np.ndarray
     ) -> None:
+        zero = np.zeros(channels.shape)
         self.layers.append(
             _Layer(
                 name,
@@ -245,6 +276,7 @@ class _Builder:
                 inputs=channels * area_in,
                 outputs=channels * area_out,
                 present=self._all,
+                gemm=(zero, zero, zero),
             )
         )
 
@@ -259,6 +291,7 @@ class _Builder:
                 inputs=cin * 1.0,
                 outputs=np.full(cin.shape, float(cout)),
                 present=self._all,
+                gemm=(np.ones(cin.shape), np.full(cin.shape, float(cout)), cin * 1.0),
             )
         )
 
@@ -311,6 +344,7 @@ def compute_layer_costs(dataset: Dataset) -> LayerCosts:
         return out
 
     layers = b.layers
+    gemm = [stack([layer.gemm[i] for layer in layers]) for i in range(3)]
     return LayerCosts(
         dataset=dataset,
         names=tuple(layer.name for layer in layers),
@@ -321,6 +355,9 @@ def compute_layer_costs(dataset: Dataset) -> LayerCosts:
         input_elems=stack([layer.inputs for layer in layers]),
         output_elems=stack([layer.outputs for layer in layers]),
         present=stack([layer.present for layer in layers], dtype=np.bool_),
+        gemm_m=gemm[0],
+        gemm_n=gemm[1],
+        gemm_k=gemm[2],
     )
 
 
@@ -332,3 +369,20 @@ def _layer_costs(dataset: Dataset) -> LayerCosts:
 def layer_costs(dataset: str | Dataset) -> LayerCosts:
     """The fused layer table of every architecture for ``dataset`` (cached, read-only)."""
     return _layer_costs(get_dataset(dataset))
+
+
+_TABLE_KINDS = {"conv": "conv", "pool": "memory", "fc": "linear"}
+
+
+@functools.cache
+def _layer_table(dataset: Dataset) -> LayerTable:
+    return layer_costs(dataset).table()
+
+
+def layer_table(dataset: str | Dataset) -> LayerTable:
+    """All 32768 networks as the shared :class:`~nasfilter.layers.LayerTable` (cached).
+
+    The same layers, order and costs as :func:`layer_costs`; pooling layers are kind
+    ``"memory"`` (they keep their one MAC per input element), the classifier ``"linear"``.
+    """
+    return _layer_table(get_dataset(dataset))

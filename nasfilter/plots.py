@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nasfilter.results import mean_se
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -153,20 +155,6 @@ def _indices(name: str, values: Any, n: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- helpers
-def mean_and_stderr(values: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard error over axis 0 of ``values`` (S runs, T ticks) -> (T,), (T,).
-
-    The standard error is ``std(ddof=1) / sqrt(S)``; with one run it is 0.
-    """
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] == 0:
-        raise ValueError(f"values must have shape (runs, ticks) with runs >= 1, got {arr.shape}")
-    mean = arr.mean(axis=0)
-    if arr.shape[0] == 1:
-        return mean, np.zeros_like(mean)
-    return mean, arr.std(axis=0, ddof=1) / np.sqrt(arr.shape[0])
-
-
 def _draw_front(ax: Axes, throughput: np.ndarray, accuracy: np.ndarray, **style: Any) -> None:
     """The staircase bounding the region a front dominates (both objectives maximised)."""
     if throughput.size == 0:
@@ -433,22 +421,81 @@ def comparison_curves(
                 raise ValueError(
                     f"curves[{label!r}] must have shape (seeds, {t.size}), got {arr.shape}"
                 )
-            mean, se = mean_and_stderr(arr)
+            if arr.shape[0] == 0:
+                raise ValueError(f"curves[{label!r}] holds no run")
+            band = mean_se(arr)
             colour = method_colour(k)
             ax.plot(
                 t,
-                mean,
+                band.mean,
                 color=colour,
                 lw=1.4,
                 ls=_LINESTYLES[(k // 2) % len(_LINESTYLES)],
                 label=f"{label} (n={arr.shape[0]})",
             )
-            ax.fill_between(t, mean - se, mean + se, color=colour, alpha=0.2, linewidth=0)
+            _fill_band(ax, t, band.mean, band.se, colour)
         ax.set_xlabel("simulated time (s)")
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.25)
         fig.legend(loc="outside lower center", ncols=2)
         _set_title(fig, f"Our comparison: {what} (mean ± standard error over seeds)", ctx)
+    return fig
+
+
+def _fill_band(ax: Axes, t: np.ndarray, mean: Any, se: Any, colour: str) -> None:
+    """The mean ± standard error band where there is one (none for a single run)."""
+    mean, se = np.asarray(mean, dtype=np.float64), np.asarray(se, dtype=np.float64)
+    ok = np.isfinite(se) & np.isfinite(mean)
+    if ok.any():
+        ax.fill_between(t, mean - se, mean + se, where=ok, color=colour, alpha=0.2, linewidth=0)
+
+
+def workers_curves(
+    times: Any,
+    bands: Mapping[str, Mapping[int, tuple[Any, Any]]],
+    ctx: FigureContext,
+    ylabel: str = "hypervolume ratio",
+    columns: int = 4,
+) -> Figure:
+    """One panel per method: a metric over simulated wall-clock time for each number K of
+    simulated workers, as mean ± standard error bands (from :func:`nasfilter.results.
+    curve_band`; no band where the standard error is undefined, e.g. one run).
+
+    Args:
+        times: simulated wall-clock seconds of the ticks, shape (T,).
+        bands: method label -> K -> (mean (T,), standard error (T,)).
+    """
+    t = _column("times", times)
+    if not bands:
+        raise ValueError("bands must hold at least one method")
+    if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
+        raise ValueError(f"columns must be a positive integer, got {columns!r}")
+    ks = sorted({k for per_k in bands.values() for k in per_k})
+    ncols = min(columns, len(bands))
+    nrows = -(-len(bands) // ncols)
+    with _rc():
+        fig = _new_figure(3.1 * ncols + 0.6, 2.4 * nrows + 1.2)
+        axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+        for n, (label, per_k) in enumerate(bands.items()):
+            ax = axes[n // ncols][n % ncols]
+            for k, (mean, se) in sorted(per_k.items()):
+                m = _column(f"bands[{label!r}][{k}] mean", mean, t.size)
+                colour = method_colour(ks.index(k))
+                ax.plot(t, m, color=colour, lw=1.2, label=f"K = {k}")
+                _fill_band(ax, t, m, se, colour)
+            ax.set_title("\n".join(textwrap.wrap(label, 34)))
+            ax.grid(True, alpha=0.25)
+        for n in range(len(bands), nrows * ncols):
+            axes[n // ncols][n % ncols].set_visible(False)
+        axes[0][0].legend(loc="lower right")
+        fig.supxlabel("simulated wall-clock time (s)")
+        fig.supylabel(ylabel)
+        _set_title(
+            fig,
+            f"Our comparison with K simulated parallel workers: {ylabel} over wall-clock time "
+            "(the same worker-seconds budget for every K; mean ± standard error over seeds)",
+            ctx,
+        )
     return fig
 
 

@@ -12,6 +12,8 @@ Evaluation semantics are NATS-Bench's ``simulate_train_eval(arch, dataset, hp='1
 
 from __future__ import annotations
 
+import array
+import heapq
 import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -32,26 +34,51 @@ DEFAULT_PROXY_COST = 2.0
 
 EVALUATE = "evaluate"
 PROXY = "proxy"
+ASK = "ask"  # a trial the run asked for and never dropped nor started (the budget ran out)
+DROP = "drop"  # a filter dropped a trial
+RECOMMEND = "recommend"  # the searcher's recommendation changed
+EVENT_KINDS = (EVALUATE, PROXY, ASK, DROP, RECOMMEND)
+# What a trace past Problem.trace_limit leaves out: counts, the simulated seconds charged,
+# and the wall-clock second the last one left out ended
+UNLOGGED_FIELDS = ("evaluate", "proxy", "drop", "evaluation_seconds", "proxy_seconds", "end")
 
 
 class BudgetExhausted(RuntimeError):
     """A query was asked for after the budget was spent."""
 
 
+def _check_seconds(value: object, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{what} must be a number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{what} must be finite and > 0, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Budget:
-    """The search budget: simulated seconds, and optionally a cap on accuracy evaluations."""
+    """The search budget, in either clock (or both; the first spent ends the run).
 
-    seconds: float
+    Attributes:
+        seconds: worker-seconds: the total simulated seconds charged (evaluations and proxy
+            queries), whatever the number of workers. None: no such limit.
+        max_evaluations: a cap on accuracy evaluations, or None.
+        wall_seconds: simulated wall-clock seconds (with K workers, evaluations overlap),
+            or None: no such limit.
+
+    No query starts once a limit is reached; one started before may end past it.
+    """
+
+    seconds: float | None
     max_evaluations: int | None = None
+    wall_seconds: float | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.seconds, bool) or not isinstance(
-            self.seconds, (int, float, np.integer, np.floating)
-        ):
-            raise ValueError(f"budget seconds must be a number, got {self.seconds!r}")
-        if not math.isfinite(self.seconds) or self.seconds <= 0:
-            raise ValueError(f"budget seconds must be finite and > 0, got {self.seconds!r}")
+        if self.seconds is None and self.wall_seconds is None:
+            raise ValueError("a budget needs seconds (worker-seconds) or wall_seconds")
+        if self.seconds is not None:
+            _check_seconds(self.seconds, "budget seconds")
+        if self.wall_seconds is not None:
+            _check_seconds(self.wall_seconds, "budget wall_seconds")
         if self.max_evaluations is not None and (
             isinstance(self.max_evaluations, bool)
             or not isinstance(self.max_evaluations, (int, np.integer))
@@ -61,36 +88,84 @@ class Budget:
                 f"max_evaluations must be a positive integer or None, got {self.max_evaluations!r}"
             )
         # numpy scalars become Python numbers, so a Budget always serialises as plain JSON
-        for name in ("seconds", "max_evaluations"):
+        for name in ("seconds", "max_evaluations", "wall_seconds"):
             value = getattr(self, name)
             if isinstance(value, np.generic):
                 object.__setattr__(self, name, value.item())
 
+    @property
+    def horizon(self) -> float:
+        """The simulated time axis of this budget's curves: wall_seconds if given, else
+        seconds (with one worker the two clocks agree)."""
+        value = self.wall_seconds if self.wall_seconds is not None else self.seconds
+        assert value is not None
+        return float(value)
+
+    def describe(self) -> str:
+        parts = []
+        if self.seconds is not None:
+            parts.append(f"{self.seconds:g} worker-seconds")
+        if self.wall_seconds is not None:
+            parts.append(f"{self.wall_seconds:g} wall-clock seconds")
+        if self.max_evaluations is not None:
+            parts.append(f"{self.max_evaluations} evaluations")
+        return " or ".join(parts)
+
 
 class Event(NamedTuple):
-    """One query. ``value`` is validation accuracy (percent) for an evaluation and
-    utilization (a fraction) for a proxy query; ``throughput`` (images/s) is NaN for
-    evaluations; ``seed`` is the training seed of an evaluation, -1 for a proxy query;
-    ``cost`` and ``clock`` (the total after this query) are simulated seconds."""
+    """One event of a run (see :data:`EVENT_COLUMNS` for units)."""
 
     step: int
     kind: str
+    trial: int
     arch: int  # NATS index
     value: float
     throughput: float
     seed: int
     cost: float
     clock: float
+    start: float
+    end: float
+    worker: int
 
 
-_COLUMNS = ("kind", "index", "value", "throughput", "seed", "cost", "clock")
+EVENT_COLUMNS = (
+    "kind",  # one of EVENT_KINDS
+    "trial",  # trial id (ask, drop, evaluate), -1 otherwise
+    "index",  # NATS architecture index
+    "value",  # evaluate: validation accuracy (%); proxy: utilization (fraction);
+    #           recommend: validation accuracy seen (%); else NaN
+    "throughput",  # proxy: images/s; else NaN
+    "seed",  # evaluate: training seed; else -1
+    "cost",  # simulated seconds charged (0 for ask, drop, recommend)
+    "clock",  # worker-seconds charged in the run after this event
+    "start",  # simulated wall-clock seconds when the event began
+    "end",  # simulated wall-clock seconds when its result was available
+    "worker",  # evaluate: the simulated worker (0..K-1); else -1
+)
+_COLUMNS = EVENT_COLUMNS
+_INT_COLUMNS = frozenset({"trial", "index", "seed", "worker"})
+# array.array type codes of the columns: 8 bytes a number (1 for the kind), not a Python
+# object each, so a long run's trace costs about 73 bytes an event.
+_TYPECODES = {
+    name: "B" if name == "kind" else "q" if name in _INT_COLUMNS else "d" for name in _COLUMNS
+}
+_KINDS = EVENT_KINDS  # code -> kind
+_KIND_CODE = {kind: code for code, kind in enumerate(EVENT_KINDS)}
+
+# Events a run's trace keeps in full. Every run of a sensible budget stays far below it (the
+# study's runs log under 35,000). Past it, only events that can change a result are kept
+# (see Problem); the others are counted in Problem.n_unlogged. 250,000 events are 18 MB.
+TRACE_LIMIT = 250_000
 
 
 class EventLog:
-    """Append-only, column-wise record of queries (cheap to append, cheap to export)."""
+    """Append-only, column-wise record of a run's events (cheap to append and export)."""
 
     def __init__(self) -> None:
-        self._cols: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
+        self._cols: dict[str, array.array[Any]] = {
+            name: array.array(code) for name, code in _TYPECODES.items()
+        }
 
     def __len__(self) -> int:
         return len(self._cols["index"])
@@ -104,59 +179,76 @@ class EventLog:
         seed: int,
         cost: float,
         clock: float,
+        *,
+        trial: int = -1,
+        start: float | None = None,
+        end: float | None = None,
+        worker: int = -1,
     ) -> None:
         c = self._cols
-        c["kind"].append(kind)
+        c["kind"].append(_KIND_CODE[kind])
+        c["trial"].append(trial)
         c["index"].append(index)
         c["value"].append(value)
         c["throughput"].append(throughput)
         c["seed"].append(seed)
         c["cost"].append(cost)
         c["clock"].append(clock)
+        c["start"].append(clock - cost if start is None else start)
+        c["end"].append(clock if end is None else end)
+        c["worker"].append(worker)
 
-    def extend(
-        self,
-        kind: str,
-        index: np.ndarray,
-        value: np.ndarray,
-        throughput: np.ndarray,
-        seed: np.ndarray,
-        cost: np.ndarray,
-        clock: np.ndarray,
+    def append_instant(
+        self, kind: str, trial: int, index: int, value: float, clock: float, now: float
     ) -> None:
-        """Append len(index) events of one kind from arrays of equal shape (k,)."""
+        """Append an event that costs nothing and takes no time (ask, drop, recommend)."""
         c = self._cols
-        c["kind"].extend([kind] * len(index))
-        for name, arr in (
-            ("index", index),
-            ("value", value),
-            ("throughput", throughput),
-            ("seed", seed),
-            ("cost", cost),
-            ("clock", clock),
-        ):
-            c[name].extend(np.asarray(arr).tolist())
+        c["kind"].append(_KIND_CODE[kind])
+        c["trial"].append(trial)
+        c["index"].append(index)
+        c["value"].append(value)
+        c["throughput"].append(math.nan)
+        c["seed"].append(-1)
+        c["cost"].append(0.0)
+        c["clock"].append(clock)
+        c["start"].append(now)
+        c["end"].append(now)
+        c["worker"].append(-1)
+
+    def extend(self, kind: str, columns: dict[str, np.ndarray]) -> None:
+        """Append events of one kind from arrays of equal shape (k,), one per column
+        except ``kind``; a column left out is filled with -1 (ints) or NaN."""
+        n = len(columns["index"])
+        c = self._cols
+        c["kind"].frombytes(np.full(n, _KIND_CODE[kind], dtype=np.uint8).tobytes())
+        for name in _COLUMNS[1:]:
+            integer = name in _INT_COLUMNS
+            arr = columns.get(name)
+            if arr is None:
+                arr = np.full(n, -1 if integer else math.nan)
+            dtype = np.int64 if integer else np.float64
+            c[name].frombytes(np.ascontiguousarray(arr, dtype=dtype).tobytes())
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Columns as arrays of shape (n,): step, kind (str), index, value, throughput, seed,
-        cost (s), clock (s)."""
+        """Columns as arrays of shape (n,): ``step`` and :data:`EVENT_COLUMNS`."""
         c = self._cols
-        return {
+        out: dict[str, np.ndarray] = {
             "step": np.arange(len(self), dtype=np.int64),
-            "kind": np.asarray(c["kind"], dtype=str),
-            "index": np.asarray(c["index"], dtype=np.int64),
-            "value": np.asarray(c["value"], dtype=np.float64),
-            "throughput": np.asarray(c["throughput"], dtype=np.float64),
-            "seed": np.asarray(c["seed"], dtype=np.int64),
-            "cost": np.asarray(c["cost"], dtype=np.float64),
-            "clock": np.asarray(c["clock"], dtype=np.float64),
+            "kind": np.asarray(_KINDS)[np.frombuffer(c["kind"], dtype=np.uint8)]
+            if len(self)
+            else np.asarray([], dtype=str),
         }
+        for name in _COLUMNS[1:]:
+            dtype = np.int64 if name in _INT_COLUMNS else np.float64
+            out[name] = np.frombuffer(c[name], dtype=dtype).copy()
+        return out
 
     def events(self) -> list[Event]:
         c = self._cols
+        kinds = [_KINDS[k] for k in c["kind"]]
         return [
             Event(i, *row)
-            for i, row in enumerate(zip(*(c[name] for name in _COLUMNS), strict=True))
+            for i, row in enumerate(zip(kinds, *(c[name] for name in _COLUMNS[1:]), strict=True))
         ]
 
 
@@ -189,6 +281,15 @@ class Problem:
         charge_repeat_proxy: when True, a repeated proxy query is charged again. By default
             it is free: the oracle caches its answer per architecture, so a searcher and a
             filter of one run asking about the same architecture pay for one measurement.
+        trace_limit: events logged in full (default :data:`TRACE_LIMIT`). Past it, the log
+            keeps only events that can change a run's metrics: the first evaluation of an
+            architecture (and any repeat that may complete before it), an evaluation whose
+            accuracy beats every evaluation completed when it starts, the first proxy query
+            of an architecture, and every ask and recommend event. The rest (repeated
+            evaluations and proxy queries, drops) are charged and counted
+            (:attr:`unlogged`) but not kept, so a huge budget cannot fill the memory. Final
+            metrics and curves are those of the full trace, except the ``n_evaluations``
+            curve, which counts logged evaluations only.
     """
 
     def __init__(
@@ -200,6 +301,7 @@ class Problem:
         proxy_cost: float = DEFAULT_PROXY_COST,
         charge_repeats: bool = True,
         charge_repeat_proxy: bool = False,
+        trace_limit: int = TRACE_LIMIT,
     ) -> None:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -221,6 +323,8 @@ class Problem:
             raise ValueError(
                 f"proxy_cost must be a finite number of seconds >= 0, got {proxy_cost!r}"
             )
+        if isinstance(trace_limit, bool) or not isinstance(trace_limit, int) or trace_limit < 0:
+            raise ValueError(f"trace_limit must be an integer >= 0, got {trace_limit!r}")
         cost = table.eval_cost
         present_cost = cost[table.present]
         if not np.all(np.isfinite(present_cost)):
@@ -248,10 +352,19 @@ class Problem:
         self._present = table.present
         self._seeds = table.seeds
         self._seed_draws: list[int] = []
-        self._clock = 0.0
+        self._spent = 0.0  # worker-seconds charged
+        self._now = 0.0  # simulated wall clock
         self._eval_seconds = 0.0
         self._proxy_seconds = 0.0
         self._n_evals = 0
+        self._n_proxy = 0
+        # queries charged but left out of the log past trace_limit, and their seconds
+        self._unlogged: dict[str, float] = dict.fromkeys(UNLOGGED_FIELDS, 0.0)
+        self._first_end: dict[int, float] = {}  # wall-clock end of each index's first eval
+        # (end, -accuracy) of logged evaluations that may raise _best_done when complete
+        self._completed_best: list[tuple[float, float]] = []
+        self._best_done = -math.inf  # best accuracy of evaluations completed so far
+        self.trace_limit = trace_limit
         self._log = EventLog()
         self._eval_memo: dict[int, float] = {}
         self._proxy_memo: set[int] = set()
@@ -259,8 +372,14 @@ class Problem:
     # ------------------------------------------------------------------ state
     @property
     def clock(self) -> float:
-        """Simulated seconds spent so far."""
-        return self._clock
+        """The simulated wall clock, seconds. With one worker it equals
+        :attr:`worker_seconds` whenever no evaluation is running."""
+        return self._now
+
+    @property
+    def worker_seconds(self) -> float:
+        """Simulated seconds charged so far (evaluations and proxy queries)."""
+        return self._spent
 
     @property
     def evaluation_seconds(self) -> float:
@@ -275,32 +394,86 @@ class Problem:
         return self._n_evals
 
     @property
+    def n_proxy(self) -> int:
+        """Proxy queries so far (repeats included)."""
+        return self._n_proxy
+
+    @property
+    def n_unlogged(self) -> int:
+        """Events left out of the log past ``trace_limit`` (see :attr:`unlogged`)."""
+        u = self._unlogged
+        return int(u["evaluate"] + u["proxy"] + u["drop"])
+
+    @property
+    def unlogged(self) -> dict[str, float]:
+        """What the log left out past ``trace_limit``, by :data:`UNLOGGED_FIELDS`: counts of
+        evaluations, proxy queries and drops, the seconds the first two charged, and the
+        wall-clock second the last of them ended. All 0 for every run that stays under the
+        limit."""
+        return dict(self._unlogged)
+
+    @property
     def overshoot(self) -> float:
-        """Seconds spent past the budget by the last query (0 if within)."""
-        return max(0.0, self._clock - self.budget.seconds)
+        """Worker-seconds charged past the budget (0 if within, or without that limit)."""
+        limit = self.budget.seconds
+        return 0.0 if limit is None else max(0.0, self._spent - limit)
+
+    @property
+    def remaining(self) -> float:
+        """Seconds left before a limit of the budget is reached (>= 0), in its own clock."""
+        left = math.inf
+        if self.budget.seconds is not None:
+            left = self.budget.seconds - self._spent
+        if self.budget.wall_seconds is not None:
+            left = min(left, self.budget.wall_seconds - self._now)
+        return max(0.0, left)
+
+    def _time_spent(self) -> bool:
+        b = self.budget
+        return (b.seconds is not None and self._spent >= b.seconds) or (
+            b.wall_seconds is not None and self._now >= b.wall_seconds
+        )
 
     @property
     def exhausted(self) -> bool:
         """True once no further query may start."""
         cap = self.budget.max_evaluations
-        return self._clock >= self.budget.seconds or (cap is not None and self._n_evals >= cap)
+        return self._time_spent() or (cap is not None and self._n_evals >= cap)
 
     @property
     def log(self) -> EventLog:
-        """Every query so far, in order."""
+        """Every event so far, in order."""
         return self._log
 
     @property
     def events(self) -> list[Event]:
-        """Every query so far, in order, as Event tuples (a copy)."""
+        """Every event so far, in order, as Event tuples (a copy)."""
         return self._log.events()
 
     def _check_open(self, what: str) -> None:
-        if self._clock >= self.budget.seconds:
+        if self._time_spent():
             raise BudgetExhausted(
-                f"cannot {what}: the budget of {self.budget.seconds:g} s is spent "
-                f"(clock {self._clock:.1f} s)"
+                f"cannot {what}: the budget of {self.budget.describe()} is spent "
+                f"({self._spent:.1f} worker-seconds, wall clock {self._now:.1f} s)"
             )
+
+    def advance(self, time: float) -> None:
+        """Move the wall clock forward to ``time`` (simulated seconds); never backward."""
+        if time > self._now:
+            self._now = float(time)
+
+    def record_drop(self, trial: int, index: int) -> None:
+        """Log that a filter dropped ``trial`` (no cost); past ``trace_limit`` only count it."""
+        if len(self._log) < self.trace_limit:
+            self._log.append_instant(DROP, trial, index, math.nan, self._spent, self._now)
+        else:
+            self._unlogged["drop"] += 1
+
+    def record(self, kind: str, trial: int, index: int, value: float = math.nan) -> None:
+        """Log an ask, drop or recommend event at the current wall clock (no cost)."""
+        if kind not in (ASK, DROP, RECOMMEND):
+            raise ValueError(f"record() logs ask, drop or recommend events, got {kind!r}")
+        self._log.append_instant(kind, trial, index, value, self._spent, self._now)
 
     # ---------------------------------------------------------------- queries
     def _next_seed_slot(self) -> int:
@@ -312,8 +485,22 @@ class Problem:
     def evaluate(self, arch: ArchLike) -> float:
         """Train-and-validate ``arch`` at hp 12 with one random seed; return accuracy (percent).
 
-        Charges ``12 x train + valid`` seconds per epoch. Raises BudgetExhausted when no time
-        (or no evaluation) remains, and MissingArchitectureError for an absent table row.
+        One worker: the evaluation starts now and the wall clock waits for it. Charges
+        ``12 x train + valid`` seconds per epoch. Raises BudgetExhausted when no time (or no
+        evaluation) remains, and MissingArchitectureError for an absent table row.
+        """
+        accuracy, end = self.start_evaluation(arch)
+        self.advance(end)
+        return accuracy
+
+    def start_evaluation(
+        self, arch: ArchLike, trial: int = -1, worker: int = 0
+    ) -> tuple[float, float]:
+        """Start evaluating ``arch`` on ``worker`` at the current wall clock.
+
+        Returns (validation accuracy in percent, wall-clock second it completes). The
+        worker-seconds are charged now; the wall clock does not move (see :meth:`advance`).
+        The accuracy must not reach the searcher before that time.
         """
         index = _fast_index(arch)
         self._check_open("evaluate")
@@ -340,12 +527,45 @@ class Problem:
                 accuracy = float(self._valid_acc[index, slot])
             cost = float(self._eval_cost[index])
             seed = self._seeds[slot]
-            self._eval_memo.setdefault(index, accuracy)
-        self._clock += cost
+        new = index not in self._eval_memo
+        if new:
+            self._eval_memo[index] = accuracy
+            self._first_end[index] = self._now + cost
+        self._spent += cost
         self._eval_seconds += cost
         self._n_evals += 1
-        self._log.append(EVALUATE, index, accuracy, math.nan, seed, cost, self._clock)
-        return accuracy
+        start = self._now
+        end = start + cost
+        # Past the trace limit keep what can change a metric: a first evaluation, or one
+        # whose accuracy beats every evaluation completed before it could (see the class).
+        completed = self._completed_best
+        while completed and completed[0][0] <= start:
+            self._best_done = max(self._best_done, -heapq.heappop(completed)[1])
+        if (
+            len(self._log) < self.trace_limit
+            or self._first_end[index] >= end  # the first evaluation (or still running)
+            or accuracy > self._best_done
+        ):
+            self._log.append(
+                EVALUATE,
+                index,
+                accuracy,
+                math.nan,
+                seed,
+                cost,
+                self._spent,
+                trial=trial,
+                start=start,
+                end=end,
+                worker=worker,
+            )
+            if accuracy > self._best_done:
+                heapq.heappush(completed, (end, -accuracy))
+        else:
+            self._unlogged["evaluate"] += 1
+            self._unlogged["evaluation_seconds"] += cost
+            self._unlogged["end"] = max(self._unlogged["end"], end)
+        return accuracy, end
 
     def query_proxy(self, arch: ArchLike) -> ProxyReading:
         """Utilization and throughput of ``arch`` from the proxy, charging ``proxy_cost``
@@ -357,14 +577,25 @@ class Problem:
         self._check_open("query the proxy")
         self.proxy_table.require(index)
         cost = self.proxy_cost
-        if not self.charge_repeat_proxy and index in self._proxy_memo:
+        new = index not in self._proxy_memo
+        if not self.charge_repeat_proxy and not new:
             cost = 0.0
         self._proxy_memo.add(index)
         util = float(self.proxy_table.utilization[index])
         thr = float(self.proxy_table.throughput[index])
-        self._clock += cost
+        start = self._now
+        self._spent += cost
+        self._now += cost
         self._proxy_seconds += cost
-        self._log.append(PROXY, index, util, thr, -1, cost, self._clock)
+        self._n_proxy += 1
+        if new or len(self._log) < self.trace_limit:
+            self._log.append(
+                PROXY, index, util, thr, -1, cost, self._spent, start=start, end=self._now
+            )
+        else:
+            self._unlogged["proxy"] += 1
+            self._unlogged["proxy_seconds"] += cost
+            self._unlogged["end"] = max(self._unlogged["end"], self._now)
         return ProxyReading(util, thr)
 
     def query_proxy_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -389,25 +620,50 @@ class Problem:
         measured = self.proxy_table.measured[idx]
         if not measured.all():
             self.proxy_table.require(int(idx[~measured][0]))
+        first = np.zeros(idx.shape, dtype=bool)
+        _, first_pos = np.unique(idx, return_index=True)
+        first[first_pos] = True
+        first &= ~np.isin(idx, np.fromiter(self._proxy_memo, dtype=np.int64))
         if self.charge_repeat_proxy:
             costs = np.full(idx.shape, self.proxy_cost)
         else:
-            first = np.zeros(idx.shape, dtype=bool)
-            _, first_pos = np.unique(idx, return_index=True)
-            first[first_pos] = True
-            first &= ~np.isin(idx, np.fromiter(self._proxy_memo, dtype=np.int64))
             costs = np.where(first, self.proxy_cost, 0.0)
-        clocks = self._clock + np.cumsum(costs)
-        # A query may start while the clock before it is below the budget.
-        before = clocks - costs
-        k = int(np.searchsorted(before, self.budget.seconds, side="left"))
-        idx, costs, clocks = idx[:k], costs[:k], clocks[:k]
+        with np.errstate(over="ignore"):  # absurd costs (1e308 s) overflow to inf: spent
+            total = np.cumsum(costs)
+            clocks = self._spent + total
+            ends = self._now + total
+        # A query may start while both clocks before it are below their limits.
+        k = len(idx)
+        if self.budget.seconds is not None:
+            k = min(k, int(np.searchsorted(clocks - costs, self.budget.seconds, side="left")))
+        if self.budget.wall_seconds is not None:
+            k = min(k, int(np.searchsorted(ends - costs, self.budget.wall_seconds, side="left")))
+        idx, costs, clocks, ends, first = idx[:k], costs[:k], clocks[:k], ends[:k], first[:k]
         util = self.proxy_table.utilization[idx]
         thr = self.proxy_table.throughput[idx]
-        self._log.extend(PROXY, idx, util, thr, np.full(k, -1), costs, clocks)
+        keep = first | (len(self._log) + np.arange(k) < self.trace_limit)
+        self._log.extend(
+            PROXY,
+            {
+                "index": idx[keep],
+                "value": util[keep],
+                "throughput": thr[keep],
+                "cost": costs[keep],
+                "clock": clocks[keep],
+                "start": (ends - costs)[keep],
+                "end": ends[keep],
+            },
+        )
+        self._n_proxy += k
+        n_left_out = k - int(keep.sum())
+        if n_left_out:
+            self._unlogged["proxy"] += n_left_out
+            self._unlogged["proxy_seconds"] += float(costs[~keep].sum())
+            self._unlogged["end"] = max(self._unlogged["end"], float(ends[~keep].max()))
         spent = float(costs.sum())
         if k:
-            self._clock = float(clocks[-1])
+            self._spent = float(clocks[-1])
+            self._now = float(ends[-1])
         self._proxy_seconds += spent
         self._proxy_memo.update(idx.tolist())
         return idx, np.stack([util, thr], axis=1)

@@ -11,8 +11,10 @@ plugin path naming a class or factory to import: ``package.module:Attribute`` (l
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -103,9 +105,20 @@ class Registry(Generic[T]):
         self.base = base
         self._factories: dict[str, Callable[..., T]] = {}
         self._help: dict[str, str] = {}
+        self._params_of: dict[str, Callable[[], Callable[..., Any]]] = {}
 
-    def register(self, name: str, factory: Callable[..., T], help: str = "") -> None:
-        """Add ``name``; raise ValueError if it is taken or malformed."""
+    def register(
+        self,
+        name: str,
+        factory: Callable[..., T],
+        help: str = "",
+        params_of: Callable[[], Callable[..., Any]] | None = None,
+    ) -> None:
+        """Add ``name``; raise ValueError if it is taken or malformed.
+
+        ``params_of`` returns the class whose signature and ``Args:`` docstring describe
+        the settings, where ``factory`` hides them behind ``**kwargs`` (imported only when
+        an error message needs it)."""
         if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_-]*", name):
             raise ValueError(
                 f"{self.kind} names are lower-case words joined by '-' or '_', got {name!r}"
@@ -116,6 +129,8 @@ class Registry(Generic[T]):
             raise ValueError(f"the factory for {self.kind} {name!r} is not callable: {factory!r}")
         self._factories[name] = factory
         self._help[name] = help
+        if params_of is not None:
+            self._params_of[name] = params_of
 
     def names(self) -> list[str]:
         """Registered names, sorted."""
@@ -142,15 +157,53 @@ class Registry(Generic[T]):
             f"(or a plugin path such as 'mypackage.module:MyClass')"
         )
 
+    def parameters(self, name: str, hidden: tuple[str, ...] = ()) -> list[str] | None:
+        """``["key=default: what (range)", ...]`` for the settings of ``name``, from its
+        signature and its ``Args:`` docstring; None when they cannot be told (a factory
+        taking ``**kwargs`` and registered without ``params_of``)."""
+        target: Any = self._params_of[name]() if name in self._params_of else self.factory(name)
+        try:
+            sig = inspect.signature(target)
+        except (TypeError, ValueError):
+            return None
+        params = [
+            p
+            for p in sig.parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in hidden
+        ]
+        if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()) and not params:
+            return None
+        docs = _arg_docs(target)
+        out = []
+        for p in params:
+            default = "" if p.default is p.empty else f"={p.default!r}"
+            text = docs.get(p.name, "").rstrip(".")
+            out.append(f"{p.name}{default}" + (f": {text}" if text else ""))
+        return out
+
+    def _describe_parameters(self, name: str, hidden: tuple[str, ...]) -> str:
+        listed = self.parameters(name, hidden)
+        if listed is None:
+            return ""
+        if not listed:
+            return f"; {self.kind} {name!r} takes no settings"
+        return f"; the settings of {self.kind} {name!r} are: " + "; ".join(listed)
+
     def create(self, spec: str, **overrides: Any) -> T:
-        """Build an instance from ``"name[k=v,...]"``; ``overrides`` win over the spec's."""
+        """Build an instance from ``"name[k=v,...]"``; ``overrides`` win over the spec's.
+
+        An unknown setting raises ValueError listing every valid setting with its default
+        and range (a bad value gets the factory's own message, which names the range)."""
         name, params = parse_spec(spec)
+        hidden = tuple(overrides)  # passed by the program (a backend's device), not the user
         params.update(overrides)
         factory = self.factory(name)
         try:
             obj = factory(**params)
         except TypeError as exc:
-            raise ValueError(f"cannot build {self.kind} {spec!r}: {exc}") from exc
+            raise ValueError(
+                f"cannot build {self.kind} {spec!r}: {exc}{self._describe_parameters(name, hidden)}"
+            ) from exc
         if not isinstance(obj, self.base):
             raise ValueError(
                 f"{self.kind} {spec!r} built a {type(obj).__name__}, not a {self.base.__name__}"
@@ -179,6 +232,45 @@ class Registry(Generic[T]):
             raise UnknownNameError(f"{self.kind} plugin {path!r} is not callable")
         factory: Callable[..., T] = obj
         return factory
+
+
+def _arg_docs(target: Any) -> dict[str, str]:
+    """``{name: description}`` from the ``Args:`` section of ``target``'s docstring (a
+    class's, or its ``__init__``'s; a partial's function's), continuation lines joined."""
+    while isinstance(target, functools.partial):
+        target = target.func
+    texts = [inspect.getdoc(target) or ""]
+    if inspect.isclass(target):
+        texts.append(inspect.getdoc(target.__init__) or "")
+    out: dict[str, str] = {}
+    for text in texts:
+        lines = text.splitlines()
+        try:
+            start = next(i for i, line in enumerate(lines) if line.strip() == "Args:")
+        except StopIteration:
+            continue
+        indent: int | None = None
+        current: str | None = None
+        for line in lines[start + 1 :]:
+            if not line.strip():
+                break
+            depth = len(line) - len(line.lstrip())
+            if indent is None:
+                indent = depth
+            if depth < indent:
+                break
+            match = re.match(r"\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*:\s*(.*)", line)
+            if depth == indent and match:
+                current = match.group(2).strip()
+                for key in re.split(r"\s*,\s*", match.group(1)):
+                    out.setdefault(key, current)
+                keys = re.split(r"\s*,\s*", match.group(1))
+            elif current is not None:
+                for key in keys:
+                    if out.get(key) == current:
+                        out[key] = f"{out[key]} {line.strip()}"
+                current = out[keys[0]]
+    return out
 
 
 def _load_module(name: str) -> ModuleType:

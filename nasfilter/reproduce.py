@@ -35,24 +35,26 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.plots import mean_and_stderr
 from nasfilter.problem import DEFAULT_PROXY_COST
-from nasfilter.proxy import ProxyTable
+from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.space import N_ARCHS
 from nasfilter.table import BenchmarkTable, load_table
 
 DEFAULT_BUDGET = 110_000.0
 DEFAULT_SEEDS = tuple(range(9))
+DEFAULT_WORKERS = (1, 4, 16)  # simulated parallel workers compared
+WORKERS_FRACTIONS = (1 / 16, 1 / 4, 1.0)  # of the budget: wall-clock times of the K table
 N_TICKS = 100  # points of each curve over simulated time
 
 # Files reproduce writes; with force=True only these are replaced in a non-empty folder.
-FIGURE_STEMS = ("fig3", "fig5", "fig6", "comparison", "metrics")
+FIGURE_STEMS = ("fig3", "fig5", "fig6", "comparison", "workers", "metrics")
 OUTPUT_FILES = (
     *(f"{stem}.{ext}" for stem in FIGURE_STEMS for ext in ("png", "svg")),
     "summary.json",
     "metrics.csv",
     "metrics.md",
     "report.html",
+    "survey",  # the CNN survey's folder, when the survey extra is installed
 )
 
 
@@ -179,28 +181,6 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def mean_se(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and standard error (std with ddof 1 over sqrt(n); 0 for one value)."""
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.size == 0:
-        return math.nan, math.nan
-    if not np.all(np.isfinite(arr)):
-        finite_mean = float(np.mean(arr)) if not np.any(np.isnan(arr)) else math.nan
-        return finite_mean, math.nan
-    if arr.size == 1:
-        return float(arr[0]), 0.0
-    return float(arr.mean()), float(arr.std(ddof=1) / math.sqrt(arr.size))
-
-
-def format_mean_se(mean: float, se: float, decimals: int) -> str:
-    if not math.isfinite(mean):
-        return "inf" if mean == math.inf else "n/a"
-    text = f"{mean:,.{decimals}f}" if decimals == 0 else f"{mean:.{decimals}f}"
-    if math.isfinite(se) and se > 0:
-        text += f" ± {se:,.{decimals}f}" if decimals == 0 else f" ± {se:.{decimals}f}"
-    return text
-
-
 def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     from scipy import stats
 
@@ -208,52 +188,54 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 # ------------------------------------------------------------------ the study
-def reproduce(
+# The CNN survey's part of the report: one model or more of each family the study names.
+REPORT_SURVEY_MODELS = (
+    "resnet50",
+    "resnext50_32x4d",
+    "regnety_040",
+    "efficientnet_b0",
+    "mobilenetv2_100",
+    "mobilenetv3_large_100",
+    "densenet121",
+    "tresnet_m",
+)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The checked arguments of one reproduction."""
+
+    out: Path
+    seeds: list[int]
+    budget: float
+    workers: tuple[int, ...]
+    specs: dict[int, list[Any]]  # K -> one RunSpec per method
+
+
+def _check_workers(workers: Iterable[int]) -> tuple[int, ...]:
+    from nasfilter.runner import check_workers
+
+    out = tuple(dict.fromkeys(check_workers(k) for k in workers))
+    if not out:
+        raise ValueError("workers must name at least one K, e.g. (1, 4, 16)")
+    return out
+
+
+def _plan(
     out_dir: str | os.PathLike[str],
-    table: str | os.PathLike[str] | None = None,
-    backend: str = "roofline",
-    device: str | None = "v100",
-    dataset: str = "cifar10",
-    seeds: Iterable[int] = DEFAULT_SEEDS,
-    budget: float = DEFAULT_BUDGET,
-    force: bool = False,
-    quiet: bool = False,
-    jobs: int = 1,
-    oracle_cache: str | os.PathLike[str] | None = None,
-    proxy_cost: float = DEFAULT_PROXY_COST,
-    methods: Sequence[Method] = METHODS,
-) -> dict[str, Any]:
-    """Run the study's NAS analysis and write figures, ``summary.json`` and ``report.html``.
-
-    Args:
-        out_dir: the output folder; refused if it exists and is not empty, unless ``force``.
-        table: a table converted with ``nasfilter convert`` (.npz), or None for the embedded
-            synthetic surrogate. It must hold every architecture.
-        backend, device, oracle_cache: the oracle (``nasfilter.oracle.proxy_table``); the
-            default is the roofline on a V100.
-        dataset: the dataset.
-        seeds: the run seeds (integers >= 0), nine by default as in the study.
-        budget: simulated seconds per run (the study: 110000).
-        quiet: no progress bars.
-        jobs: worker processes for the runs (results do not depend on it).
-        proxy_cost: simulated seconds per proxy query.
-        methods: the compared methods; must include approximate filtering and REINFORCE
-            with the MnasNet reward (Figs. 5 and 6).
-
-    Returns the summary (the contents of ``summary.json``). Raises ValueError (or
-    MissingColumnError, FileExistsError) before running anything on bad input.
-    """
-    from nasfilter.experiment import (
-        RunSpec,
-        check_seeds,
-        inputs,
-        load_proxy,
-        provenance,
-        run_experiment,
-    )
+    force: bool,
+    seeds: Iterable[int],
+    budget: float,
+    jobs: int,
+    backend: str,
+    methods: Sequence[Method],
+    workers: Iterable[int],
+    spec_fields: dict[str, Any],
+) -> _Plan:
+    """Every argument checked and every run spec built; ValueError before anything runs."""
+    from nasfilter.experiment import RunSpec, check_seeds
     from nasfilter.oracle.registry import backend_name
 
-    started = time.perf_counter()
     out = check_out_dir(out_dir, force)
     seed_list = check_seeds(seeds)
     budget = _check_budget(budget)
@@ -266,49 +248,116 @@ def reproduce(
     for needed in (FILTERING, REINFORCE_MNAS):
         if needed not in methods:
             raise ValueError(f"methods must include {needed} (it is drawn in Fig. 5 or 6)")
-    specs = [
-        RunSpec(
-            searcher=m.searcher,
-            filter=m.filter,
-            dataset=dataset,
-            budget=budget,
-            proxy_cost=proxy_cost,
-            table=None if table is None else str(table),
-            oracle=backend,
-            device=device,
-            oracle_cache=None if oracle_cache is None else str(oracle_cache),
-            n_ticks=N_TICKS,
-        )
-        for m in methods
-    ]
-    for spec in specs:
+    ks = _check_workers(workers)
+    specs = {
+        k: [
+            RunSpec(
+                searcher=m.searcher,
+                filter=m.filter,
+                budget=budget,
+                n_ticks=N_TICKS,
+                workers=k,
+                **spec_fields,
+            )
+            for m in methods
+        ]
+        for k in ks
+    }
+    for spec in specs[ks[0]]:
         spec.validate()
+    return _Plan(out, seed_list, budget, ks, specs)
+
+
+def reproduce(
+    out_dir: str | os.PathLike[str],
+    table: str | os.PathLike[str] | None = None,
+    backend: str = DEFAULT_ORACLE,
+    device: str | None = "v100",
+    dataset: str = "cifar10",
+    seeds: Iterable[int] = DEFAULT_SEEDS,
+    budget: float = DEFAULT_BUDGET,
+    force: bool = False,
+    quiet: bool = False,
+    jobs: int = 1,
+    oracle_cache: str | os.PathLike[str] | None = None,
+    proxy_cost: float = DEFAULT_PROXY_COST,
+    methods: Sequence[Method] = METHODS,
+    workers: Iterable[int] = DEFAULT_WORKERS,
+    survey: bool | None = None,
+    survey_models: Sequence[str] = REPORT_SURVEY_MODELS,
+) -> dict[str, Any]:
+    """Run the study's NAS analysis and write figures, ``summary.json`` and ``report.html``.
+
+    Args:
+        out_dir: the output folder; refused if it exists and is not empty, unless ``force``.
+        table: a table converted with ``nasfilter convert`` (.npz), or None for the embedded
+            synthetic surrogate. It must hold every architecture.
+        backend, device, oracle_cache: the oracle (``nasfilter.oracle.proxy_table``); the
+            default is ``DEFAULT_ORACLE`` (the roofline) on a V100.
+        dataset: the dataset.
+        seeds: the run seeds (integers >= 0), nine by default as in the study.
+        budget: worker-seconds per run (the study: 110000), the same for every K.
+        quiet: no progress bars.
+        jobs: worker processes for the runs (results do not depend on it).
+        proxy_cost: simulated seconds per proxy query.
+        methods: the compared methods; must include approximate filtering and REINFORCE
+            with the MnasNet reward (Figs. 5 and 6).
+        workers: the numbers K of simulated parallel workers compared (the first is the one
+            of the metrics table and Figs. 5 and 6); default 1, 4 and 16.
+        survey: add the CNN survey (§3, ``nasfilter survey``) of ``survey_models`` on the
+            RTX 4090 against its shipped NCHW measurements, in ``survey/`` and the report;
+            None: when the survey extra (timm) is installed.
+
+    Returns the summary (the contents of ``summary.json``). Raises ValueError (or
+    MissingColumnError, FileExistsError) before running anything on bad input.
+    """
+    from nasfilter.experiment import inputs, load_proxy, provenance, run_experiment
+    from nasfilter.results import load_results
+    from nasfilter.storage import InMemoryStorage
+
+    started = time.perf_counter()
+    fields = {
+        "dataset": dataset,
+        "proxy_cost": proxy_cost,
+        "table": None if table is None else str(table),
+        "oracle": backend,
+        "device": device,
+        "oracle_cache": None if oracle_cache is None else str(oracle_cache),
+    }
+    plan = _plan(out_dir, force, seeds, budget, jobs, backend, methods, workers, fields)
+    main = plan.specs[plan.workers[0]]
     # Check the inputs here first, to name the missing column and how to get it.
     require_columns(load_table(table, dataset))
-    require_proxy(load_proxy(backend, device, dataset, specs[0].oracle_cache), backend)
-    bench, proxy, reference = inputs(specs[0])
-    table_prov, oracle_prov = provenance(specs[0])
+    require_proxy(load_proxy(backend, device, dataset, main[0].oracle_cache), backend)
+    bench, proxy, reference = inputs(main[0])
+    table_prov, oracle_prov = provenance(main[0])
     t_inputs = time.perf_counter()
 
-    records = run_experiment(specs, seed_list, jobs=jobs, progress=not quiet)
+    every = [spec for k in plan.workers for spec in plan.specs[k]]
+    with InMemoryStorage() as storage:
+        run_experiment(every, plan.seeds, store=storage, jobs=jobs, progress=not quiet)
+        results = load_results(storage, with_events=True)
     t_runs = time.perf_counter()
 
-    summary = _summarize(
-        methods, specs, seed_list, records, bench, proxy, reference, table_prov, oracle_prov
-    )
+    summary = _summarize(methods, plan, results, bench, proxy, reference)
+    summary["table"], summary["oracle"] = table_prov, oracle_prov
+    summary["oracles"] = oracle_comparison(backend, device, bench, proxy)
     summary["parameters"] = {
         "dataset": bench.dataset.name,
-        "seeds": seed_list,
-        "budget_seconds": budget,
+        "seeds": plan.seeds,
+        "budget_seconds": plan.budget,
+        "budget_clock": "worker",
+        "workers": list(plan.workers),
         "proxy_cost_seconds": proxy_cost,
         "backend": backend,
         "device": device,
-        "oracle_cache": None if oracle_cache is None else str(oracle_cache),
-        "table": None if table is None else str(table),
+        "oracle_cache": fields["oracle_cache"],
+        "table": fields["table"],
         "n_ticks": N_TICKS,
     }
-    out.mkdir(parents=True, exist_ok=True)
-    figures = _draw(out, summary, bench, proxy, quiet)
+    plan.out.mkdir(parents=True, exist_ok=True)
+    figures = _draw(plan.out, summary, bench, proxy, quiet)
+    extra_figures, extra_tables = _survey_section(plan.out, summary, survey, survey_models)
     t_figures = time.perf_counter()
     summary["timings_seconds"] = {
         "inputs": t_inputs - started,
@@ -316,130 +365,221 @@ def reproduce(
         "figures": t_figures - t_runs,
     }
     summary["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    _write_tables(out, summary)
-    _write_report(out, summary, figures)
+    _write_tables(plan.out, summary)
+    _write_report(plan.out, summary, figures, extra_figures, extra_tables)
     summary["timings_seconds"]["total"] = time.perf_counter() - started
     text = json.dumps(_json_safe(summary), indent=1, allow_nan=False)
-    (out / "summary.json").write_text(text + "\n", encoding="utf-8")
+    (plan.out / "summary.json").write_text(text + "\n", encoding="utf-8")
     result: dict[str, Any] = json.loads(text)
     return result
 
 
 def _summarize(
     methods: Sequence[Method],
-    specs: Sequence[Any],
-    seeds: list[int],
-    records: Sequence[Any],
+    plan: _Plan,
+    results: Sequence[Any],
     table: BenchmarkTable,
     proxy: ProxyTable,
     reference: Any,
-    table_prov: dict[str, Any],
-    oracle_prov: dict[str, Any],
 ) -> dict[str, Any]:
-    from nasfilter.metrics import front_of
-    from nasfilter.pareto import nondominated_mask
-    from nasfilter.problem import EVALUATE
+    """Every number of the outputs, from the scored runs (:mod:`nasfilter.results`)."""
+    main_k = plan.workers[0]
+    by_key = {
+        (spec.key()): m
+        for k in plan.workers
+        for m, spec in zip(methods, plan.specs[k], strict=True)
+    }
+    main = [r for r in results if r.spec.workers == main_k]
+    runs = [_run_entry(by_key[r.spec.key()], r, reference) for r in main]
+    fig5, fig6 = _fronts_of(FILTERING, runs), _fronts_of(REINFORCE_MNAS, runs)
+    first = str(plan.seeds[0])
+    first_filtering = next(
+        (r for r in main if by_key[r.spec.key()] == FILTERING and r.seed == plan.seeds[0]), None
+    )
+    return {
+        "study": "arXiv 2212.07936: GPU utilization as a filter for NAS",
+        "table_label": table.label,
+        "oracle_label": proxy.label,
+        "synthetic_table": table.synthetic,
+        "fig3": _fig3_numbers(table, proxy),
+        "true_front": {
+            "indices": reference.true_front.tolist(),
+            "test_acc": table.test_acc[reference.true_front].tolist(),
+            "throughput": proxy.throughput[reference.true_front].tolist(),
+        },
+        "fig5": {
+            "method": FILTERING.label,
+            "seed": plan.seeds[0],
+            "front": fig5["fronts"].get(first, []),
+            "evaluated": [] if first_filtering is None else _evaluated(first_filtering),
+            "hv_ratio": fig5["hv_ratio"].get(first),
+        },
+        "fig6": fig6,
+        "comparison": _comparison(methods, main, by_key),
+        "metrics_table": _metrics_table(methods, runs),
+        "workers_comparison": _workers_comparison(methods, plan, results, by_key),
+        "runs": runs,
+    }
 
-    by_key = {spec.key(): m for m, spec in zip(methods, specs, strict=True)}
+
+def _evaluated(run: Any) -> list[int]:
+    from nasfilter.results import completed_evaluations
+
+    assert run.events is not None
+    return np.unique(completed_evaluations(run.events)[0]).tolist()
+
+
+def _run_entry(method: Method, run: Any, reference: Any) -> dict[str, Any]:
+    from nasfilter.metrics import front_of
+    from nasfilter.results import completed_evaluations
+
+    assert run.events is not None
+    front = front_of(reference, completed_evaluations(run.events)[0])
+    return {
+        "method": method.label,
+        "searcher": run.spec.searcher,
+        "filter": run.spec.filter,
+        "workers": run.spec.workers,
+        "seed": run.seed,
+        "status": run.status,
+        "metrics": dict(run.metrics),
+        "summary": dict(run.summary),
+        "front": front.tolist(),
+        "hv_ratio_curve": np.asarray(run.curves["hv_ratio"]).tolist(),
+    }
+
+
+def _fig3_numbers(table: BenchmarkTable, proxy: ProxyTable) -> dict[str, Any]:
+    from nasfilter.pareto import nondominated_mask
+
     util, thr, acc = proxy.utilization, proxy.throughput, table.test_acc
-    on_front = nondominated_mask(np.stack([thr, util], axis=1))
-    pareto_set = np.flatnonzero(on_front)
-    runs: list[dict[str, Any]] = []
-    first_evaluated: list[int] = []
-    curves: dict[str, list[list[float]]] = {m.label: [] for m in methods}
-    times: list[float] = []
-    for record in records:
-        method = by_key[record.spec.key()]
-        events = record.events
-        evaluated = events["index"][events["kind"] == EVALUATE]
-        front = front_of(reference, evaluated)
-        runs.append(
-            {
-                "method": method.label,
-                "searcher": record.spec.searcher,
-                "filter": record.spec.filter,
-                "seed": record.seed,
-                "metrics": dict(record.metrics),
-                "summary": {k: v for k, v in record.summary.items() if k != "wall_seconds"},
-                "front": front.tolist(),
-                "hv_ratio_curve": np.asarray(record.curves["hv_ratio"]).tolist(),
-            }
-        )
-        curves[method.label].append(np.asarray(record.curves["hv_ratio"]).tolist())
-        if method == FILTERING and record.seed == seeds[0]:
-            first_evaluated = np.unique(evaluated).tolist()
-        times = np.asarray(record.curves["clock"]).tolist()
+    pareto_set = np.flatnonzero(nondominated_mask(np.stack([thr, util], axis=1)))
+    return {
+        "n_architectures": int(np.isfinite(util).sum()),
+        "pareto_throughput_utilization": int(pareto_set.size),
+        "pareto_set": pareto_set.tolist(),
+        "spearman_utilization_accuracy": _spearman(util, acc),
+        "spearman_throughput_accuracy": _spearman(thr, acc),
+    }
+
+
+def _fronts_of(method: Method, runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    mine = [r for r in runs if r["method"] == method.label]
+    return {
+        "method": method.label,
+        "fronts": {str(r["seed"]): r["front"] for r in mine},
+        "hv_ratio": {str(r["seed"]): r["metrics"]["hv_ratio"] for r in mine},
+    }
+
+
+def _metrics_table(
+    methods: Sequence[Method], runs: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    from nasfilter.results import evaluated_nothing, mean_se
 
     table_rows = []
     for m in methods:
         mine = [r for r in runs if r["method"] == m.label]
         row: dict[str, Any] = {"method": m.label, "searcher": m.searcher, "filter": m.filter}
         row["runs"] = len(mine)
-        row["empty_runs"] = sum(1 for r in mine if not r["summary"]["n_evaluations"])
+        row["empty_runs"] = sum(1 for r in mine if evaluated_nothing(r["summary"]))
         for key, _, _ in TABLE_COLUMNS:
-            values = [r["metrics"].get(key, r["summary"].get(key)) for r in mine]
-            mean, se = mean_se([math.nan if v is None else float(v) for v in values])
-            row[key] = {"mean": mean, "se": se}
+            stat = mean_se([r["metrics"].get(key, r["summary"].get(key)) for r in mine])
+            row[key] = {"mean": stat.mean, "se": stat.se}
         table_rows.append(row)
+    return table_rows
 
-    def fronts_of(method: Method) -> dict[str, Any]:
-        mine = [r for r in runs if r["method"] == method.label]
-        return {
-            "method": method.label,
-            "fronts": {str(r["seed"]): r["front"] for r in mine},
-            "hv_ratio": {str(r["seed"]): r["metrics"]["hv_ratio"] for r in mine},
-        }
 
-    fig5 = fronts_of(FILTERING)
-    first = str(seeds[0])
+def _comparison(
+    methods: Sequence[Method], runs: Sequence[Any], by_key: dict[str, Method]
+) -> dict[str, Any]:
+    curves = {m.label: [r for r in runs if by_key[r.spec.key()] == m] for m in methods}
+    times = np.asarray(runs[0].curves["clock"]).tolist() if runs else []
     return {
-        "study": "arXiv 2212.07936: GPU utilization as a filter for NAS",
-        "table": table_prov,
-        "oracle": oracle_prov,
-        "table_label": table.label,
-        "oracle_label": proxy.label,
-        "synthetic_table": table.synthetic,
-        "fig3": {
-            "n_architectures": int(np.isfinite(util).sum()),
-            "pareto_throughput_utilization": int(pareto_set.size),
-            "pareto_set": pareto_set.tolist(),
-            "spearman_utilization_accuracy": _spearman(util, acc),
-            "spearman_throughput_accuracy": _spearman(thr, acc),
-        },
-        "true_front": {
-            "indices": reference.true_front.tolist(),
-            "test_acc": acc[reference.true_front].tolist(),
-            "throughput": thr[reference.true_front].tolist(),
-        },
-        "fig5": {
-            "method": FILTERING.label,
-            "seed": seeds[0],
-            "front": fig5["fronts"].get(first, []),
-            "evaluated": first_evaluated,
-            "hv_ratio": fig5["hv_ratio"].get(first),
-        },
-        "fig6": fronts_of(REINFORCE_MNAS),
-        "comparison": {
-            "metric": "hv_ratio",
-            "times_seconds": times,
-            "curves": {label: _band(c) for label, c in curves.items()},
-        },
-        "metrics_table": table_rows,
-        "runs": runs,
+        "metric": "hv_ratio",
+        "times_seconds": times,
+        "curves": {label: _band(rs) for label, rs in curves.items()},
     }
 
 
-def _band(curves: list[list[float]]) -> dict[str, list[float]]:
-    """Mean and standard error over runs of curves (runs, ticks), as plotted."""
-    if not curves:
+def oracle_comparison(
+    backend: str, device: str | None, table: BenchmarkTable, proxy: ProxyTable
+) -> dict[str, Any]:
+    """The run's oracle beside the analytic ones on the same device (:mod:`.oracle.compare`).
+
+    The plain roofline and the calibrated model are added unless the run uses them already;
+    an analytic oracle the device cannot feed (a user spec without an SM count, a CUDA
+    device name) is left out, with the reason in ``skipped``.
+    """
+    from nasfilter.oracle.calibrated import calibrated
+    from nasfilter.oracle.compare import oracle_figures
+    from nasfilter.oracle.roofline import roofline
+
+    proxies, skipped = [proxy], {}
+    for name, make in (("roofline", roofline), ("calibrated", calibrated)):
+        if name == backend:
+            continue
+        try:
+            proxies.append(make(device, table.dataset).proxy_table())
+        except ValueError as exc:  # unknown or incomplete device spec
+            skipped[name] = str(exc)
+    return {"oracles": oracle_figures(proxies, table.test_acc), "skipped": skipped}
+
+
+def _band(runs: Sequence[Any]) -> dict[str, list[float]]:
+    """Mean and standard error over runs of the hv_ratio curves, as plotted."""
+    from nasfilter.results import curve_band
+
+    if not runs:
         return {"mean": [], "se": []}
-    mean, se = mean_and_stderr(curves)
-    return {"mean": mean.tolist(), "se": se.tolist()}
+    band = curve_band(runs, "hv_ratio")
+    return {"mean": band.mean.tolist(), "se": band.se.tolist()}
+
+
+def _workers_comparison(
+    methods: Sequence[Method], plan: _Plan, results: Sequence[Any], by_key: dict[str, Method]
+) -> dict[str, Any]:
+    """Per method and K: the hv_ratio band over simulated wall-clock time and its value at
+    :data:`WORKERS_FRACTIONS` of the budget (the time axis is shared by every K)."""
+    from nasfilter.results import mean_se
+
+    times = np.asarray(results[0].curves["clock"]) if results else np.zeros(0)
+    at = [int(np.searchsorted(times, f * plan.budget - 1e-9)) for f in WORKERS_FRACTIONS]
+    out: dict[str, Any] = {}
+    for m in methods:
+        per_k: dict[str, Any] = {}
+        for k in plan.workers:
+            mine = [r for r in results if by_key[r.spec.key()] == m and r.spec.workers == k]
+            band = _band(mine)
+            hv = np.stack([np.asarray(r.curves["hv_ratio"]) for r in mine]) if mine else None
+            points = []
+            for i in at:
+                stat = mean_se(hv[:, i]) if hv is not None else None
+                points.append(
+                    {"mean": stat.mean, "se": stat.se} if stat else {"mean": None, "se": None}
+                )
+            wall = mean_se([r.summary["clock"] for r in mine])
+            per_k[str(k)] = {
+                "band": band,
+                "at_fractions": points,
+                "wall_clock_seconds": {"mean": wall.mean, "se": wall.se},
+                "runs": len(mine),
+            }
+        out[m.label] = per_k
+    return {
+        "workers": list(plan.workers),
+        "metric": "hv_ratio",
+        "times_seconds": times.tolist(),
+        "fractions": list(WORKERS_FRACTIONS),
+        "methods": out,
+    }
 
 
 # ------------------------------------------------------------------ outputs
 def table_cells(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The final metrics table as formatted text: (header, rows)."""
+    from nasfilter.results import format_mean_se
+
     header = ["method", "runs", *(title for _, title, _ in TABLE_COLUMNS)]
     rows = []
     for row in summary["metrics_table"]:
@@ -448,6 +588,29 @@ def table_cells(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             cell = row[key]
             cells.append(format_mean_se(cell["mean"], cell["se"], decimals))
         rows.append(cells)
+    return header, rows
+
+
+def workers_cells(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The K comparison as formatted text: (header, rows), one row per method and K."""
+    from nasfilter.results import format_mean_se
+
+    wc = summary["workers_comparison"]
+    budget = summary["parameters"]["budget_seconds"]
+    header = [
+        "method",
+        "K",
+        *(f"HV ratio at {f * budget:,.0f} s" for f in wc["fractions"]),
+        "wall-clock s at the end",
+    ]
+    rows = []
+    for label, per_k in wc["methods"].items():
+        for k, entry in per_k.items():
+            cells = [label, str(k)]
+            cells += [format_mean_se(c["mean"], c["se"], 3) for c in entry["at_fractions"]]
+            wall = entry["wall_clock_seconds"]
+            cells.append(format_mean_se(wall["mean"], wall["se"], 0))
+            rows.append(cells)
     return header, rows
 
 
@@ -532,6 +695,18 @@ def _draw(
         }
         return plots.comparison_curves(np.asarray(comp["times_seconds"]), curves, ctx)
 
+    def draw_workers() -> Any:
+        wc = summary["workers_comparison"]
+        bands = {
+            label: {
+                int(k): (v["band"]["mean"], v["band"]["se"])
+                for k, v in per_k.items()
+                if v["band"]["mean"]
+            }
+            for label, per_k in wc["methods"].items()
+        }
+        return plots.workers_curves(np.asarray(wc["times_seconds"]), bands, ctx)
+
     def draw_metrics() -> Any:
         header, rows = table_cells(summary)
         return plots.metrics_table_figure(header, rows, ctx)
@@ -541,6 +716,7 @@ def _draw(
         ("fig5", draw_fig5),
         ("fig6", draw_fig6),
         ("comparison", draw_comparison),
+        ("workers", draw_workers),
         ("metrics", draw_metrics),
     )
     saved = []
@@ -550,16 +726,62 @@ def _draw(
 
 
 def empty_run_notes(summary: dict[str, Any]) -> list[str]:
-    """A warning per method with runs that evaluated nothing (their metrics are no result)."""
+    """A warning per method with runs that evaluated nothing (their metrics are no result),
+    worded by :func:`nasfilter.results.empty_run_warning`."""
+    from nasfilter.results import empty_run_warning
+
+    budget = summary["parameters"]["budget_seconds"]
     return [
-        f"Warning: {row['method']} evaluated nothing in {row['empty_runs']} of {row['runs']} "
-        "runs: the budget went to proxy queries, so its metrics there are not a result."
+        empty_run_warning(row["method"], row["empty_runs"], row["runs"], budget)
         for row in summary["metrics_table"]
         if row.get("empty_runs")
     ]
 
 
-def _write_report(out: Path, summary: dict[str, Any], figures: Sequence[Any]) -> None:
+def _survey_section(
+    out: Path, summary: dict[str, Any], enabled: bool | None, models: Sequence[str]
+) -> tuple[list[Any], list[Any]]:
+    """Run the CNN survey into ``out/survey`` when enabled (None: when timm imports)."""
+    if enabled is False:
+        summary["survey"] = None
+        return [], []
+    try:
+        from nasfilter.survey.timm_import import import_timm
+
+        import_timm()
+    except ImportError as exc:
+        if enabled:
+            raise
+        summary["survey"] = {"skipped": f"the survey extra is not installed ({exc})"}
+        return [], []
+    from nasfilter.oracle.devices import get_device
+    from nasfilter.survey.output import report_section, survey_figures, write_survey
+    from nasfilter.survey.survey import SurveySettings, run_survey
+    from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
+
+    source = shipped_benchmark("rtx4090", "nchw")
+    settings = SurveySettings(
+        device=get_device("rtx4090"),
+        measured=read_benchmark(source),
+        measured_label=source.name,
+        models=[(m, None) for m in models],
+    )
+    result = run_survey(settings)
+    folder = out / "survey"
+    folder.mkdir(exist_ok=True)
+    write_survey(result, folder, figures=False)
+    files = survey_figures(result, folder)
+    summary["survey"] = result.summary
+    return report_section(result, files)
+
+
+def _write_report(
+    out: Path,
+    summary: dict[str, Any],
+    figures: Sequence[Any],
+    extra_figures: Sequence[Any] = (),
+    extra_tables: Sequence[Any] = (),
+) -> None:
     from nasfilter.report import ReportFigure, ReportTable, write_report
 
     fig3, fig5 = summary["fig3"], summary["fig5"]
@@ -581,6 +803,12 @@ def _write_report(out: Path, summary: dict[str, Any], figures: Sequence[Any]) ->
         "comparison": "Hypervolume ratio of each run's front to the true front, on "
         "(test accuracy, log10 throughput), mean ± standard error over seeds.",
         "metrics": "The final metrics, also in metrics.csv and metrics.md.",
+        "workers": (
+            f"Each method with K = {', '.join(str(k) for k in p['workers'])} simulated parallel "
+            "workers (asynchronous: a worker asks for the next trial as soon as it is free), the "
+            f"same {p['budget_seconds']:g} worker-seconds per run; hypervolume ratio over "
+            "simulated wall-clock time. Proxy scans run on one device and do not parallelize."
+        ),
     }
     header, rows = table_cells(summary)
     banner = ""
@@ -589,20 +817,53 @@ def _write_report(out: Path, summary: dict[str, Any], figures: Sequence[Any]) ->
             "SYNTHETIC table: these numbers come from nasfilter's surrogate model, not from "
             "NATS-Bench. Convert the real archive (docs/real-archive.md) for research results."
         )
+    from nasfilter.oracle.compare import comparison_rows
+
+    o_header, o_rows = comparison_rows(summary["oracles"]["oracles"])
+    k_header, k_rows = workers_cells(summary)
     write_report(
         out / "report.html",
         "nasfilter: the study's NAS analysis reproduced",
-        [ReportFigure(f, captions.get(f.stem, "")) for f in figures],
+        [*(ReportFigure(f, captions.get(f.stem, "")) for f in figures), *extra_figures],
         tables=[
+            *extra_tables,
+            ReportTable(
+                "Oracles side by side",
+                tuple(o_header),
+                tuple(tuple(r) for r in o_rows),
+                caption=(
+                    "Each oracle's utilization over all architectures, its throughput–"
+                    "utilization Pareto front (the study: 144 on a V100 with TensorRT) and the "
+                    "front's overlap with the first row's (this run's oracle), and the "
+                    "Spearman correlations with test accuracy. The calibrated GPU model names "
+                    "the measurements it was fitted on."
+                    + "".join(
+                        f" Left out: {name} ({why})."
+                        for name, why in summary["oracles"]["skipped"].items()
+                    )
+                ),
+            ),
             ReportTable(
                 "Final metrics",
                 tuple(header),
                 tuple(tuple(r) for r in rows),
                 caption=(
                     f"Mean ± standard error over {len(p['seeds'])} seeds of "
-                    f"{p['budget_seconds']:g} simulated seconds."
+                    f"{p['budget_seconds']:g} simulated seconds, K = {p['workers'][0]} "
+                    "simulated worker(s). Selected test acc: the architecture the searcher "
+                    "returns (its recommendation; otherwise the highest validation accuracy)."
                 ),
-            )
+            ),
+            ReportTable(
+                "Simulated parallel workers",
+                tuple(k_header),
+                tuple(tuple(r) for r in k_rows),
+                caption=(
+                    "Hypervolume ratio reached by each simulated wall-clock time, and the wall "
+                    f"clock at the end of the run, with K workers sharing {p['budget_seconds']:g}"
+                    f" worker-seconds; mean ± standard error over {len(p['seeds'])} seeds."
+                ),
+            ),
         ],
         provenance={
             "table": summary["table_label"],

@@ -47,7 +47,9 @@ def scan_size(proxy: ProxyHandle, share: float | None) -> int:
     """Architectures to scan under ``share`` of the budget, 1..32768."""
     if share is None or proxy.cost <= 0:
         return N_ARCHS
-    affordable = int(share * proxy.budget_seconds / proxy.cost)
+    # A worker-seconds budget as a whole; under a wall-clock budget, what is left of it.
+    budget = proxy.budget_seconds
+    affordable = int(share * (proxy.remaining if budget is None else budget) / proxy.cost)
     return max(1, min(N_ARCHS, affordable))
 
 

@@ -1,23 +1,30 @@
-"""Experiment results in one embedded SQLite database.
+"""Experiment results in one embedded SQLite database (the SQLite storage).
 
 Tables (schema version :data:`SCHEMA_VERSION`):
 
+- ``meta``: the schema version.
 - ``provenance``: one row per distinct table or oracle description (``kind`` is ``"table"``
   or ``"oracle"``, ``label``, ``json``).
 - ``specs``: one row per :class:`~nasfilter.experiment.RunSpec` (its fields, its canonical
   ``key`` and the provenance of its table and oracle).
-- ``runs``: one row per (spec, seed): why it stopped, simulated seconds (accuracy and proxy
-  apart), counts, the best architecture, the final metrics. Unique on (spec, seed).
-- ``curves``: every metric at each tick of simulated time, one row per (run, tick).
+- ``runs``: one row per (spec, seed): why it stopped, the searcher's and filter's
+  parameters, real seconds. Unique on (spec, seed).
 - ``events``: one row per run holding its event columns as zlib-compressed little-endian
-  arrays (``kind`` uint8, 0 = evaluate, 1 = proxy; ``arch`` int32; ``value``, ``throughput``,
-  ``cost``, ``clock`` float64; ``seed`` int32); :meth:`Store.events` decodes them. A scan of
-  the whole space is 32768 proxy events, which as rows would dwarf everything else.
+  arrays (``kind`` uint8, codes in :data:`EVENT_KINDS` order; ``trial``, ``index``, ``seed``
+  int32; ``worker`` int16; ``value``, ``throughput``, ``cost``, ``clock`` float64; ``end``
+  as its float64 bits XOR those of ``clock``, ``start`` XOR those of ``end - cost``, exact
+  and nearly free with one worker); :meth:`Store.events` decodes them. A scan of the whole
+  space is 32768 proxy events, which as rows would dwarf everything else.
+- ``scores``: a cache of what :mod:`nasfilter.results` computes from the events (summary,
+  final metrics, curves), tagged with the metrics version; ``nasfilter compare
+  --recompute`` rewrites it.
 
 Safety: WAL journal (readers never block the writer), each run written in one transaction
 (a run is all there or absent, whatever interrupts the writer), a busy timeout so that two
 processes can write one database, and ``INSERT OR IGNORE`` on (spec, seed) so that a run
-computed twice is stored once.
+computed twice is stored once. A database of another schema version is refused before
+anything is read from it, naming the version and the migration command
+(``nasfilter migrate-db``; :func:`migrate`).
 """
 
 from __future__ import annotations
@@ -29,21 +36,21 @@ import sqlite3
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nasfilter.metrics import METRICS
-from nasfilter.problem import EVALUATE, PROXY
+from nasfilter.files import atomic_write, check_sqlite_writable, connect_sqlite_readonly
+from nasfilter.problem import EVENT_KINDS
+from nasfilter.storage import Storage, StoredRun, StoredScores, run_info, scored_summary
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-
     from nasfilter.experiment import RunRecord, RunSpec
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT = 60.0  # seconds a writer waits for another one
 
 _SPEC_COLUMNS = (
@@ -58,32 +65,24 @@ _SPEC_COLUMNS = (
     "oracle_cache",
     "max_idle",
     "n_ticks",
+    "workers",
+    "budget_clock",
 )
-_SUMMARY_COLUMNS = (
-    "status",
-    "clock",
-    "evaluation_seconds",
-    "proxy_seconds",
-    "n_evaluations",
-    "n_proxy",
-    "n_asked",
-    "n_dropped",
-    "best_index",
-    "best_valid_acc",
-    "wall_seconds",
-)
-_METRIC_COLUMNS = (*METRICS, "front_size", "n_evaluated")
 _EVENT_DTYPES = {
     "kind": "<u1",
+    "trial": "<i4",
     "index": "<i4",
     "value": "<f8",
     "throughput": "<f8",
     "seed": "<i4",
     "cost": "<f8",
     "clock": "<f8",
+    "start": "<f8",
+    "end": "<f8",
+    "worker": "<i2",
 }
-_KIND_CODES = {EVALUATE: 0, PROXY: 1}
-_KIND_NAMES = np.asarray([EVALUATE, PROXY])
+_KIND_NAMES = np.asarray(EVENT_KINDS)
+_KIND_CODES = {name: code for code, name in enumerate(EVENT_KINDS)}
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -96,25 +95,20 @@ CREATE TABLE IF NOT EXISTS specs (
     budget REAL NOT NULL, proxy_cost REAL NOT NULL, table_path TEXT,
     oracle TEXT NOT NULL, device TEXT, oracle_cache TEXT,
     max_idle INTEGER NOT NULL, n_ticks INTEGER NOT NULL,
+    workers INTEGER NOT NULL, budget_clock TEXT NOT NULL,
     table_provenance INTEGER NOT NULL REFERENCES provenance(id),
     oracle_provenance INTEGER NOT NULL REFERENCES provenance(id));
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY, spec_id INTEGER NOT NULL REFERENCES specs(id),
-    seed INTEGER NOT NULL, status TEXT NOT NULL,
-    clock REAL, evaluation_seconds REAL, proxy_seconds REAL,
-    n_evaluations INTEGER, n_proxy INTEGER, n_asked INTEGER, n_dropped INTEGER,
-    best_index INTEGER, best_valid_acc REAL, wall_seconds REAL,
-    {", ".join(f"{m} REAL" for m in METRICS)}, front_size INTEGER, n_evaluated INTEGER,
-    searcher_config TEXT, filter_config TEXT, created TEXT NOT NULL,
+    seed INTEGER NOT NULL, status TEXT NOT NULL, info TEXT NOT NULL, created TEXT NOT NULL,
     UNIQUE (spec_id, seed));
-CREATE TABLE IF NOT EXISTS curves (
-    run_id INTEGER NOT NULL REFERENCES runs(id), tick INTEGER NOT NULL,
-    clock REAL NOT NULL, n_evaluations INTEGER NOT NULL,
-    {", ".join(f"{m} REAL" for m in METRICS)},
-    PRIMARY KEY (run_id, tick));
 CREATE TABLE IF NOT EXISTS events (
     run_id INTEGER PRIMARY KEY REFERENCES runs(id), n INTEGER NOT NULL,
     {", ".join(f'"{c}" BLOB NOT NULL' for c in _EVENT_DTYPES)});
+CREATE TABLE IF NOT EXISTS scores (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id), version INTEGER NOT NULL,
+    summary TEXT NOT NULL, metrics TEXT NOT NULL, curve_names TEXT NOT NULL,
+    curves BLOB NOT NULL);
 """
 
 
@@ -122,13 +116,73 @@ class StoreError(ValueError):
     """The file is not a nasfilter results database, or has another schema version."""
 
 
-def _real(x: Any) -> float | None:
-    """SQLite cannot hold NaN (it becomes NULL); inf is kept."""
-    value = float(x)
-    return None if math.isnan(value) else value
+def _json_number(x: Any) -> Any:
+    """JSON for a float that may be NaN or infinite (as strings), else the value."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, np.generic):
+        return _json_number(x.item())
+    return x
 
 
-class Store:
+def _from_json_number(x: Any) -> Any:
+    return float(x) if x in ("nan", "inf", "-inf") else x
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype="<f8").view("<u8")
+
+
+# ``end`` is stored XOR ``clock`` and ``start`` XOR ``end - cost``, bit for bit: with one
+# worker they are equal, so the stored words are zeros and compress to almost nothing.
+def _encode_events(events: dict[str, np.ndarray]) -> list[bytes]:
+    """The compressed blobs of the event columns, in :data:`_EVENT_DTYPES` order."""
+    kinds = events["kind"]
+    codes = np.zeros(len(kinds), dtype=np.uint8)
+    for kind, code in _KIND_CODES.items():
+        if code:
+            codes[kinds == kind] = code
+    end = np.asarray(events["end"], dtype=np.float64)
+    stored = {
+        "kind": codes,
+        "end": _bits(end) ^ _bits(events["clock"]),
+        "start": _bits(events["start"]) ^ _bits(end - events["cost"]),
+    }
+    blobs = []
+    for name, dtype in _EVENT_DTYPES.items():
+        if name in ("start", "end"):
+            data = stored[name].tobytes()  # the XOR words, bit for bit
+        else:
+            column = stored.get(name, events[name])
+            data = np.ascontiguousarray(column, dtype=dtype).tobytes()
+        blobs.append(zlib.compress(data, 1))
+    return blobs
+
+
+def _decode_events(n: int, blobs: tuple[bytes, ...]) -> dict[str, np.ndarray]:
+    raw = {
+        name: np.frombuffer(zlib.decompress(blob), dtype=dtype)
+        for (name, dtype), blob in zip(_EVENT_DTYPES.items(), blobs, strict=True)
+    }
+    out: dict[str, np.ndarray] = {"step": np.arange(n, dtype=np.int64)}
+    for name, dtype in _EVENT_DTYPES.items():
+        arr = raw[name]
+        if name == "kind":
+            out[name] = _KIND_NAMES[arr]
+        elif name == "end":
+            out[name] = (arr.view("<u8") ^ _bits(raw["clock"])).view("<f8").astype(np.float64)
+        elif name == "start":
+            continue
+        elif dtype.startswith("<f"):
+            out[name] = arr.astype(np.float64)
+        else:
+            out[name] = arr.astype(np.int64)
+    guess = out["end"] - out["cost"]
+    out["start"] = (raw["start"].view("<u8") ^ _bits(guess)).view("<f8").astype(np.float64)
+    return {name: out[name] for name in ("step", *_EVENT_DTYPES)}
+
+
+class Store(Storage):
     """A results database at ``path`` (created if missing). Use as a context manager.
 
     Another program's SQLite database (tables, but no nasfilter ``meta`` table) is refused
@@ -138,7 +192,12 @@ class Store:
         path: the SQLite file.
         timeout: seconds a write waits while another process writes.
         create: when False (for readers such as ``nasfilter compare``), a file that does
-            not exist or holds no results schema is refused instead of being set up.
+            not exist or holds no results schema is refused instead of being set up, and
+            the file is opened read-only (it may sit in a read-only folder).
+        readonly: True to only read (:attr:`readonly`; the default when not ``create``);
+            False with ``create=False`` opens an existing database to write its scores
+            cache (``compare --recompute``). A writer refuses a file or folder this user
+            cannot write with PermissionError naming it.
 
     Attributes:
         duplicates: runs :meth:`add_run` found already stored (by another writer) and
@@ -146,25 +205,40 @@ class Store:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], timeout: float = BUSY_TIMEOUT, create: bool = True
+        self,
+        path: str | os.PathLike[str],
+        timeout: float = BUSY_TIMEOUT,
+        create: bool = True,
+        readonly: bool | None = None,
     ) -> None:
         self.path = Path(path)
         self.duplicates = 0
+        self.readonly = not create if readonly is None else readonly
+        if create and self.readonly:
+            raise ValueError("a Store cannot both create a database and be read-only")
         if self.path.is_dir():
             raise StoreError(f"database path {str(self.path)!r} is a directory")
         if not create and not self.path.is_file():
             raise StoreError(f"results database {str(self.path)!r} does not exist")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.readonly:
+            check_sqlite_writable(self.path, "results database")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            if not self.readonly:
+                self._con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            else:  # a reader: never writes, and works on a read-only file and folder
+                self._con = connect_sqlite_readonly(self.path, "results database")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open results database {str(self.path)!r}: {exc}") from exc
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             self._refuse_foreign(create)
-            self._con.execute("PRAGMA journal_mode = WAL")
-            self._con.execute("PRAGMA synchronous = NORMAL")
-            self._con.execute("PRAGMA foreign_keys = ON")
+            if self._has_meta():
+                self._check_version()  # refuse another version before touching the file
+            if not self.readonly:
+                self._con.execute("PRAGMA journal_mode = WAL")
+                self._con.execute("PRAGMA synchronous = NORMAL")
+                self._con.execute("PRAGMA foreign_keys = ON")
             if create:
                 with self._write():
                     for statement in _SCHEMA.split(";"):
@@ -216,19 +290,33 @@ class Store:
                 "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
         elif row[0] != str(SCHEMA_VERSION):
-            raise StoreError(
-                f"{str(self.path)!r} has results schema version {row[0]}; this "
-                f"nasfilter writes version {SCHEMA_VERSION}: use a new --db file"
+            how = (
+                f"migrate it with `nasfilter migrate-db --db {self.path}` (the old file is "
+                "kept beside it), or use a new --db file"
+                if row[0] in MIGRATIONS
+                else "use a new --db file, or the nasfilter version that wrote it"
             )
+            raise StoreError(
+                f"{str(self.path)!r} has results schema version {row[0]}; this nasfilter "
+                f"reads and writes version {SCHEMA_VERSION}: {how}"
+            )
+
+    def _has_meta(self) -> bool:
+        return (
+            self._con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchone()
+            is not None
+        )
+
+    def describe(self) -> str:
+        return repr(str(self.path))
 
     def close(self) -> None:
         self._con.close()
 
     def __enter__(self) -> Store:
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -256,8 +344,8 @@ class Store:
     # -------------------------------------------------------------------- writing
     def add_spec(
         self, spec: RunSpec, table_provenance: dict[str, Any], oracle_provenance: dict[str, Any]
-    ) -> int:
-        """Record ``spec`` and the provenance of its table and oracle; return its id."""
+    ) -> None:
+        """Record ``spec`` and the provenance of its table and oracle."""
         with self._write() as con:
             table_id = self._provenance_id(con, "table", table_provenance)
             oracle_id = self._provenance_id(con, "oracle", oracle_provenance)
@@ -273,6 +361,8 @@ class Store:
                 spec.oracle_cache,
                 spec.max_idle,
                 spec.n_ticks,
+                spec.workers,
+                spec.budget_clock,
             )
             con.execute(
                 f"INSERT OR IGNORE INTO specs (key, {', '.join(_SPEC_COLUMNS)}, "
@@ -280,7 +370,6 @@ class Store:
                 f"({', '.join('?' * (len(_SPEC_COLUMNS) + 3))})",
                 (spec.key(), *values, table_id, oracle_id),
             )
-            return self._spec_id(con, spec)
 
     def _spec_id(self, con: sqlite3.Connection, spec: RunSpec) -> int:
         row = con.execute("SELECT id FROM specs WHERE key = ?", (spec.key(),)).fetchone()
@@ -289,68 +378,83 @@ class Store:
         return int(row[0])
 
     def add_run(self, record: RunRecord) -> int | None:
-        """Write one run, its curves and events in one transaction; return its id, or None
-        if that (spec, seed) is already stored."""
-        summary, metrics = record.summary, record.metrics
+        """Write one run (status, info, events, and its scores as a cache) in one
+        transaction; return its id, or None if that (spec, seed) is already stored."""
         events = record.events
-        blobs = []
-        for name, dtype in _EVENT_DTYPES.items():
-            column = events[name]
-            if name == "kind":
-                column = np.where(column == EVALUATE, _KIND_CODES[EVALUATE], _KIND_CODES[PROXY])
-            blobs.append(zlib.compress(np.ascontiguousarray(column, dtype=dtype).tobytes(), 1))
-        curves = record.curves
-        n_ticks = len(curves["clock"])
-        curve_rows: list[list[Any]] = [
-            [i, float(curves["clock"][i]), int(curves["n_evaluations"][i])]
-            + [_real(curves[m][i]) for m in METRICS]
-            for i in range(n_ticks)
-        ]
+        blobs = _encode_events(events)
         with self._write() as con:
             spec_id = self._spec_id(con, record.spec)
-            columns = (
-                "spec_id",
-                "seed",
-                *_SUMMARY_COLUMNS,
-                *_METRIC_COLUMNS,
-                "searcher_config",
-                "filter_config",
-                "created",
-            )
-            values = [
-                spec_id,
-                record.seed,
-                summary["status"],
-                *(_real(summary[c]) for c in _SUMMARY_COLUMNS[1:4]),
-                *(int(summary[c]) for c in _SUMMARY_COLUMNS[4:9]),
-                _real(summary["best_valid_acc"]),
-                _real(summary["wall_seconds"]),
-                *(_real(metrics[m]) for m in METRICS),
-                int(metrics["front_size"]),
-                int(metrics["n_evaluated"]),
-                json.dumps(summary["searcher_config"], sort_keys=True),
-                json.dumps(summary["filter_config"], sort_keys=True),
-                datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            ]
             cur = con.execute(
-                f"INSERT OR IGNORE INTO runs ({', '.join(columns)}) "
-                f"VALUES ({', '.join('?' * len(columns))})",
-                values,
+                "INSERT OR IGNORE INTO runs (spec_id, seed, status, info, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    spec_id,
+                    record.seed,
+                    str(record.summary["status"]),
+                    json.dumps(run_info(record), sort_keys=True),
+                    datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                ),
             )
             if cur.rowcount == 0:
                 self.duplicates += 1
                 return None
             run_id = cur.lastrowid
             assert run_id is not None
-            con.executemany(
-                f"INSERT INTO curves VALUES ({', '.join('?' * (len(METRICS) + 4))})",
-                [[run_id, *row] for row in curve_rows],
-            )
             con.execute(
                 f"INSERT INTO events VALUES (?, ?, {', '.join('?' * len(_EVENT_DTYPES))})",
                 (run_id, len(events["index"]), *blobs),
             )
+            if record.scores_version is not None:
+                self._put_scores(
+                    con,
+                    run_id,
+                    record.scores_version,
+                    scored_summary(record.summary),
+                    record.metrics,
+                    record.curves,
+                )
             return int(run_id)
+
+    def _put_scores(
+        self,
+        con: sqlite3.Connection,
+        run_id: int,
+        version: int,
+        summary: dict[str, Any],
+        metrics: dict[str, float],
+        curves: dict[str, np.ndarray],
+    ) -> None:
+        names = list(curves)
+        stacked = np.stack([np.asarray(curves[k], dtype="<f8") for k in names])
+        con.executemany(
+            "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    run_id,
+                    version,
+                    json.dumps({k: _json_number(v) for k, v in summary.items()}, default=str),
+                    json.dumps({k: _json_number(v) for k, v in metrics.items()}),
+                    json.dumps([names, list(stacked.shape)]),
+                    zlib.compress(stacked.tobytes(), 1),
+                )
+            ],
+        )
+
+    def put_scores(
+        self,
+        run_id: int,
+        version: int,
+        summary: dict[str, Any],
+        metrics: dict[str, float],
+        curves: dict[str, np.ndarray],
+    ) -> None:
+        if self.readonly:
+            raise StoreError(
+                f"{self.describe()} was opened read-only; its scores cache cannot be "
+                "written (open it with readonly=False)"
+            )
+        with self._write() as con:
+            self._put_scores(con, run_id, version, summary, metrics, curves)
 
     # -------------------------------------------------------------------- reading
     def completed(self) -> set[tuple[str, int]]:
@@ -365,27 +469,32 @@ class Store:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
-    def runs(self) -> list[dict[str, Any]]:
-        """One dict per run: its spec's fields, its summary and final metrics, in id order.
+    def stored_runs(self) -> list[StoredRun]:
+        from nasfilter.experiment import RunSpec
 
-        Metrics that were NaN (nothing evaluated) read back as None.
-        """
-        return self._query(
-            "SELECT runs.id AS run_id, specs.key AS spec_key, "
-            f"{', '.join('specs.' + c for c in _SPEC_COLUMNS)}, "
-            "runs.seed, "
-            f"{', '.join('runs.' + c for c in (*_SUMMARY_COLUMNS, *_METRIC_COLUMNS))}, "
-            "runs.searcher_config, runs.filter_config, runs.created, "
-            "tp.label AS table_label, op.label AS oracle_label "
+        rows = self._con.execute(
+            "SELECT runs.id, specs.key, runs.seed, runs.status, runs.info, tp.label, op.label "
             "FROM runs JOIN specs ON runs.spec_id = specs.id "
             "JOIN provenance tp ON specs.table_provenance = tp.id "
             "JOIN provenance op ON specs.oracle_provenance = op.id ORDER BY runs.id"
-        )
-
-    def curves(self, run_id: int | None = None) -> list[dict[str, Any]]:
-        """Metric curves, one dict per (run, tick), for one run or all."""
-        where, params = ("WHERE run_id = ?", (run_id,)) if run_id is not None else ("", ())
-        return self._query(f"SELECT * FROM curves {where} ORDER BY run_id, tick", params)
+        ).fetchall()
+        specs: dict[str, RunSpec] = {}
+        out = []
+        for run_id, key, seed, status, info, table_label, oracle_label in rows:
+            if key not in specs:
+                specs[key] = RunSpec.from_key(key)
+            out.append(
+                StoredRun(
+                    int(run_id),
+                    specs[key],
+                    int(seed),
+                    status,
+                    json.loads(info),
+                    table_label,
+                    oracle_label,
+                )
+            )
+        return out
 
     def provenance(self) -> list[dict[str, Any]]:
         """Every stored table and oracle description, with its JSON decoded."""
@@ -403,26 +512,38 @@ class Store:
         ).fetchone()
         if row is None:
             raise LookupError(f"no run {run_id} in {str(self.path)!r}")
-        n = int(row[0])
-        out: dict[str, np.ndarray] = {"step": np.arange(n, dtype=np.int64)}
-        for (name, dtype), blob in zip(_EVENT_DTYPES.items(), row[1:], strict=True):
-            arr = np.frombuffer(zlib.decompress(blob), dtype=dtype)
-            if name == "kind":
-                out[name] = _KIND_NAMES[arr]
-            elif dtype.startswith("<f"):
-                out[name] = arr.astype(np.float64)
-            else:
-                out[name] = arr.astype(np.int64)
-        return out
+        return _decode_events(int(row[0]), tuple(row[1:]))
+
+    def scores(self, run_id: int) -> StoredScores | None:
+        row = self._con.execute(
+            "SELECT version, summary, metrics, curve_names, curves FROM scores WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        version, summary, metrics, names_shape, blob = row
+        names, shape = json.loads(names_shape)
+        stacked = np.frombuffer(zlib.decompress(blob), dtype="<f8").reshape(shape)
+        curves = {
+            k: (stacked[i].astype(np.int64) if k == "n_evaluations" else stacked[i].copy())
+            for i, k in enumerate(names)
+        }
+        return StoredScores(
+            int(version),
+            {k: _from_json_number(v) for k, v in json.loads(summary).items()},
+            {k: _from_json_number(v) for k, v in json.loads(metrics).items()},
+            curves,
+        )
 
     # -------------------------------------------------------------------- export
     def rows(self, what: str = "runs") -> list[dict[str, Any]]:
-        """Rows of ``what``: "runs", "curves", "events" (one row per event, with run_id)
-        or "provenance"."""
+        """Rows of ``what``: "runs" (one per run, with its metrics, computed by
+        :mod:`nasfilter.results`), "events" (one row per event, with run_id) or
+        "provenance"."""
         if what == "runs":
-            return self.runs()
-        if what == "curves":
-            return self.curves()
+            from nasfilter.results import load_results
+
+            return [r.row() for r in load_results(self)]
         if what == "provenance":
             return [{**r, "data": json.dumps(r["data"], sort_keys=True)} for r in self.provenance()]
         if what == "events":
@@ -436,9 +557,9 @@ class Store:
                     for vals in zip(*lists, strict=True)
                 )
             return out
-        raise ValueError(f"unknown export {what!r}; choose one of runs, curves, events, provenance")
+        raise ValueError(f"unknown export {what!r}; choose one of runs, events, provenance")
 
-    def to_pandas(self, what: str = "runs") -> pd.DataFrame:
+    def to_pandas(self, what: str = "runs") -> Any:
         """A pandas DataFrame of ``what`` (see :meth:`rows`); needs the pandas extra."""
         try:
             import pandas as pd
@@ -452,11 +573,168 @@ class Store:
 
         rows = self.rows(what)
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("w", newline="") as fh:
+        with atomic_write(target, "w") as fh:  # never half a file, nor a clobbered one
             if not rows:
                 return target
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)
         return target
+
+
+# ------------------------------------------------------------------ migrations
+_V1_EVENT_DTYPES = {
+    "kind": "<u1",
+    "index": "<i4",
+    "value": "<f8",
+    "throughput": "<f8",
+    "seed": "<i4",
+    "cost": "<f8",
+    "clock": "<f8",
+}
+
+
+def _v1_runs(con: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(spec key, run row, event columns in the current layout) of every v1 run."""
+    cur = con.execute(
+        "SELECT specs.key, runs.id, runs.seed, runs.status, runs.best_index, "
+        "runs.best_valid_acc, runs.wall_seconds, runs.searcher_config, runs.filter_config "
+        "FROM runs JOIN specs ON runs.spec_id = specs.id ORDER BY runs.id"
+    )
+    names = [d[0] for d in cur.description]
+    for values in cur.fetchall():
+        row = dict(zip(names, values, strict=True))
+        blobs = con.execute(
+            f"SELECT n, {', '.join(f'{chr(34)}{c}{chr(34)}' for c in _V1_EVENT_DTYPES)} "
+            "FROM events WHERE run_id = ?",
+            (row["id"],),
+        ).fetchone()
+        old = {
+            name: np.frombuffer(zlib.decompress(blob), dtype=dtype)
+            for (name, dtype), blob in zip(_V1_EVENT_DTYPES.items(), blobs[1:], strict=True)
+        }
+        kind = np.where(old["kind"] == 0, "evaluate", "proxy")
+        is_eval = kind == "evaluate"
+        cost, clock = old["cost"].astype(np.float64), old["clock"].astype(np.float64)
+        events: dict[str, Any] = {
+            "kind": kind,
+            "trial": np.full(len(kind), -1),
+            "index": old["index"].astype(np.int64),
+            "value": old["value"].astype(np.float64),
+            "throughput": old["throughput"].astype(np.float64),
+            "seed": old["seed"].astype(np.int64),
+            "cost": cost,
+            "clock": clock,
+            "start": clock - cost,  # one worker: the wall clock was the charged seconds
+            "end": clock,
+            "worker": np.where(is_eval, 0, -1),
+        }
+        if row["best_index"] is not None and row["best_index"] >= 0:
+            # v1 stored the selected architecture (the searcher's recommendation when it
+            # made one); keep it as the run's final recommendation.
+            end = float(clock[-1]) if len(clock) else 0.0
+            extra = {
+                "kind": "recommend",
+                "trial": -1,
+                "index": int(row["best_index"]),
+                "value": math.nan if row["best_valid_acc"] is None else row["best_valid_acc"],
+                "throughput": math.nan,
+                "seed": -1,
+                "cost": 0.0,
+                "clock": end,
+                "start": end,
+                "end": end,
+                "worker": -1,
+            }
+            events = {k: np.append(v, extra[k]) for k, v in events.items()}
+        events["step"] = np.arange(len(events["kind"]), dtype=np.int64)
+        yield row["key"], row, events
+
+
+@dataclass
+class _MigratedRun:
+    """What :meth:`Store.add_run` reads of a record, for a migrated v1 run."""
+
+    spec: Any
+    seed: int
+    summary: dict[str, Any]
+    events: dict[str, np.ndarray]
+    metrics: dict[str, float] = field(default_factory=dict)
+    curves: dict[str, np.ndarray] = field(default_factory=dict)
+    scores_version: int | None = None
+
+
+def _migrate_v1(source: Path, target: Path) -> int:
+    """Copy a schema-1 database into a new schema-2 one at ``target``; return the runs."""
+    from nasfilter.experiment import RunSpec
+
+    con = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    try:
+        prov = {
+            int(i): json.loads(text)
+            for i, text in con.execute("SELECT id, json FROM provenance").fetchall()
+        }
+        specs = con.execute(
+            "SELECT key, table_provenance, oracle_provenance FROM specs ORDER BY id"
+        ).fetchall()
+        n = 0
+        with Store(target) as store:
+            for key, table_id, oracle_id in specs:
+                store.add_spec(RunSpec.from_key(key), prov[table_id], prov[oracle_id])
+            for key, row, events in _v1_runs(con):
+                summary = {
+                    "status": row["status"],
+                    "wall_seconds": row["wall_seconds"],
+                    "searcher_config": json.loads(row["searcher_config"] or "{}"),
+                    "filter_config": json.loads(row["filter_config"] or "{}"),
+                }
+                record: Any = _MigratedRun(RunSpec.from_key(key), int(row["seed"]), summary, events)
+                n += store.add_run(record) is not None
+    finally:
+        con.close()
+    return n
+
+
+MIGRATIONS = {"1": _migrate_v1}
+
+
+def schema_version(path: str | os.PathLike[str]) -> str | None:
+    """The schema version recorded in the database at ``path``, or None if it has none."""
+    con = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        con.close()
+    return None if row is None else str(row[0])
+
+
+def migrate(path: str | os.PathLike[str]) -> tuple[Path, int]:
+    """Rewrite the database at ``path`` in the current schema; return (where the old file
+    was kept, runs copied). Metrics are recomputed from the events when next read.
+
+    The new database is built beside it and swapped in by renames, so an interruption
+    leaves the old file as it was. StoreError for a file that needs no or no known migration.
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise StoreError(f"results database {str(source)!r} does not exist")
+    version = schema_version(source)
+    if version == str(SCHEMA_VERSION):
+        raise StoreError(f"{str(source)!r} already has schema version {SCHEMA_VERSION}")
+    if version not in MIGRATIONS:
+        raise StoreError(
+            f"{str(source)!r} has no known results schema version to migrate from "
+            f"(found {version!r}; migrations exist from {', '.join(MIGRATIONS)})"
+        )
+    kept = source.with_name(f"{source.name}.v{version}")
+    if kept.exists():
+        raise StoreError(f"{str(kept)!r} exists; move it away before migrating {str(source)!r}")
+    temp = source.with_name(f"{source.name}.migrating")
+    for leftover in (temp, Path(f"{temp}-wal"), Path(f"{temp}-shm")):
+        leftover.unlink(missing_ok=True)
+    n = MIGRATIONS[version](source, temp)
+    os.replace(source, kept)
+    os.replace(temp, source)
+    return kept, n

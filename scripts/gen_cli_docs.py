@@ -27,7 +27,16 @@ HEADER = """# Command-line reference
 Every subcommand of `nasfilter`, with its `--help` text. Commands that read a benchmark
 table use the embedded SYNTHETIC surrogate unless given `--table` (a real NATS-Bench archive
 converted with `nasfilter convert`; see [real-archive.md](real-archive.md)). Bad input exits
-with status 2 and a message `nasfilter COMMAND: error: ...`.
+with status 2 and a message `nasfilter COMMAND: error: ...` naming the flag.
+
+Files a command writes follow one set of rules (`nasfilter/cli/args.py`): an existing output
+file (`compare --csv`, `convert -o`, `measure --export`) is refused unless `--force` is given;
+an output that is one of the command's own inputs (`compare --db x.db --csv x.db`) is refused
+even with `--force`; a missing parent folder is refused, never created. Databases a command
+adds to (`run --db`, `demo --db`, `measure --cache`) are created in an existing folder or
+resumed; one this user may not write is refused up front, naming the file and the missing
+permission. Commands that only read a database or cache (`compare`, `--oracle-cache`) open it
+read-only, so archived results in a read-only folder stay readable.
 """
 
 

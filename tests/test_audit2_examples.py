@@ -17,6 +17,7 @@ from scipy import stats
 
 from examples.custom_filter import FastEnough
 from nasfilter.experiment import RunSpec, inputs, run_one
+from nasfilter.results import load_results
 from nasfilter.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,7 +55,7 @@ def test_compare_plugins_runs_as_a_script_from_any_folder(tmp_path: Path) -> Non
         "random | custom_filter.py:FastEnough[min_throughput=400000.0]",
     ]
     with Store(db, create=False) as store:
-        runs = store.runs()
+        runs = [r.row() for r in load_results(store)]
     assert len(runs) == 6 and {r["seed"] for r in runs} == {0, 1}
     fast = [r for r in runs if "FastEnough" in r["filter"]]
     assert all(r["proxy_seconds"] > 0 and r["n_evaluations"] > 0 for r in fast)

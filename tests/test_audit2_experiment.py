@@ -23,7 +23,7 @@ from nasfilter.metered import ProxyHandle
 from nasfilter.problem import ProxyReading
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import Reinforce
-from nasfilter.space import Arch
+from nasfilter.trial import Trial
 from tests.tables import random_proxy, random_table
 from tests.test_experiment import KILL_MARKER
 
@@ -132,9 +132,9 @@ class Told(Reinforce):
         super().reset()
         self.told: list[tuple[int, float | None]] = []
 
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
-        self.told.append((arch.index, accuracy))
-        super().tell(arch, accuracy)
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        self.told.append((trial.arch.index, accuracy))
+        super().observe(trial, accuracy)
 
 
 def test_searchers_are_told_validation_accuracy_only() -> None:
@@ -151,7 +151,7 @@ def test_searchers_are_told_validation_accuracy_only() -> None:
     public = [n for n in dir(handle) if not n.startswith("_")]
     assert set(public) == {
         "available", "budget_seconds", "clock", "cost", "exhausted", "label", "query",
-        "query_many", "remaining", "require",
+        "query_many", "remaining", "require", "worker_seconds",
     }  # fmt: skip
     for name in ("available", "budget_seconds", "clock", "cost", "exhausted", "label"):
         assert isinstance(getattr(handle, name), (bool, float, str)), name

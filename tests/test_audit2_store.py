@@ -78,4 +78,4 @@ def test_a_run_stored_first_by_another_writer_is_counted(tmp_path: Path) -> None
         first.add_spec(SPEC, *provenance(SPEC))
         assert first.add_run(record) is not None and first.duplicates == 0
         assert second.add_run(record) is None
-        assert second.duplicates == 1 and len(second.runs()) == 1
+        assert second.duplicates == 1 and len(second.stored_runs()) == 1

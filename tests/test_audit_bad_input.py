@@ -163,7 +163,7 @@ def test_measure_refuses_bad_options_before_sweeping(
     cases = [
         (["--export", str(tmp_path / "out.csv")], "--export must name a .npz file"),
         (["--export", str(tmp_path / "dir.npz")], "is a folder"),
-        (["--chunk-size", "0", "--ray"], "--chunk-size must be >= 1"),
+        (["--chunk-size", "0", "--ray"], "argument --chunk-size: expected an integer >= 1"),
         (["--chunk-size", "8"], "applies to Ray sweeps only"),
         (["--backend", "roofline[batch=nan]"], "batch must be a positive integer"),
     ]
@@ -197,7 +197,8 @@ def test_convert_reports_an_unwritable_output(
     argv = ["convert", str(FIXTURE), "--allow-partial", "--quiet", "-o", str(output)]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "nasfilter convert: error: cannot write" in err and "t.npz" in err
+    assert "nasfilter convert: error: -o/--output" in err and "t.npz" in err
+    assert "is not a folder" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
@@ -247,9 +248,14 @@ def test_export_never_overwrites_a_file_that_is_not_a_measurement_table(
     code, err = _measure(
         capsys, "--archs", "sample:3", "--cache", cache, "--export", str(converted)
     )
-    assert code == 2 and "refusing to overwrite" in err
+    assert code == 2 and "already exists; pass --force" in err
     assert converted.read_bytes() == before
     export = str(tmp_path / "roof.npz")
-    for _ in range(2):  # a second export over the first is the normal workflow
-        code, err = _measure(capsys, "--archs", "sample:3", "--cache", cache, "--export", export)
-        assert code == 0, err
+    code, err = _measure(capsys, "--archs", "sample:3", "--cache", cache, "--export", export)
+    assert code == 0, err
+    # A second export over the first needs --force, as every output file does.
+    code, err = _measure(capsys, "--archs", "sample:3", "--cache", cache, "--export", export)
+    assert code == 2 and "already exists; pass --force" in err
+    argv = ["--archs", "sample:3", "--cache", cache, "--export", export, "--force"]
+    code, err = _measure(capsys, *argv)
+    assert code == 0, err

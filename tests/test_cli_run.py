@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,6 +33,12 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     return code, out, err
 
 
+def stored_rows(store: Store) -> list[dict[str, Any]]:
+    from nasfilter.results import load_results
+
+    return [r.row() for r in load_results(store)]
+
+
 def test_run_then_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "r.db")
     args = ["run", "--searchers", "random,reinforce[reward='mnas']", "--filters", "none",
@@ -46,7 +53,7 @@ def test_run_then_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     rows = json.loads(out)
     assert code == 0 and len(rows) == 8
     with Store(db) as store:
-        stored = store.runs()
+        stored = stored_rows(store)
     for row, ref in zip(rows, stored, strict=True):
         assert {"searcher", "filter", "seed", "hv_ratio", "igd_plus", "epsilon", "recall",
                 "best_test_acc", "proxy_seconds", "evaluation_seconds"} <= set(row)  # fmt: skip
@@ -68,7 +75,7 @@ def test_plugins_run_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
                             "--budget", "20000", "--db", db, "--no-progress"], capsys)  # fmt: skip
     assert code == 0, err
     with Store(db) as store:
-        (row,) = store.runs()
+        (row,) = stored_rows(store)
     assert row["n_evaluations"] > 0 and row["proxy_seconds"] > 0
 
 
@@ -81,14 +88,14 @@ def test_plugins_run_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
             "optuna-random, optuna-tpe, random",
         ),
         (["--searchers", "random", "--filters", "paretoo"], "known filters: drop-all, none"),
-        (["--searchers", "random", "--seeds", ","], "seed list ',' is empty"),
-        (["--searchers", "random", "--seeds", "5-2"], "cannot read seeds '5-2'"),
-        (["--searchers", "random", "--budget", "0"], "budget seconds must be finite and > 0"),
-        (["--searchers", "random", "--budget", "-3"], "budget seconds must be finite and > 0"),
+        (["--searchers", "random", "--seeds", ","], "--seeds ',' is empty"),
+        (["--searchers", "random", "--seeds", "5-2"], "cannot read --seeds '5-2'"),
+        (["--searchers", "random", "--budget", "0"], "argument --budget: expected a finite"),
+        (["--searchers", "random", "--budget", "-3"], "argument --budget: expected a finite"),
         (["--searchers", "evolution[population_size=-1]"], "population_size must be"),
         (["--searchers", "reinforce[lr=0]"], "lr must be > 0"),
         (["--searchers", "reinforce[w=nan]"], "w must be finite"),
-        (["--searchers", "random", "--jobs", "0"], "--jobs must be >= 1"),
+        (["--searchers", "random", "--jobs", "0"], "argument --jobs: expected an integer >= 1"),
         (["--searchers", "random", "--table", "missing.npz"], "does not exist"),
     ],
 )
@@ -105,7 +112,7 @@ def test_parse_seeds() -> None:
     assert parse_seeds("0-8") == list(range(9))
     assert parse_seeds("0,3, 5") == [0, 3, 5]
     assert parse_seeds("0-2,7") == [0, 1, 2, 7]
-    with pytest.raises(ValueError, match="cannot read seeds"):
+    with pytest.raises(ValueError, match="cannot read --seeds"):
         parse_seeds("a")
 
 
@@ -123,8 +130,9 @@ def count_runs(db: Path) -> int:
 GRID = ["run", "--searchers", "random", "reinforce", "--seeds", "0-19", "--budget", "110000"]
 
 
-def start_run(db: Path) -> subprocess.Popen[str]:
+def start_run(db: Path, workers: int = 1) -> subprocess.Popen[str]:
     command = [*NASFILTER, *GRID, "--db", str(db), "--jobs", "1", "--no-progress"]
+    command += ["--workers", str(workers)]
     return subprocess.Popen(
         command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -138,10 +146,12 @@ def wait_for_runs(proc: subprocess.Popen[str], db: Path, n: int) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-def test_an_interrupted_run_resumes_without_loss(tmp_path: Path, sig: signal.Signals) -> None:
+@pytest.mark.parametrize(("sig", "workers"), [(signal.SIGINT, 1), (signal.SIGKILL, 4)])
+def test_an_interrupted_run_resumes_without_loss(
+    tmp_path: Path, sig: signal.Signals, workers: int
+) -> None:
     db = tmp_path / "r.db"
-    proc = start_run(db)
+    proc = start_run(db, workers)
     wait_for_runs(proc, db, 2)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -150,20 +160,23 @@ def test_an_interrupted_run_resumes_without_loss(tmp_path: Path, sig: signal.Sig
     else:
         assert proc.returncode == -signal.SIGKILL
     with Store(db) as store:
-        partial = store.runs()
+        partial = stored_rows(store)
         assert 2 <= len(partial) < 40
         assert store._con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         for row in partial:
-            assert len(store.curves(row["run_id"])) == 100
-            assert len(store.events(row["run_id"])["index"]) == row["n_evaluations"]
+            scores = store.scores(row["run_id"])
+            assert scores is not None and len(scores.curves["hv_ratio"]) == 100
+            kinds = store.events(row["run_id"])["kind"]
+            assert (kinds == "evaluate").sum() == row["n_evaluations"]
     command = [*NASFILTER, *GRID, "--db", str(db), "--jobs", "2", "--no-progress"]
+    command += ["--workers", str(workers)]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"skipped {len(partial)} already stored" in done.stderr
     with Store(db) as store:
-        final = store.runs()
+        final = stored_rows(store)
     assert final[: len(partial)] == partial
-    fresh = run_experiment(grid(["random", "reinforce"]), range(20), jobs=1)
+    fresh = run_experiment(grid(["random", "reinforce"], workers=workers), range(20), jobs=1)
     expected = {(r.spec.searcher, r.seed): r.metrics["hv_ratio"] for r in fresh}
     assert {(r["searcher"], r["seed"]): r["hv_ratio"] for r in final} == pytest.approx(expected)
 
@@ -189,10 +202,11 @@ def test_a_converted_table_is_used_and_recorded(
     code, _, err = run_cli([*args, "--table", str(path), "--no-progress"], capsys)
     assert code == 0, err
     with Store(db) as store:
-        (row,) = store.runs()
+        (row,) = stored_rows(store)
+        (run,) = store.stored_runs()
         prov = next(p for p in store.provenance() if p["kind"] == "table")
     assert row["table_label"] == "NATS-Bench archive NATS-sss-v1_0-50262-simple"
-    assert row["table_path"] == str(path) and prov["data"]["synthetic"] is False
+    assert run.spec.table == str(path) and prov["data"]["synthetic"] is False
     assert prov["data"]["path"] == str(path)
 
     present = np.zeros(32768, dtype=bool)
@@ -207,3 +221,25 @@ def test_compare_json_carries_every_metric() -> None:
     from nasfilter.metrics import METRICS
 
     assert set(METRICS) <= set(JSON_FIELDS)
+
+
+def test_workers_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "r.db")
+    base = ["run", "--searchers", "random,reinforce", "--filters", "none", "proxy-threshold",
+            "--seeds", "0", "--budget", "70000", "--db", db, "--no-progress",
+            "--jobs", "1"]  # fmt: skip
+    for bad in ("0", "-2", "5000"):
+        code, _, err = run_cli([*base, "--workers", bad], capsys)
+        assert code == 2 and f"--workers must be from 1 to 4096 simulated workers, got {bad}" in err
+    assert not Path(db).exists()
+    code, _, err = run_cli([*base, "--workers", "4"], capsys)
+    assert code == 0 and "4 simulated worker(s) per run" in err
+    code, out, _ = run_cli(["compare", "--db", db, "--json"], capsys)
+    rows = json.loads(out)
+    assert len(rows) == 4 and {r["workers"] for r in rows} == {4}
+    for r in rows:  # four at a time: the wall clock ends well before the worker-seconds
+        assert r["worker_seconds"] >= 70_000 > 2 * r["clock"] or r["proxy_seconds"] > 0
+    code, out, _ = run_cli(["compare", "--db", db, "--recompute"], capsys)
+    assert code == 0 and "(K=4)" in out and "recomputed the metrics of 4 runs" in out
+    again = json.loads(run_cli(["compare", "--db", db, "--json"], capsys)[1])
+    assert again == rows

@@ -75,7 +75,7 @@ def test_converted_real_record_matches_the_nats_api(
         (["8:8:8:8:12"], "one of (8, 16"),
         (["40000"], "[0, 32767]"),
         (["0", "--dataset", "mnist"], "unknown dataset 'mnist'"),
-        (["0", "--oracle", "foo"], "known backends: onnxruntime, roofline"),
+        (["0", "--oracle", "foo"], "known backends: calibrated, onnxruntime, roofline"),
         (["0", "--device", "x100"], "known devices: v100"),
         (["0", "--table", "absent.npz"], "does not exist"),
     ],

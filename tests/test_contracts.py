@@ -14,13 +14,14 @@ from examples.custom_searcher import LocalSearch
 from nasfilter.filters import FILTERS, Filter
 from nasfilter.metered import ProxyHandle
 from nasfilter.searchers import SEARCHERS, RandomSearch, Searcher, arch_from_index
-from nasfilter.space import N_ARCHS, Arch
+from nasfilter.space import N_ARCHS, Arch, neighbours
 from nasfilter.testing.contracts import (
     FilterContract,
     SearcherContract,
     check_filter,
     check_searcher,
 )
+from nasfilter.trial import Trial
 
 
 @pytest.mark.parametrize("name", SEARCHERS.names())
@@ -52,15 +53,15 @@ class TestFastEnoughContract(FilterContract):
 class GlobalRandom(RandomSearch):
     name = "global-random"
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         random.random()
-        return super().ask()
+        return super().propose()
 
 
 class GlobalNumpy(RandomSearch):
     name = "global-numpy"
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         np.random.seed(7)  # deterministic, but changes the global state
         return arch_from_index(int(np.random.randint(N_ARCHS)))
 
@@ -70,27 +71,27 @@ class ReseedsOnly(RandomSearch):
 
     name = "reseeds-only"
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         state = random.getstate()
         random.seed(1)  # caught although the state is put back
         random.setstate(state)
-        return super().ask()
+        return super().propose()
 
 
 class TorchSeeds(RandomSearch):
     name = "torch-seeds"
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         import torch
 
         torch.manual_seed(3)
-        return super().ask()
+        return super().propose()
 
 
 class Unseeded(RandomSearch):
     name = "unseeded"
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         return arch_from_index(int(np.random.default_rng().integers(N_ARCHS)))
 
 
@@ -100,22 +101,22 @@ class Stateful(RandomSearch):
     name = "stateful"
 
     def reset(self) -> None:
-        if not hasattr(self, "_pending"):
-            self._pending: list[int] = []
-        self._pending.append(0)
+        if not hasattr(self, "_draws"):
+            self._draws: list[int] = []
+        self._draws.append(0)
 
 
 class BadProposal(RandomSearch):
     name = "bad-proposal"
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         return 5  # type: ignore[return-value]
 
 
 class Crashes(RandomSearch):
     name = "crashes"
 
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
         if accuracy is None:
             raise RuntimeError("cannot handle a dropped proposal")
 
@@ -127,7 +128,7 @@ class Crashes(RandomSearch):
         (GlobalNumpy, "touched global random state \\(numpy.random\\)"),
         (ReseedsOnly, "touched global random state \\(random\\)"),
         (TorchSeeds, "touched global random state \\(torch\\)"),
-        (Unseeded, "two runs with one seed differ"),
+        (Unseeded, "one seed differ"),
         (Stateful, "reused instance gives another trace"),
     ],
 )
@@ -143,25 +144,160 @@ def test_the_suite_catches_bad_proposals_and_crashes() -> None:
         check_searcher(Crashes)
 
 
-class Reorders(Filter):
-    name = "reorders"
+class AnswersAList(Filter):
+    name = "answers-a-list"
 
-    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
-        return list(reversed(candidates))
+    def keep(self, arch: Arch) -> bool:
+        return [arch]  # type: ignore[return-value]
 
 
 class TorchRandom(Filter):
     name = "torch-random"
 
-    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
+    def keep(self, arch: Arch) -> bool:
         import torch
 
         torch.rand(1)
-        return list(candidates)
+        return True
 
 
 def test_the_suite_catches_faulty_filters() -> None:
-    with pytest.raises(AssertionError, match="not a sub-list"):
-        check_filter(Reorders)
+    with pytest.raises(ValueError, match="expected True or False"):
+        check_filter(AnswersAList)
     with pytest.raises(AssertionError, match=r"global random state \(torch\)"):
         check_filter(TorchRandom)
+
+
+# ------------------------------------------------------------ pending trials
+class KeyedByArch(Searcher):
+    """Matches outcomes to proposals by architecture value (the collision the trial ids
+    remove): two pending proposals of one architecture break it."""
+
+    name = "keyed-by-arch"
+
+    def reset(self) -> None:
+        self.waiting: dict[Arch, int] = {}
+        self.k = 0
+
+    def propose(self) -> Arch | None:
+        self.k += 1
+        arch = arch_from_index(self.k // 2)  # every architecture proposed twice in a row
+        if arch in self.waiting:
+            raise RuntimeError(f"{arch} is already pending")
+        self.waiting[arch] = self.k
+        return arch
+
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        del self.waiting[trial.arch]
+
+
+def test_the_suite_catches_a_searcher_that_collides_on_pending_trials() -> None:
+    with pytest.raises(RuntimeError, match="already pending"):
+        check_searcher(KeyedByArch)
+
+
+def test_tell_refuses_unknown_and_repeated_trials() -> None:
+    from nasfilter.testing.contracts import _context, default_inputs
+
+    s = RandomSearch()
+    s.setup(_context(default_inputs(), 0, 1e5))
+    a, b = s.ask(), s.ask()
+    assert a is not None and b is not None and (a.id, b.id) == (0, 1)
+    assert s.pending == (a, b)
+    s.tell(b, 70.0)  # out of order
+    with pytest.raises(ValueError, match="trial id 1 was already told"):
+        s.tell(b, 70.0)
+    with pytest.raises(ValueError, match="trial id 7 was never asked"):
+        s.tell(Trial(7, a.arch), 70.0)
+    with pytest.raises(ValueError, match="takes the Trial that ask\\(\\) returned"):
+        s.tell(a.arch, 70.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="was asked for"):
+        s.tell(Trial(a.id, neighbours(a.arch)[0]), 70.0)
+    s.tell(a, None)
+    assert s.pending == ()
+
+
+# ------------------------------------------------------------ the earlier interface
+class OldStyleSearcher(Searcher):
+    """Written for ask() -> Arch and tell(arch, accuracy): runs through the adapter."""
+
+    name = "old-style"
+
+    def reset(self) -> None:
+        self.told: list[tuple[Arch, float | None]] = []
+
+    def ask(self) -> Arch:  # type: ignore[override]
+        return arch_from_index(int(self.rng.integers(N_ARCHS)))
+
+    def tell(self, arch: Arch, accuracy: float | None) -> None:  # type: ignore[override]
+        self.told.append((arch, accuracy))
+
+
+class OldStyleFilter(Filter):
+    """Written for select(candidates, proxy) -> list: runs through the adapter."""
+
+    name = "old-style-filter"
+    needs_proxy = True
+
+    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
+        return [a for a in candidates if proxy.query(a).throughput > 2e5]
+
+
+class OldTellOnABuiltin(RandomSearch):
+    """A built-in subclass whose tell(arch, accuracy) override calls super().tell(arch)."""
+
+    name = "old-tell"
+
+    def reset(self) -> None:
+        super().reset()
+        self.told: list[Arch] = []
+
+    def tell(self, arch: Arch, accuracy: float | None) -> None:  # type: ignore[override]
+        self.told.append(arch)
+        super().tell(arch, accuracy)  # type: ignore[arg-type]
+
+
+class OldAskOnABuiltin(RandomSearch):
+    """A built-in subclass whose ask override calls super().ask() (now a Trial)."""
+
+    name = "old-ask"
+
+    def ask(self) -> Trial | None:
+        return super().ask()
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_searchers_and_filters_of_the_earlier_interface_pass_through_adapters() -> None:
+    check_searcher(OldStyleSearcher)
+    check_searcher(OldTellOnABuiltin)
+    check_searcher(OldAskOnABuiltin)
+    check_filter(OldStyleFilter)
+
+
+def test_the_earlier_interface_warns_how_to_migrate() -> None:
+    from nasfilter.runner import make_problem, run_search
+    from nasfilter.testing.contracts import default_inputs
+
+    table, proxy = default_inputs()
+    searcher = OldStyleSearcher()
+    with pytest.warns(FutureWarning, match="rename ask\\(\\) to propose\\(\\)"):
+        with pytest.warns(FutureWarning, match="replace select.*with keep"):
+            result = run_search(
+                searcher,
+                make_problem(table, 5000.0, 0, proxy=proxy),
+                filter=OldStyleFilter(),
+                seed=0,
+            )
+    assert len(searcher.told) == result.n_asked > 0  # the old tell got every outcome
+    assert sum(acc is not None for _, acc in searcher.told) == result.n_evaluations
+
+
+def test_a_searcher_with_no_proposal_method_is_refused() -> None:
+    from nasfilter.runner import make_problem, run_search
+    from nasfilter.testing.contracts import default_inputs
+
+    class Empty(Searcher):
+        name = "empty"
+
+    with pytest.raises(ValueError, match="must implement propose"):
+        run_search(Empty(), make_problem(default_inputs()[0], 5000.0, 0), seed=0)

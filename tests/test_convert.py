@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import nasfilter.cli
-from nasfilter.convert import MissingDependencyError, convert_archive
+from nasfilter.convert import WRITTEN_MARK, MissingDependencyError, convert_archive
 from nasfilter.datasets import get_dataset
 from nasfilter.space import N_ARCHS
 from nasfilter.table import BenchmarkTable, Provenance
@@ -424,6 +424,9 @@ def test_written_meta_equals_the_official_one(tmp_path: Path) -> None:
         ours = pickle.load(fh)
     with bz2.open(FIXTURE / "meta.pickle.pbz2", "rb") as fh:
         official = pickle.load(fh)
+    mark = ours.pop(WRITTEN_MARK)  # the one addition: who wrote it, from which table
+    assert mark["synthetic"] is True and mark["table_source"] == "tests.tables.random_table"
+    assert WRITTEN_MARK not in official
     assert ours == official
     # A synthetic table also gets the marker that keeps its conversion labelled synthetic.
     assert sorted(p.name for p in folder.iterdir()) == [

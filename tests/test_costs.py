@@ -30,9 +30,10 @@ from nasfilter.network import (
     compute_layer_costs,
     input_shape,
     layer_costs,
+    layer_table,
     xautodl_config,
 )
-from nasfilter.space import N_ARCHS, Arch
+from nasfilter.space import N_ARCHS, Arch, all_channels
 
 FIXTURE = Path(__file__).parent / "data/nats-sss/NATS-sss-v1_0-50262-simple"
 DATASET_NAMES = tuple(DATASETS)  # cifar10, cifar100, ImageNet16-120
@@ -387,3 +388,40 @@ def test_importing_costs_does_not_import_torch() -> None:
         "heavy = {'torch', 'xautodl'} & set(sys.modules); assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---- layer_table: the shared LayerTable of all 32768 ------------------------------------------
+@pytest.mark.parametrize("dataset", ["cifar10", "imagenet16-120"])
+def test_layer_table_is_layer_costs_exactly(dataset: str) -> None:
+    lc, t = layer_costs(dataset), layer_table(dataset)
+    assert layer_table(get_dataset(dataset)) is t  # cached
+    assert t.names == lc.names and t.n_networks == 32768
+    assert t.kinds == tuple({"conv": "conv", "pool": "memory", "fc": "linear"}[k] for k in lc.kinds)
+    for name in ("macs", "weight_elems", "input_elems", "output_elems", "present"):
+        assert np.array_equal(getattr(t, name), getattr(lc, name)), name
+    assert np.all(t.groups == 1)
+
+
+@pytest.mark.parametrize("dataset", ["cifar10", "imagenet16-120"])
+def test_layer_table_gemm_shapes_from_the_channel_strings(dataset: str) -> None:
+    t = layer_table(dataset)
+    size = get_dataset(dataset).input_size
+    ch = all_channels().astype(float)
+    stem = t.names.index("stem.0")
+    # stem: 3x3 conv 3 -> c0 on the full map: M = H*W, N = c0, K = 3*3*3
+    assert np.all(t.gemm_m[:, stem] == size * size)
+    assert np.array_equal(t.gemm_n[:, stem], ch[:, 0]) and np.all(t.gemm_k[:, stem] == 27)
+    # cells.3's conv_b: 3x3 c3 -> c3 at H/4; the 1x1 skip of cells.4: K = c3, absent if c3 == c4
+    conv_b = t.names.index("cells.3.conv_b.op.1")
+    assert np.all(t.gemm_m[:, conv_b] == (size // 4) ** 2)
+    assert np.array_equal(t.gemm_k[:, conv_b], 9 * ch[:, 3])
+    skip = t.names.index("cells.4.layers.3.conv")
+    same = ch[:, 3] == ch[:, 4]
+    assert np.all(t.gemm_k[same, skip] == 0) and np.array_equal(t.gemm_k[~same, skip], ch[~same, 3])
+    # dense convs: MACs = M x N x K; the classifier also counts its bias (xautodl's rule)
+    kinds = np.array(t.kinds)
+    conv = kinds == "conv"
+    assert np.array_equal(t.macs[:, conv], (t.gemm_m * t.gemm_n * t.gemm_k)[:, conv])
+    fc = t.names.index("classifier")
+    assert np.array_equal(t.macs[:, fc], t.gemm_n[:, fc] * (t.gemm_k[:, fc] + 1))
+    assert np.all(t.gemm_m[:, kinds == "memory"] == 0)

@@ -22,12 +22,14 @@ from nasfilter.experiment import (
     run_one,
 )
 from nasfilter.filters import DropAll
-from nasfilter.metrics import FrontReference, metric_curves, run_metrics, score, tick_times
-from nasfilter.problem import EVALUATE, PROXY
+from nasfilter.metrics import FrontReference, score
+from nasfilter.problem import EVALUATE, PROXY, Budget
+from nasfilter.results import load_results, score_events, tick_times
 from nasfilter.runner import make_problem, run_search, seed_streams
 from nasfilter.searchers import RandomSearch, Reinforce, UtilizationPareto
 from nasfilter.space import Arch
 from nasfilter.store import Store
+from nasfilter.trial import Trial
 
 KILL_MARKER = "NASFILTER_TEST_KILL_MARKER"
 
@@ -37,7 +39,7 @@ class Killer(RandomSearch):
 
     name = "killer"
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         marker = os.environ.get(KILL_MARKER)
         if marker and multiprocessing.parent_process() is not None:
             try:
@@ -46,7 +48,7 @@ class Killer(RandomSearch):
                 pass
             else:
                 os.kill(os.getpid(), signal.SIGKILL)
-        return super().ask()
+        return super().propose()
 
 
 def small_grid(**kw: object) -> list[RunSpec]:
@@ -85,28 +87,37 @@ def test_a_run_never_outlives_its_budget_and_reports_proxy_time_apart() -> None:
     assert result.proxy_seconds > 0 and result.n_proxy == is_proxy.sum()
     # REINFORCE returns the architecture with the best reward seen (NATS-Bench reference):
     # recompute the MnasNet reward from the events alone.
-    evaluated = ev["index"][~is_proxy]
-    accuracy = ev["value"][~is_proxy]
+    is_eval = ev["kind"] == EVALUATE
+    evaluated = ev["index"][is_eval]
+    accuracy = ev["value"][is_eval]
     throughput = dict(zip(ev["index"][is_proxy].tolist(), ev["throughput"][is_proxy], strict=True))
     reward = accuracy * (np.array([throughput[i] for i in evaluated]) / 175_000.0) ** 0.07
     assert result.best_index == evaluated[int(np.argmax(reward))]
     assert result.best_valid_acc == accuracy[evaluated == result.best_index].max()
     plain = run_search(Reinforce(), make_problem(table, 110_000, 0), seed=0)
-    plain_acc = plain.events["value"]
+    plain_eval = plain.events["kind"] == EVALUATE
+    plain_acc = plain.events["value"][plain_eval]
     assert plain.best_valid_acc == plain_acc.max()
-    assert plain.best_index == plain.events["index"][int(np.argmax(plain_acc))]
+    assert plain.best_index == plain.events["index"][plain_eval][int(np.argmax(plain_acc))]
 
 
 def test_stop_conditions_are_recorded() -> None:
     table, proxy, _ = inputs(RunSpec("random"))
     stalled = run_search(
-        RandomSearch(), make_problem(table, 1e6, 0, proxy=proxy), filter=DropAll(), max_idle=50
+        RandomSearch(),
+        make_problem(table, 1e6, 0, proxy=proxy),
+        filter=DropAll(),
+        max_idle=50,
+        seed=0,
     )
     assert stalled.status == "stalled" and stalled.n_asked == 50 and stalled.clock == 0
-    done = run_search(UtilizationPareto(), make_problem(table, 1e6, 0, proxy=proxy))
+    done = run_search(UtilizationPareto(), make_problem(table, 1e6, 0, proxy=proxy), seed=0)
     assert done.status == "searcher-done" and done.n_evaluations > 0
     with pytest.raises(ValueError, match="max_idle must be an integer >= 1"):
-        run_search(RandomSearch(), make_problem(table, 1e6, 0), max_idle=0)
+        run_search(RandomSearch(), make_problem(table, 1e6, 0), max_idle=0, seed=0)
+    for bad in (0, -3, 1.5, True):
+        with pytest.raises(ValueError, match="workers must be an integer from 1 to 4096"):
+            run_search(RandomSearch(), make_problem(table, 1e6, 0), workers=bad, seed=0)
 
 
 def test_the_study_budget_covers_a_full_scan_and_the_whole_front() -> None:
@@ -134,11 +145,12 @@ def test_one_and_two_workers_give_identical_results(tmp_path: Path) -> None:
     with Store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
         run_experiment(specs[:2], [0, 1], store=a, jobs=1)
         run_experiment(specs[:2], [0, 1], store=b, jobs=2)
-        strip = ("wall_seconds", "created")
-        rows_a = [{k: v for k, v in r.items() if k not in strip} for r in a.runs()]
-        rows_b = [{k: v for k, v in r.items() if k not in strip} for r in b.runs()]
-        assert rows_a == rows_b
-        assert a.curves() == b.curves()
+        ra, rb = load_results(a), load_results(b)
+        assert [r.row() for r in ra] == [r.row() for r in rb]
+        for x, y in zip(ra, rb, strict=True):
+            assert all(np.array_equal(x.curves[k], y.curves[k], equal_nan=True) for k in x.curves)
+            ea, eb = a.events(x.run_id), b.events(y.run_id)
+            assert all(np.array_equal(ea[k], eb[k], equal_nan=ea[k].dtype.kind == "f") for k in ea)
 
 
 def test_resume_after_a_killed_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,14 +164,13 @@ def test_resume_after_a_killed_worker(tmp_path: Path, monkeypatch: pytest.Monkey
         run_experiment(specs, seeds, store=store, jobs=2)
     assert not marker.exists()
     with Store(db) as store:
-        partial = store.runs()
+        partial = [r.row() for r in load_results(store)]
         assert len(partial) < len(specs) * len(seeds)
         for row in partial:  # every stored run is complete
-            assert len(store.curves(row["run_id"])) == 5
             assert len(store.events(row["run_id"])["index"]) > 0
         resumed = run_experiment(specs, seeds, store=store, jobs=2)
         assert len(resumed) == len(specs) * len(seeds) - len(partial)
-        final = store.runs()
+        final = [r.row() for r in load_results(store)]
         assert sorted((r["searcher"], r["seed"]) for r in final) == sorted(
             (s.searcher, seed) for s in specs for seed in seeds
         )
@@ -243,19 +254,18 @@ def test_metric_curves_equal_scores_of_each_prefix() -> None:
     record = run_one(spec, 0)
     ev = record.events
     times = tick_times(spec.budget, 7)
-    curves = metric_curves(ref, table, ev, times)
+    final, curves = score_events(ref, table, ev, times)
     is_eval = ev["kind"] == EVALUATE
     for i, t in enumerate(times):
-        done = is_eval & (ev["clock"] <= t)
+        done = is_eval & (ev["end"] <= t)
         m = score(ref, ev["index"][done], ev["value"][done], table)
         assert curves["hv_ratio"][i] == pytest.approx(m.hv_ratio)
         assert curves["recall"][i] == pytest.approx(m.recall)
         assert curves["selected_test_acc"][i] == pytest.approx(m.selected_test_acc)
         assert curves["n_evaluations"][i] == done.sum()
     assert np.all(np.diff(curves["hv_ratio"]) >= 0)
-    final = run_metrics(ref, table, ev)
-    assert final.hv_ratio >= curves["hv_ratio"][-1]
-    empty = metric_curves(ref, table, {k: v[:0] for k, v in ev.items()}, times)
+    assert final["hv_ratio"] >= curves["hv_ratio"][-1]
+    _, empty = score_events(ref, table, {k: v[:0] for k, v in ev.items()}, times)
     assert np.all(empty["hv_ratio"] == 0) and np.all(np.isinf(empty["igd_plus"]))
 
 
@@ -275,10 +285,94 @@ def test_a_recommendation_must_have_been_evaluated() -> None:
         def recommend(self) -> Arch | None:
             return Arch.from_index(min(set(range(len(seen) + 1)) - seen))  # never evaluated
 
-        def tell(self, arch: Arch, accuracy: float | None) -> None:
-            seen.add(arch.index)
+        def observe(self, trial: Trial, accuracy: float | None) -> None:
+            seen.add(trial.arch.index)
 
     seen: set[int] = set()
     table, _, _ = inputs(RunSpec("random"))
     with pytest.raises(ValueError, match="which this run did not evaluate"):
         run_search(RecommendsAnother(), make_problem(table, 500, 0), seed=0)
+
+
+# ------------------------------------------------------------------- parallel workers
+def test_k_workers_run_every_builtin_deterministically() -> None:
+    """Every built-in searcher and filter at K=4: the same trace twice, each trial told
+    once, never more than K evaluations at once, and the worker-seconds budget respected."""
+    from nasfilter.filters import FILTERS
+    from nasfilter.searchers import SEARCHERS
+
+    table, proxy, _ = inputs(RunSpec("random"))
+    for s_name in SEARCHERS.names():
+        for f_name in FILTERS.names():
+            runs = [
+                run_search(
+                    SEARCHERS.create(s_name),
+                    make_problem(table, 80_000.0, 1, proxy=proxy),
+                    filter=FILTERS.create(f_name),
+                    seed=1,
+                    workers=4,
+                    max_idle=500,
+                )
+                for _ in range(2)
+            ]
+            a, b = (r.events for r in runs)
+            same = all(np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a)
+            assert same, (s_name, f_name)
+            ev = a
+            is_eval = ev["kind"] == EVALUATE
+            starts, ends = ev["start"][is_eval], ev["end"][is_eval]
+            for t in starts:  # evaluations running at each start, itself included
+                assert ((starts <= t) & (ends > t)).sum() <= 4
+            assert np.all((ev["clock"] - ev["cost"])[is_eval] < 80_000.0)
+            trials = ev["trial"][is_eval]
+            assert len(np.unique(trials)) == len(trials)
+            assert set(ev["worker"][is_eval].tolist()) <= {0, 1, 2, 3}
+
+
+def test_more_workers_spend_the_same_worker_seconds_in_less_wall_time() -> None:
+    table, _, _ = inputs(RunSpec("random"))
+    one = run_search(RandomSearch(), make_problem(table, 50_000.0, 0), seed=0)
+    four = run_search(RandomSearch(), make_problem(table, 50_000.0, 0), seed=0, workers=4)
+    # Random search ignores outcomes: K only changes when each proposal runs.
+    n = min(one.n_evaluations, four.n_evaluations)
+    assert np.array_equal(one.evaluated[:n], four.evaluated[:n])
+    assert one.worker_seconds >= 50_000.0 and four.worker_seconds >= 50_000.0
+    assert one.clock == one.worker_seconds
+    assert four.clock < one.clock / 3  # four evaluations at a time
+    # A wall-clock budget gives K workers about K times the work.
+    wall = run_search(
+        RandomSearch(),
+        make_problem(table, Budget(None, wall_seconds=20_000.0), 0),
+        seed=0,
+        workers=4,
+    )
+    assert wall.clock >= 20_000.0 and wall.worker_seconds > 3 * 20_000.0
+
+
+def test_run_experiment_with_workers_is_independent_of_processes() -> None:
+    specs = grid(["reinforce", "evolution"], budget=30_000.0, n_ticks=5, workers=4)
+    one = run_experiment(specs, [0, 1], jobs=1)
+    two = run_experiment(specs, [0, 1], jobs=2)
+    assert all(x.same_results(y) for x, y in zip(one, two, strict=True))
+    assert specs[0].key() != RunSpec("reinforce", budget=30_000.0, n_ticks=5).key()
+    assert one[0].summary["clock"] < one[0].summary["worker_seconds"]
+
+
+def test_the_table_cache_serves_a_rewritten_file_afresh(tmp_path: Path) -> None:
+    from nasfilter.experiment import cached_table, file_identity
+    from tests.tables import random_table
+
+    path = tmp_path / "t.npz"
+    random_table(1).save(path)
+    first = cached_table(path, "cifar10")
+    assert cached_table(str(path), "cifar10") is first  # same file: served from the cache
+    before = file_identity(path)
+    path.unlink()
+    random_table(2).save(path)  # rewritten in place, same path and maybe the same size
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert file_identity(path) != before
+    second = cached_table(path, "cifar10")
+    assert second is not first
+    np.testing.assert_array_equal(second.valid_acc, random_table(2).valid_acc)
+    assert not np.array_equal(second.valid_acc, first.valid_acc)

@@ -51,9 +51,15 @@ def test_read_npz_refuses_missing_foreign_and_pickled_files(tmp_path: Path) -> N
     with pytest.raises(ValueError, match=r"thing file .* does not exist"):
         read_npz(tmp_path / "absent.npz", "thing", "`make thing`")
     (tmp_path / "junk.npz").write_text("not a zip")
-    with pytest.raises(ValueError, match=r"is not a thing \(.npz written by `make thing`\)"):
+    with pytest.raises(ValueError, match=r"is not a thing: it is not an .npz file") as junk:
         read_npz(tmp_path / "junk.npz", "thing", "`make thing`")
+    assert "the .npz file (a zip of arrays) that `make thing` writes" in str(junk.value)
+    (tmp_path / "empty.npz").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"is not a thing: it is an empty file"):
+        read_npz(tmp_path / "empty.npz", "thing", "`make thing`")
     pickled = tmp_path / "pickled.npz"
     np.savez(pickled, a=np.array([{"x": 1}], dtype=object))
-    with pytest.raises(ValueError, match="is not a thing"):
+    with pytest.raises(ValueError, match="is not a thing: it holds pickled Python") as info:
         read_npz(pickled, "thing", "`make thing`")
+    # numpy's own message invites loading the file "unsafely"; ours never does.
+    assert "allow_pickle" not in str(info.value) and "unsafe" not in str(info.value)

@@ -23,6 +23,7 @@ from nasfilter.registry import UnknownNameError
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import RandomSearch, Searcher, arch_from_index
 from nasfilter.space import N_ARCHS, Arch
+from nasfilter.trial import Trial
 from tests.tables import random_proxy, random_table
 
 TABLE = random_table(3)
@@ -64,20 +65,20 @@ class Scripted(Searcher):
         self.todo = list(reversed(self.indices))
         self.told: list[tuple[int, float | None]] = []
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         return arch_from_index(self.todo.pop()) if self.todo else None
 
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
-        self.told.append((arch.index, accuracy))
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        self.told.append((trial.arch.index, accuracy))
 
 
 def test_pass_through_and_drop_all() -> None:
     cands = [Arch.from_index(i) for i in (3, 1, 3)]
     f, d = PassThrough(), DropAll()
-    _, handle = ready(f)
+    ready(f)
     ready(d)
-    assert f.select(cands, handle) == cands
-    assert d.select(cands, handle) == []
+    assert [f.keep(a) for a in cands] == [True] * 3
+    assert [d.keep(a) for a in cands] == [False] * 3
 
 
 def test_log_epsilon_matches_brute_force() -> None:
@@ -95,9 +96,9 @@ def test_log_epsilon_matches_brute_force() -> None:
 def test_proxy_threshold_passes_exactly_the_near_front() -> None:
     for tolerance in (0.0, 0.03):
         f = ProxyThreshold(tolerance=tolerance)
-        problem, handle = ready(f)
+        problem, _ = ready(f)
         cands = [arch_from_index(i) for i in range(N_ARCHS)]
-        kept = {a.index for a in f.select(cands, handle)}
+        kept = {a.index for a in cands if f.keep(a)}
         front = POINTS[brute_ranks(POINTS) == 0]
         lp, lq = np.log(POINTS), np.log(front)
         brute = np.max(np.min(lq[None, :, :] - lp[:, None, :], axis=2), axis=1)
@@ -109,16 +110,16 @@ def test_proxy_threshold_passes_exactly_the_near_front() -> None:
 
 def test_proxy_threshold_online_judges_against_what_it_has_seen() -> None:
     f = ProxyThreshold(tolerance=0.0, scan=False)
-    problem, handle = ready(f)
+    problem, _ = ready(f)
     order = np.random.default_rng(2).permutation(N_ARCHS)[:300]
     kept = []
     for k, i in enumerate(order):
-        passed = f.select([arch_from_index(int(i))], handle)
+        passed = f.keep(arch_from_index(int(i)))
         seen = POINTS[order[: k + 1]]
         on_front = brute_ranks(seen)[-1] == 0
-        assert bool(passed) == on_front
-        kept += passed
-    f.select([arch_from_index(int(order[0]))], handle)  # a repeat is not charged again
+        assert passed == on_front
+        kept += [i] if passed else []
+    f.keep(arch_from_index(int(order[0])))  # a repeat is not charged again
     assert problem.proxy_seconds == pytest.approx(2.0 * 300)
     assert 0 < len(kept) < 300
 
@@ -144,14 +145,14 @@ def test_successive_frontiers_patience_opens_the_next_layer() -> None:
     ranks = brute_ranks(POINTS)
     deep = np.flatnonzero(ranks == 3)[:1].tolist()
     f = SuccessiveFrontiers(patience=2)
-    _, handle = ready(f)
+    ready(f)
     arch = arch_from_index(deep[0])
-    assert f.select([arch], handle) == [] and f.level == 0
-    assert f.select([arch], handle) == [] and f.level == 1  # two drops in a row
+    assert not f.keep(arch) and f.level == 0
+    assert not f.keep(arch) and f.level == 1  # two drops in a row
     for level in (2, 3):
-        assert f.select([arch], handle) == [] and f.select([arch], handle) == []
+        assert not f.keep(arch) and not f.keep(arch)
         assert f.level == level
-    assert f.select([arch], handle) == [arch]
+    assert f.keep(arch)
 
 
 def test_filters_compose_with_any_searcher() -> None:
@@ -184,7 +185,7 @@ def test_registry_and_bad_parameters() -> None:
         SuccessiveFrontiers(patience=0)
 
 
-def test_a_filter_cannot_return_foreign_candidates() -> None:
+def test_a_filter_of_the_earlier_interface_cannot_return_foreign_candidates() -> None:
     class Liar(Filter):
         name = "liar"
 
@@ -192,5 +193,18 @@ def test_a_filter_cannot_return_foreign_candidates() -> None:
             return [Arch.from_index(0)]
 
     problem = make_problem(TABLE, 1e5, 0, proxy=PROXY)
-    with pytest.raises(ValueError, match="expected a sub-list"):
-        run_search(Scripted([5]), problem, filter=Liar())
+    with pytest.warns(FutureWarning, match="LegacyFilter"):
+        with pytest.raises(ValueError, match="expected a sub-list"):
+            run_search(Scripted([5]), problem, filter=Liar(), seed=0)
+
+
+def test_a_filter_must_answer_true_or_false() -> None:
+    class Vague(Filter):
+        name = "vague"
+
+        def keep(self, arch: Arch) -> bool:
+            return None  # type: ignore[return-value]
+
+    problem = make_problem(TABLE, 1e5, 0, proxy=PROXY)
+    with pytest.raises(ValueError, match="returned None; expected True or False"):
+        run_search(Scripted([5]), problem, filter=Vague(), seed=0)

@@ -8,10 +8,11 @@ import itertools
 import numpy as np
 import pytest
 
-from nasfilter.experiment import _proxy, _table
+from nasfilter.experiment import cached_proxy, cached_table
 from nasfilter.filters import DropAll
-from nasfilter.metrics import FrontReference, run_metrics
+from nasfilter.metrics import FrontReference
 from nasfilter.pareto import hypervolume_2d, nondominated_mask
+from nasfilter.results import score_events
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import SEARCHERS, ModelBased, RandomSearch
 from nasfilter.searchers.features import RidgeModel, base_features
@@ -96,7 +97,7 @@ def test_bad_parameters_name_their_valid_range(params: dict[str, object], match:
 
 
 def _inputs() -> tuple[object, object]:
-    return _table(None, "cifar10"), _proxy("roofline", "v100", "cifar10", None)
+    return cached_table(None, "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
 
 
 @pytest.mark.parametrize("hardware", [False, True])
@@ -139,7 +140,8 @@ def test_it_beats_random_search_on_the_embedded_table() -> None:
         for seed in (0, 1):
             problem = make_problem(table, 40_000, seed, proxy=proxy)  # type: ignore[arg-type]
             result = run_search(factory(), problem, seed=seed)
-            hv.append(run_metrics(reference, table, result.events).hv_ratio)  # type: ignore[arg-type]
+            metrics, _ = score_events(reference, table, result.events, np.array([40_000.0]))  # type: ignore[arg-type]
+            hv.append(metrics["hv_ratio"])
         scores[name] = min(hv) if name == "model" else max(hv)
     assert scores["model"] > scores["random"] + 0.01
 

@@ -21,7 +21,15 @@ CIFAR = get_dataset("cifar10")
 
 # ------------------------------------------------------------------------ devices
 @pytest.mark.parametrize(
-    ("name", "cmr"), [("v100", 139), ("a100", 153), ("h100", 295), ("h200", 206)]
+    ("name", "cmr"),
+    [
+        ("v100", 139),
+        ("a100", 153),
+        ("h100", 295),
+        ("h200", 206),
+        ("rtx3090", 76),
+        ("rtx4090", 164),
+    ],
 )
 def test_builtin_device_cmr_matches_the_data_sheets(name: str, cmr: int) -> None:
     # FACTS §7: dense FP16 peak / memory bandwidth, FLOP/byte.

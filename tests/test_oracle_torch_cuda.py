@@ -140,6 +140,22 @@ def test_measure_at_the_largest_batch() -> None:
     assert m.config["precision"] == "fp16" and m.config["cuda_graph"] is True
 
 
+def test_layout_is_a_setting() -> None:
+    import torch
+
+    from nasfilter.oracle.torch_cuda import memory_format
+
+    nchw = FakeGpuBackend(limit=100, window=0.01, channels_last=False)
+    assert nchw.config["channels_last"] is False and nchw.spec().config["channels_last"] is False
+    assert FakeGpuBackend(limit=100, window=0.01).config["channels_last"] is True
+    x = torch.zeros(2, 3, 4, 4)
+    nhwc = x.contiguous(memory_format=memory_format(torch, True))
+    assert nhwc.stride() == (48, 1, 12, 3)  # channels vary fastest: NHWC in memory
+    assert x.contiguous(memory_format=memory_format(torch, False)).stride() == (48, 16, 4, 1)
+    with pytest.raises(ValueError, match="channels_last must be true or false"):
+        FakeGpuBackend(limit=100, channels_last="yes")
+
+
 def test_measure_capped_batch() -> None:
     m = FakeGpuBackend(limit=10**9, start_batch=64, batch_cap=1000, window=0.01).measure(0, CIFAR)
     assert m.max_batch == 1000 and m.batch_size == 1000

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from nasfilter import plots
 
@@ -41,18 +40,6 @@ def _all_text(fig: Figure) -> str:
     from matplotlib.text import Text
 
     return _squash(" ".join(t.get_text() for t in fig.findobj(Text)))
-
-
-def test_mean_and_stderr_matches_scipy() -> None:
-    values = np.random.default_rng(1).normal(size=(7, 11))
-    mean, se = plots.mean_and_stderr(values)
-    np.testing.assert_allclose(mean, values.mean(axis=0))
-    np.testing.assert_allclose(se, stats.sem(values, axis=0, ddof=1))
-    one_mean, one_se = plots.mean_and_stderr(values[:1])
-    np.testing.assert_array_equal(one_se, 0.0)
-    np.testing.assert_array_equal(one_mean, values[0])
-    with pytest.raises(ValueError, match="shape"):
-        plots.mean_and_stderr(np.zeros(3))
 
 
 def test_context_rejects_empty_labels() -> None:

@@ -50,9 +50,7 @@ def test_simulation_matches_simulate_train_eval(
         ours = problem.evaluate(int(index))
         event = problem.events[-1]
         pending_seed[:] = [event.seed]
-        acc, latency, cost, total = api.simulate_train_eval(
-            api.arch(int(index)), dataset, hp="12"
-        )
+        acc, latency, cost, total = api.simulate_train_eval(api.arch(int(index)), dataset, hp="12")
         seen_seeds.add(event.seed)
         assert ours == acc, (step, index, event.seed)
         assert event.cost == pytest.approx(cost, rel=1e-12)

@@ -106,9 +106,40 @@ def _make_report(folder: Path) -> tuple[Path, list[plots.FigureFiles]]:
 
 
 def test_report_renders_every_figure(browser: Chromium, tmp_path: Path) -> None:
+    report, figs = _make_report(tmp_path)
+    _assert_every_figure_renders(browser, report, figs, tmp_path)
+
+
+def test_survey_report_renders_every_figure(browser: Chromium, tmp_path: Path) -> None:
+    """The CNN survey's report (Fig. 1, 2a, 2b) on real timm models and real measurements."""
+    from nasfilter.oracle.devices import get_device
+    from nasfilter.survey.output import write_survey
+    from nasfilter.survey.survey import SurveySettings, run_survey
+    from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
+
+    settings = SurveySettings(
+        device=get_device("rtx3090"),
+        measured=read_benchmark(shipped_benchmark("rtx3090", "nhwc")),
+        measured_label="rtx3090 nhwc",
+        models=[("resnet18", 224), ("mobilenetv2_100", 224), ("efficientnet_b0", 224)],
+        cache_root=tmp_path / "cache",
+    )
+    result = run_survey(settings)
+    out = tmp_path / "survey"
+    out.mkdir()
+    write_survey(result, out)
+    figs = [
+        plots.FigureFiles(stem, out / f"{stem}.png", out / f"{stem}.svg", stem)
+        for stem in ("fig1", "fig2a", "fig2b")
+    ]
+    _assert_every_figure_renders(browser, out / "report.html", figs, tmp_path)
+
+
+def _assert_every_figure_renders(
+    browser: Chromium, report: Path, figs: list[plots.FigureFiles], tmp_path: Path
+) -> None:
     from PIL import Image
 
-    report, figs = _make_report(tmp_path)
     browser.open(report)
     status = browser.evaluate(IMAGE_STATUS_JS)
     assert [s["id"] for s in status] == [f"img-{f.stem}" for f in figs]
@@ -159,3 +190,40 @@ def test_missing_chromium_names_the_install_command(monkeypatch: pytest.MonkeyPa
     with pytest.raises(ChromiumMissing, match="apt-get install -y chromium") as info:
         find_chromium()
     assert INSTALL_COMMAND in str(info.value)
+
+
+ORACLE_TABLE_JS = """
+(() => {
+  const h = Array.from(document.querySelectorAll('h2'))
+    .find(e => e.textContent.includes('Oracles side by side'));
+  if (!h) return null;
+  let el = h.nextElementSibling;
+  while (el && !el.querySelector('table') && el.tagName !== 'TABLE') el = el.nextElementSibling;
+  const table = el.tagName === 'TABLE' ? el : el.querySelector('table');
+  const r = table.getBoundingClientRect();
+  return {rows: Array.from(table.querySelectorAll('tbody tr, tr'))
+            .map(tr => Array.from(tr.cells).map(c => c.textContent)),
+          width: r.width, height: r.height};
+})()
+"""
+
+
+def test_reproduce_report_shows_both_oracles_side_by_side(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    from nasfilter.reproduce import FILTERING, REINFORCE_MNAS, reproduce
+
+    out = tmp_path / "study"
+    summary = reproduce(
+        out, seeds=[0], budget=2000.0, quiet=True, methods=[FILTERING, REINFORCE_MNAS]
+    )
+    browser.open(out / "report.html")
+    got = browser.evaluate(ORACLE_TABLE_JS)
+    assert got is not None, "no 'Oracles side by side' section"
+    assert got["width"] > 300 and got["height"] > 40  # laid out, not hidden
+    body = [row for row in got["rows"] if row and not row[0].startswith("oracle")]
+    labels = [r["label"] for r in summary["oracles"]["oracles"]]
+    assert [row[0] for row in body] == labels
+    assert labels[0].startswith("roofline v100") and labels[1].startswith("calibrated v100")
+    for row, rec in zip(body, summary["oracles"]["oracles"], strict=True):
+        assert row[2] == str(rec["front_size"])

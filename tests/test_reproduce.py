@@ -21,8 +21,6 @@ from nasfilter.reproduce import (
     OUTPUT_FILES,
     MissingColumnError,
     check_out_dir,
-    format_mean_se,
-    mean_se,
     reproduce,
     require_proxy,
 )
@@ -68,6 +66,17 @@ def test_every_output_is_written(out: Path, summary: dict[str, Any]) -> None:
     assert summary["synthetic_table"] is True
     assert summary["table"]["synthetic"] is True
     assert len(summary["runs"]) == len(METHODS) * len(SEEDS)
+
+
+def test_report_includes_the_cnn_survey(out: Path, summary: dict[str, Any]) -> None:
+    # timm is in the test extra, so the survey section is there (docs/survey.md).
+    survey = summary["survey"]
+    assert survey["device"] == "rtx4090" and survey["n_cnn_models"] == 8
+    assert survey["n_cnn_rows_measured"] > 0 and 0 < survey["median_measured_utilization_cnn"] < 1
+    for name in ("survey.csv", "layers.csv", "summary.json", "fig1.png", "fig2a.png", "fig2b.png"):
+        assert (out / "survey" / name).stat().st_size > 0, name
+    html = (out / "report.html").read_text("utf-8")
+    assert "CNN survey" in html and 'id="img-fig2b"' in html
 
 
 def test_fig3_numbers_match_independent_references(
@@ -137,6 +146,31 @@ def test_metrics_table_aggregates_the_runs(summary: dict[str, Any]) -> None:
         )
 
 
+def test_the_workers_comparison(out: Path, summary: dict[str, Any]) -> None:
+    wc = summary["workers_comparison"]
+    assert wc["workers"] == [1, 4, 16] == summary["parameters"]["workers"]
+    assert set(wc["methods"]) == {m.label for m in METHODS}
+    times = np.asarray(wc["times_seconds"])
+    for label, per_k in wc["methods"].items():
+        assert set(per_k) == {"1", "4", "16"}
+        for entry in per_k.values():
+            assert entry["runs"] == len(SEEDS)
+            band = np.asarray(entry["band"]["mean"], dtype=float)
+            for f, point in zip(wc["fractions"], entry["at_fractions"], strict=True):
+                i = int(np.searchsorted(times, f * BUDGET - 1e-9))
+                assert point["mean"] == pytest.approx(band[i])
+        # K=1 is the metrics table's run set.
+        assert per_k["1"]["band"]["mean"] == pytest.approx(
+            summary["comparison"]["curves"][label]["mean"]
+        )
+    # Four workers share the evaluations of REINFORCE: its runs end sooner on the wall clock.
+    reinforce = wc["methods"]["REINFORCE (accuracy reward)"]
+    walls = [reinforce[k]["wall_clock_seconds"]["mean"] for k in ("1", "4", "16")]
+    assert walls[0] > 3 * walls[1] > 3 * 3 * walls[2] * 0.9
+    page = (out / "report.html").read_text("utf-8")
+    assert "Simulated parallel workers" in page and "HV ratio at 5,000 s" in page
+
+
 def test_markdown_and_csv_tables(out: Path, summary: dict[str, Any]) -> None:
     md = (out / "metrics.md").read_text("utf-8")
     rows = [line for line in md.splitlines() if line.startswith("| ")]
@@ -168,7 +202,9 @@ def test_report_renders_in_chromium(out: Path) -> None:
     with Chromium() as browser:
         browser.open(out / "report.html")
         status = browser.evaluate(IMAGE_STATUS_JS)
-    assert [s["id"] for s in status] == [f"img-{stem}" for stem in FIGURE_STEMS]
+    # The NAS figures, then the CNN survey's Fig. 1, 2a and 2b.
+    stems = (*FIGURE_STEMS, "fig1", "fig2a", "fig2b")
+    assert [s["id"] for s in status] == [f"img-{stem}" for stem in stems]
     for s in status:
         assert s["complete"] and s["decoded"] and s["naturalWidth"] > 0, s
 
@@ -217,6 +253,8 @@ def test_incomplete_proxy_names_the_missing_columns() -> None:
         ({"budget": 0.0}, "budget must be finite simulated seconds > 0"),
         ({"budget": math.nan}, "budget must be finite"),
         ({"jobs": 0}, "jobs must be an integer >= 1"),
+        ({"workers": [1, 0]}, "workers must be an integer from 1 to 4096"),
+        ({"workers": []}, "workers must name at least one K"),
         ({"backend": "nope"}, "unknown backend 'nope'; known backends: .*roofline"),
     ],
 )
@@ -229,12 +267,29 @@ def test_bad_arguments_fail_before_writing(
     assert not target.exists()
 
 
-def test_mean_se_and_formatting() -> None:
-    values = [1.0, 2.0, 4.0]
-    mean, se = mean_se(values)
-    assert mean == pytest.approx(7 / 3) and se == pytest.approx(stats.sem(values))
-    assert mean_se([5.0]) == (5.0, 0.0)
-    assert format_mean_se(0.91234, 0.0123, 3) == "0.912 ± 0.012"
-    assert format_mean_se(1234.4, 0.0, 0) == "1,234"
-    assert format_mean_se(math.inf, math.nan, 3) == "inf"
-    assert format_mean_se(math.nan, math.nan, 3) == "n/a"
+def test_the_report_sets_both_analytic_oracles_side_by_side(
+    out: Path, summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
+) -> None:
+    import moocore
+
+    from nasfilter.oracle.calibrated import calibrated
+
+    table, roof = inputs
+    records = summary["oracles"]["oracles"]
+    assert [r["backend"] for r in records] == ["roofline", "calibrated"]
+    assert summary["oracles"]["skipped"] == {}
+    cal = calibrated("v100", "cifar10")
+    for rec, proxy in zip(records, (roof, cal.proxy_table()), strict=True):
+        assert rec["label"] == proxy.label
+        points = np.stack([proxy.throughput, proxy.utilization], axis=1)
+        front = np.flatnonzero(moocore.is_nondominated(points, maximise=True, keep_weakly=True))
+        assert rec["front"] == front.tolist() and rec["front_size"] == front.size
+        assert rec["utilization"]["median"] == pytest.approx(np.median(proxy.utilization))
+        ranks = [stats.rankdata(x) for x in (proxy.utilization, table.test_acc)]
+        rho = np.corrcoef(ranks[0], ranks[1])[0, 1]
+        assert rec["spearman_utilization_accuracy"] == pytest.approx(rho, abs=1e-12)
+    shared = len(set(records[0]["front"]) & set(records[1]["front"]))
+    assert records[1]["front_overlap_with_first"] == shared
+    assert records[0]["front_overlap_with_first"] == records[0]["front_size"]
+    page = (out / "report.html").read_text("utf-8")
+    assert "Oracles side by side" in page and cal.proxy_table().label in page

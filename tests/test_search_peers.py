@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from nasfilter.cli import main
-from nasfilter.cli.compare import NOTHING_EVALUATED, format_summary, summarize
-from nasfilter.experiment import RunSpec, _proxy, _table, run_one
+from nasfilter.cli.compare import format_summary, summarize
+from nasfilter.experiment import RunSpec, cached_proxy, cached_table, run_one
 from nasfilter.filters import ProxyThreshold, SuccessiveFrontiers
+from nasfilter.results import NOTHING_EVALUATED
 from nasfilter.runner import make_problem, run_search
 from nasfilter.scan import check_scan_share, scan_size
 from nasfilter.searchers import SEARCHERS, OptunaSearcher, RandomSearch, UtilizationPareto
@@ -25,7 +26,7 @@ FIXTURE = Path(__file__).parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-sim
 
 
 def _inputs() -> tuple[Any, Any]:
-    return _table(None, "cifar10"), _proxy("roofline", "v100", "cifar10", None)
+    return cached_table(None, "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
 
 
 # ------------------------------------------------------------------------------ Optuna
@@ -135,7 +136,9 @@ def test_small_budgets_still_evaluate(budget: float) -> None:
         (RandomSearch(), ProxyThreshold()),
     ]
     for searcher, filt in cases:
-        result = run_search(searcher, make_problem(table, budget, 0, proxy=proxy), filter=filt)
+        result = run_search(
+            searcher, make_problem(table, budget, 0, proxy=proxy), filter=filt, seed=0
+        )
         assert result.n_evaluations > 0, (searcher, filt)
         # The default share keeps the scan to 60 % of the budget (plus single queries).
         assert result.proxy_seconds <= 0.6 * budget + 2.0 * result.n_asked + 2.0
@@ -144,11 +147,11 @@ def test_small_budgets_still_evaluate(budget: float) -> None:
 def test_the_study_full_scan_is_still_available() -> None:
     table, proxy = _inputs()
     problem = make_problem(table, 55_000, 0, proxy=proxy)
-    result = run_search(UtilizationPareto(scan_share=None), problem)
+    result = run_search(UtilizationPareto(scan_share=None), problem, seed=0)
     assert result.n_evaluations == 0 and result.proxy_seconds >= 55_000
-    big = run_search(UtilizationPareto(), make_problem(table, 110_000, 0, proxy=proxy))
+    big = run_search(UtilizationPareto(), make_problem(table, 110_000, 0, proxy=proxy), seed=0)
     full = run_search(
-        UtilizationPareto(scan_share=None), make_problem(table, 110_000, 0, proxy=proxy)
+        UtilizationPareto(scan_share=None), make_problem(table, 110_000, 0, proxy=proxy), seed=0
     )
     assert big.events["index"].tolist() == full.events["index"].tolist()  # same at 110000 s
 
@@ -171,12 +174,12 @@ def test_an_empty_run_is_flagged_in_compare_and_run(
     args = ["run", "--searchers", spec, "random", "--seeds", "0", "--budget", "9000"]
     assert main([*args, "--db", db, "--jobs", "1", "--no-progress"]) == 0
     err = capsys.readouterr().err
-    assert f"warning: {spec} evaluated nothing in 1 run(s)" in err
+    assert f"warning: {spec} evaluated nothing in 1 of 1 run(s)" in err
     assert main(["compare", "--db", db]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith(spec))
     assert NOTHING_EVALUATED in row and "0.000" not in row
-    assert f"warning: {spec} evaluated nothing in 1 of 1 runs" in out
+    assert f"warning: {spec} evaluated nothing in 1 of 1 run(s)" in out
     random_row = next(line for line in out.splitlines() if line.startswith("random "))
     assert NOTHING_EVALUATED not in random_row
 
@@ -188,15 +191,20 @@ def test_format_summary_warns_for_partly_empty_methods() -> None:
         "filter": "none",
         "dataset": "cifar10",
         "budget": 3000.0,
+        "budget_clock": "worker",
+        "workers": 1,
         "table_label": "t",
         "oracle_label": "o",
         "status": "budget",
         **record.metrics,
-        **{k: record.summary[k] for k in ("n_evaluations", "proxy_seconds", "evaluation_seconds")},
+        **{
+            k: record.summary[k]
+            for k in ("n_evaluations", "proxy_seconds", "evaluation_seconds", "clock")
+        },
     }
     empty = dict(base, n_evaluations=0, hv_ratio=0.0)
     text = format_summary(summarize([base, empty]))
-    assert "warning: x evaluated nothing in 1 of 2 runs" in text
+    assert "warning: x evaluated nothing in 1 of 2 run(s)" in text
 
 
 # --------------------------------------------------------------- the structured table
@@ -206,7 +214,7 @@ def test_structured_table_is_synthetic_and_unlike_the_surrogate() -> None:
     assert t.is_complete
     again = structured_table()
     assert np.array_equal(t.valid_acc, again.valid_acc)
-    surrogate = _table(None, "cifar10")
+    surrogate = cached_table(None, "cifar10")
     from scipy.stats import spearmanr
 
     # Another accuracy model and time model: rankings differ from the surrogate's.
@@ -235,5 +243,5 @@ def test_the_report_warns_about_a_method_that_evaluated_nothing(tmp_path: Path) 
     out = tmp_path / "study"
     reproduce(out, seeds=[0], budget=3000.0, quiet=True)  # below the study's full scan
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert "Warning: approximate filtering evaluated nothing in 1 of 1 runs" in page
+    assert "warning: approximate filtering evaluated nothing in 1 of 1 run(s)" in page
     assert "Warning: random search" not in page

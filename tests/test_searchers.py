@@ -25,6 +25,7 @@ from nasfilter.searchers import (
 )
 from nasfilter.searchers.utilization_pareto import spread_order
 from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, Arch
+from nasfilter.trial import Trial
 from tests.tables import random_proxy, random_table
 
 TABLE = random_table(1)
@@ -35,6 +36,12 @@ def setup(searcher: Searcher, seed: int = 0, budget: float = 1e12) -> Problem:
     problem = Problem(TABLE, np.random.default_rng(seed), Budget(budget), proxy=PROXY)
     searcher.setup(SearchContext(np.random.default_rng(seed), ProxyHandle(problem)))
     return problem
+
+
+def ask(searcher: Searcher) -> Trial:
+    trial = searcher.ask()
+    assert trial is not None
+    return trial
 
 
 def digits(arch: Arch) -> list[int]:
@@ -74,11 +81,12 @@ def test_reinforce_update_matches_torch_reference() -> None:
     rng = np.random.default_rng(9)
     actions, rewards, ours = [], [], []
     for _ in range(300):
-        arch = s.ask()
+        trial = s.ask()
+        assert trial is not None
         reward = float(rng.uniform(50, 90))
-        actions.append(digits(arch))
+        actions.append(digits(trial.arch))
         rewards.append(reward)
-        s.tell(arch, reward)
+        s.tell(trial, reward)
         ours.append(s.theta.copy())
     ref = torch_reference_thetas(theta0, actions, rewards)
     np.testing.assert_allclose(ours[0], theta0)  # first advantage is 0: no step
@@ -94,7 +102,7 @@ def test_reinforce_samples_follow_the_softmax_policy() -> None:
     n = 20000
     counts = np.zeros((5, 8))
     for _ in range(n):
-        counts[np.arange(5), digits(s.ask())] += 1
+        counts[np.arange(5), digits(s.propose())] += 1
     e = np.exp(s.theta)
     expected = n * e / e.sum(axis=1, keepdims=True)
     chi2 = ((counts - expected) ** 2 / expected).sum(axis=1)
@@ -104,16 +112,18 @@ def test_reinforce_samples_follow_the_softmax_policy() -> None:
 def test_reinforce_mnas_reward_and_proxy_charging() -> None:
     s = Reinforce(reward="mnas", target_throughput=2e5, w=0.07)
     problem = setup(s, seed=2)
-    arch = s.ask()
-    thr = PROXY.throughput[arch.index]
+    trial = s.ask()
+    assert trial is not None
+    thr = PROXY.throughput[trial.arch.index]
     assert problem.proxy_seconds == pytest.approx(2.0)
-    s.tell(arch, 80.0)
+    s.tell(trial, 80.0)
     assert s.baseline == pytest.approx(80.0 * (thr / 2e5) ** 0.07)  # first EMA = reward
-    seen = {arch.index}
+    seen = {trial.arch.index}
     for _ in range(200):
-        a = s.ask()
-        seen.add(a.index)
-        s.tell(a, 70.0)
+        t = s.ask()
+        assert t is not None
+        seen.add(t.arch.index)
+        s.tell(t, 70.0)
     assert problem.proxy_seconds == pytest.approx(2.0 * len(seen))  # once per distinct arch
 
 
@@ -121,16 +131,37 @@ def test_reinforce_dropped_reward() -> None:
     skip = Reinforce()
     setup(skip)
     before = skip.theta.copy()
-    skip.tell(skip.ask(), None)
+    skip.tell(ask(skip), None)
     np.testing.assert_array_equal(skip.theta, before)
     assert math.isnan(skip.baseline)
     zero = Reinforce(dropped_reward=0.0)
     setup(zero)
-    zero.tell(zero.ask(), 80.0)
-    zero.tell(zero.ask(), None)
+    zero.tell(ask(zero), 80.0)
+    zero.tell(ask(zero), None)
     assert zero.baseline == pytest.approx((0.9 * 0.1 * 80) / (0.1 + 0.09))
-    with pytest.raises(ValueError, match="did not ask"):
-        zero.tell(Arch.from_index(5), 1.0)
+    with pytest.raises(ValueError, match="was never asked"):
+        zero.tell(Trial(5, Arch.from_index(5)), 1.0)
+
+
+def test_reinforce_learns_from_pending_trials_told_out_of_order() -> None:
+    """Four trials pending at once, of one architecture; each update uses the actions of
+    the trial told, so the result equals telling the same (actions, reward) in order."""
+    a, b = Reinforce(), Reinforce()
+    setup(a, seed=7)
+    setup(b, seed=7)
+    a.theta[0] = [30.0] + [0.0] * 7  # layer 1 almost surely 8 channels: repeats likely
+    a.theta[1:] = 0.0
+    a.theta[1:, 0] = 30.0
+    b.theta[:] = a.theta
+    pending = [ask(a) for _ in range(4)]
+    assert len({t.arch for t in pending}) < 4 and len({t.id for t in pending}) == 4
+    for trial, reward in zip(reversed(pending), (60.0, 70.0, 80.0, 90.0), strict=True):
+        a.tell(trial, reward)
+    told = [(t.arch, r) for t, r in zip(reversed(pending), (60.0, 70.0, 80.0, 90.0), strict=True)]
+    for arch, reward in told:
+        b._update(np.array(digits(arch)), reward)
+    np.testing.assert_allclose(a.theta, b.theta)
+    assert a.recommend() == told[-1][0]  # the best reward seen
 
 
 @pytest.mark.parametrize(
@@ -155,7 +186,8 @@ def test_evolution_ages_the_population_and_mutates_one_layer() -> None:
     setup(s, seed=3)
     told = []
     for i in range(40):
-        arch = s.ask()
+        trial = ask(s)
+        arch = trial.arch
         if i >= 4:  # every later proposal is a one-layer mutation of a member
             members = [m for m, _ in s.population]
             assert any(
@@ -163,7 +195,7 @@ def test_evolution_ages_the_population_and_mutates_one_layer() -> None:
                 for m in members
             )
         acc = None if i % 7 == 6 else float(i)
-        s.tell(arch, acc)
+        s.tell(trial, acc)
         if acc is not None:
             told.append((arch, acc))
         assert len(s.population) <= 4
@@ -177,7 +209,7 @@ def test_evolution_picks_the_tournament_winner() -> None:
     for arch, acc in ((Arch.from_index(0), 10.0), (best, 99.0), (Arch.from_index(9), 50.0)):
         s.population.append((arch, acc))
     for _ in range(30):  # with 50 draws from 3 members the best is almost surely drawn
-        child = s.ask()
+        child = ask(s).arch
         assert sum(a != b for a, b in zip(child.channels, best.channels, strict=True)) == 1
 
 
@@ -193,7 +225,7 @@ def test_evolution_rejects_bad_parameters(kwargs: dict[str, int]) -> None:
 def test_random_search_is_uniform_per_layer() -> None:
     s = RandomSearch()
     setup(s, seed=6)
-    draws = np.array([s.ask().channels for _ in range(16000)])
+    draws = np.array([ask(s).arch.channels for _ in range(16000)])
     for layer in range(5):
         counts = np.array([(draws[:, layer] == c).sum() for c in CHANNEL_CHOICES])
         assert ((counts - 2000) ** 2 / 2000).sum() < 29.9
@@ -226,8 +258,9 @@ def test_utilization_pareto_layers_follow_successive_fronts() -> None:
     s = UtilizationPareto(layers=2, order="utilization")
     setup(s, seed=0)
     proposed = []
-    while (arch := s.ask()) is not None:
-        proposed.append(arch.index)
+    while (trial := s.ask()) is not None:
+        proposed.append(trial.arch.index)
+    assert [t.arch.index for t in s.pending] == proposed  # nothing told: all pending
     points = np.stack([PROXY.throughput, PROXY.utilization], axis=1)
     first = brute_front(points)
     rest = np.setdiff1d(np.arange(N_ARCHS), first)
@@ -247,7 +280,7 @@ def test_spread_order_is_a_coarse_to_fine_permutation() -> None:
 def test_utilization_pareto_needs_a_proxy() -> None:
     problem = Problem(TABLE, np.random.default_rng(0), Budget(1e6))
     with pytest.raises(ValueError, match="needs a proxy"):
-        run_search(UtilizationPareto(), problem)
+        run_search(UtilizationPareto(), problem, seed=0)
 
 
 # ---------------------------------------------------------------------------- registry

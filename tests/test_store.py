@@ -4,6 +4,9 @@ writer processes, and foreign files."""
 from __future__ import annotations
 
 import csv
+import dataclasses
+import json
+import math
 import multiprocessing
 import sqlite3
 from pathlib import Path
@@ -12,7 +15,14 @@ import numpy as np
 import pytest
 
 from nasfilter.experiment import RunSpec, provenance, run_experiment, run_one
-from nasfilter.store import Store, StoreError
+from nasfilter.results import METRICS_VERSION, load_results
+from nasfilter.storage import InMemoryStorage, Storage
+from nasfilter.store import SCHEMA_VERSION, Store, StoreError, migrate
+
+
+def rows(store: Storage) -> list[dict[str, object]]:
+    return [r.row() for r in load_results(store)]
+
 
 SPEC = RunSpec("reinforce-mnas", "proxy-threshold", budget=70_000.0, n_ticks=8)
 EMPTY = RunSpec("random", "drop-all", budget=1000.0, n_ticks=4, max_idle=20)
@@ -25,33 +35,42 @@ def stored(store: Store, spec: RunSpec, seed: int) -> int:
     return run_id
 
 
-def test_a_run_round_trips(tmp_path: Path) -> None:
-    record = run_one(SPEC, 0)
-    with Store(tmp_path / "r.db") as store:
-        store.add_spec(SPEC, *provenance(SPEC))
+@pytest.mark.parametrize(("kind", "workers"), [("sqlite", 1), ("sqlite", 4), ("memory", 1)])
+def test_a_run_round_trips(tmp_path: Path, kind: str, workers: int) -> None:
+    spec = dataclasses.replace(SPEC, workers=workers)
+    record = run_one(spec, 0)
+    store: Storage = Store(tmp_path / "r.db") if kind == "sqlite" else InMemoryStorage()
+    with store:
+        store.add_spec(spec, *provenance(spec))
         run_id = store.add_run(record)
         assert run_id is not None
         events = store.events(run_id)
         for name, column in record.events.items():
             np.testing.assert_array_equal(events[name], column)
             assert events[name].dtype.kind == column.dtype.kind or name == "kind"
-        (row,) = store.runs()
-        assert row["searcher"] == SPEC.searcher and row["filter"] == SPEC.filter
-        assert row["seed"] == 0 and row["status"] == record.summary["status"]
+        assert set(events["kind"]) == {"drop", "evaluate", "proxy", "recommend"}
+        if workers > 1:  # the wall clock is not the worker-seconds: stored exactly anyway
+            assert not np.array_equal(events["end"], events["clock"])
+        (run,) = store.stored_runs()
+        assert run.spec == spec and run.seed == 0 and run.status == record.summary["status"]
+        assert run.info["searcher_config"] == record.summary["searcher_config"]
+        (row,) = rows(store)
+        assert row["searcher"] == spec.searcher and row["filter"] == spec.filter
         assert row["proxy_seconds"] == record.summary["proxy_seconds"] > 0
         assert row["evaluation_seconds"] == record.summary["evaluation_seconds"] > 0
         for name, value in record.metrics.items():
             assert row[name] == pytest.approx(value)
-        curves = store.curves(run_id)
-        assert [c["hv_ratio"] for c in curves] == pytest.approx(record.curves["hv_ratio"])
+        scores = store.scores(run_id)
+        assert scores is not None and scores.version == METRICS_VERSION
+        np.testing.assert_allclose(scores.curves["hv_ratio"], record.curves["hv_ratio"])
         assert store.add_run(record) is None  # (spec, seed) is stored once
-        assert len(store.runs()) == 1
+        assert len(store.stored_runs()) == 1 and store.duplicates == 1
 
 
 def test_provenance_names_the_table_and_the_oracle(tmp_path: Path) -> None:
     with Store(tmp_path / "r.db") as store:
         stored(store, SPEC, 0)
-        (row,) = store.runs()
+        (row,) = rows(store)
         assert "SYNTHETIC" in row["table_label"]
         assert row["oracle_label"].startswith("roofline v100")
         kinds = {p["kind"]: p["data"] for p in store.provenance()}
@@ -59,13 +78,13 @@ def test_provenance_names_the_table_and_the_oracle(tmp_path: Path) -> None:
         assert kinds["oracle"]["backend"] == "roofline"
 
 
-def test_nan_metrics_of_an_empty_run_read_back_as_none(tmp_path: Path) -> None:
+def test_nan_and_inf_metrics_of_an_empty_run_read_back(tmp_path: Path) -> None:
     with Store(tmp_path / "r.db") as store:
         stored(store, EMPTY, 0)
-        (row,) = store.runs()
+        (row,) = rows(store)
         assert row["status"] == "stalled" and row["n_evaluations"] == 0
-        assert row["best_test_acc"] is None and row["hv_ratio"] == 0.0
-        assert row["igd_plus"] == float("inf")
+        assert math.isnan(row["best_test_acc"]) and row["hv_ratio"] == 0.0
+        assert row["igd_plus"] == float("inf") and row["best_index"] == -1
 
 
 def test_exports_to_csv_and_pandas(tmp_path: Path) -> None:
@@ -74,16 +93,15 @@ def test_exports_to_csv_and_pandas(tmp_path: Path) -> None:
         stored(store, SPEC, 1)
         path = store.export_csv(tmp_path / "runs.csv")
         with path.open() as fh:
-            rows = list(csv.DictReader(fh))
-        assert [int(r["seed"]) for r in rows] == [0, 1]
-        assert float(rows[0]["hv_ratio"]) == pytest.approx(store.runs()[0]["hv_ratio"])
+            exported = list(csv.DictReader(fh))
+        assert [int(r["seed"]) for r in exported] == [0, 1]
+        assert float(exported[0]["hv_ratio"]) == pytest.approx(rows(store)[0]["hv_ratio"])
         frame = store.to_pandas("runs")
         assert list(frame["seed"]) == [0, 1] and "recall" in frame.columns
         events = store.to_pandas("events")
         n0 = len(store.events(run_id)["index"])
         assert (events["run_id"] == run_id).sum() == n0
-        assert set(events["kind"]) == {"evaluate", "proxy"}
-        assert len(store.to_pandas("curves")) == 2 * SPEC.n_ticks
+        assert {"evaluate", "proxy", "drop"} <= set(events["kind"])
         with pytest.raises(ValueError, match="unknown export 'foo'"):
             store.rows("foo")
 
@@ -101,7 +119,7 @@ def test_wal_lets_a_reader_in_while_a_writer_holds_the_lock(tmp_path: Path) -> N
 
 
 class InterruptedConnection:
-    """Delegates to a connection, but Ctrl-C strikes while the curves are being written."""
+    """Delegates to a connection, but Ctrl-C strikes while the scores are being written."""
 
     def __init__(self, con: sqlite3.Connection) -> None:
         self.con = con
@@ -122,11 +140,11 @@ def test_an_interrupted_write_leaves_no_partial_run(tmp_path: Path) -> None:
         with pytest.raises(KeyboardInterrupt):
             store.add_run(record)
         store._con = real
-        for table in ("runs", "curves", "events"):
+        for table in ("runs", "scores", "events"):
             assert real.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
         assert real.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert store.add_run(record) is not None  # the same run can be written afterwards
-        assert len(store.curves()) == SPEC.n_ticks
+        assert store.scores(1) is not None
 
 
 def _write(db: str, seeds: list[int]) -> None:
@@ -145,13 +163,13 @@ def test_two_writer_processes_share_one_database(tmp_path: Path) -> None:
         p.join(120)
         assert p.exitcode == 0
     with Store(db) as store:
-        runs = store.runs()
+        runs = rows(store)
         pairs = [(r["searcher"], r["filter"], r["seed"]) for r in runs]
         assert len(pairs) == len(set(pairs)) == 8
         con = store._con
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 8
-        assert con.execute("SELECT count(*) FROM curves").fetchone()[0] == 4 * 8 + 4 * 4
+        assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == 8
         (row,) = [r for r in runs if r["searcher"] == SPEC.searcher and r["seed"] == 2]
         assert row["hv_ratio"] == pytest.approx(run_one(SPEC, 2).metrics["hv_ratio"])
 
@@ -171,3 +189,103 @@ def test_foreign_files_are_refused(tmp_path: Path) -> None:
         Store(old)
     with pytest.raises(StoreError, match="is a directory"):
         Store(tmp_path)
+
+
+def test_scores_are_recomputed_from_events_after_a_metric_changes(tmp_path: Path) -> None:
+    from nasfilter.results import StaleMetricsError
+
+    db = tmp_path / "r.db"
+    with Store(db) as store:
+        run_id = stored(store, SPEC, 0)
+        fresh = rows(store)[0]
+        # Pretend the scores were written by an older metrics version, with another value.
+        old = store.scores(run_id)
+        assert old is not None
+        store.put_scores(run_id, METRICS_VERSION - 1, old.summary, {**old.metrics,
+                         "hv_ratio": 0.5}, old.curves)  # fmt: skip
+        with pytest.raises(StaleMetricsError, match="compare --db PATH --recompute"):
+            load_results(store)
+        (again,) = load_results(store, recompute=True)
+        assert again.metrics["hv_ratio"] == pytest.approx(fresh["hv_ratio"])
+        cached = store.scores(run_id)
+        assert cached is not None and cached.version == METRICS_VERSION
+    # Scores deleted outright are computed from the events when next read.
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM scores")
+    con.commit()
+    con.close()
+    with Store(db) as store:
+        assert rows(store)[0]["hv_ratio"] == pytest.approx(fresh["hv_ratio"])
+
+
+def _v1_database(path: Path) -> None:
+    """A schema-1 database as nasfilter wrote it before trials: one REINFORCE run."""
+    import zlib
+
+    record = run_one(SPEC, 0)
+    ev = record.events
+    charged = np.isin(ev["kind"], ("evaluate", "proxy"))
+    con = sqlite3.connect(path)
+    con.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema_version', '1');
+        CREATE TABLE provenance (id INTEGER PRIMARY KEY, kind TEXT NOT NULL,
+            label TEXT NOT NULL, json TEXT NOT NULL, UNIQUE (kind, json));
+        CREATE TABLE specs (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
+            table_provenance INTEGER NOT NULL, oracle_provenance INTEGER NOT NULL);
+        CREATE TABLE runs (id INTEGER PRIMARY KEY, spec_id INTEGER NOT NULL,
+            seed INTEGER NOT NULL, status TEXT NOT NULL, best_index INTEGER,
+            best_valid_acc REAL, wall_seconds REAL, searcher_config TEXT, filter_config TEXT,
+            hv_ratio REAL);
+        CREATE TABLE events (run_id INTEGER PRIMARY KEY, n INTEGER NOT NULL,
+            "kind" BLOB, "index" BLOB, "value" BLOB, "throughput" BLOB, "seed" BLOB,
+            "cost" BLOB, "clock" BLOB);
+        """
+    )
+    table_prov, oracle_prov = provenance(SPEC)
+    con.execute("INSERT INTO provenance VALUES (1, 'table', 't', ?)", (json.dumps(table_prov),))
+    con.execute("INSERT INTO provenance VALUES (2, 'oracle', 'o', ?)", (json.dumps(oracle_prov),))
+    con.execute("INSERT INTO specs VALUES (1, ?, 1, 2)", (SPEC.key(),))
+    s = record.summary
+    con.execute(
+        "INSERT INTO runs VALUES (1, 1, 0, ?, ?, ?, 0.1, ?, ?, 0.123)",
+        (s["status"], s["best_index"], s["best_valid_acc"], json.dumps(s["searcher_config"]),
+         json.dumps(s["filter_config"])),
+    )  # fmt: skip
+    dtypes = {"kind": "<u1", "index": "<i4", "value": "<f8", "throughput": "<f8",
+              "seed": "<i4", "cost": "<f8", "clock": "<f8"}  # fmt: skip
+    cols = {k: ev[k][charged] for k in dtypes}
+    cols["kind"] = np.where(cols["kind"] == "evaluate", 0, 1)
+    blobs = [zlib.compress(np.asarray(cols[k], dtype=d).tobytes()) for k, d in dtypes.items()]
+    con.execute("INSERT INTO events VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)", (int(charged.sum()),
+                *blobs))  # fmt: skip
+    con.commit()
+    con.close()
+
+
+def test_an_old_schema_is_refused_untouched_then_migrated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nasfilter.cli import main
+
+    db = tmp_path / "old.db"
+    _v1_database(db)
+    before = db.read_bytes()
+    for create in (True, False):
+        with pytest.raises(StoreError, match=r"schema version 1; .*nasfilter migrate-db --db"):
+            Store(db, create=create)
+    assert main(["compare", "--db", str(db)]) == 2
+    assert "schema version 1" in capsys.readouterr().err
+    assert db.read_bytes() == before  # never half-read, never altered
+    assert main(["migrate-db", "--db", str(db)]) == 0
+    assert "migrated 1 runs" in capsys.readouterr().out
+    assert (tmp_path / "old.db.v1").read_bytes() == before  # the old file is kept
+    with Store(db, create=False) as store:
+        (row,) = rows(store)
+    record = run_one(SPEC, 0)
+    for name in ("hv_ratio", "recall", "selected_test_acc", "n_evaluations", "proxy_seconds"):
+        assert row[name] == pytest.approx(record.metrics.get(name, record.summary.get(name)))
+    assert row["best_index"] == record.summary["best_index"]
+    with pytest.raises(StoreError, match=f"already has schema version {SCHEMA_VERSION}"):
+        migrate(db)

@@ -24,9 +24,21 @@ def test_eval_cost_is_twelve_epochs_plus_one_validation() -> None:
 def test_record_has_the_show_keys() -> None:
     t = random_table()
     rec = t.record("8:8:40:32:40")
-    for key in ("index", "channels", "dataset", "macs", "flops", "params", "valid_acc_hp12",
-                "test_acc_hp90", "train_seconds_per_epoch", "valid_seconds_per_epoch",
-                "latency", "synthetic", "source"):
+    for key in (
+        "index",
+        "channels",
+        "dataset",
+        "macs",
+        "flops",
+        "params",
+        "valid_acc_hp12",
+        "test_acc_hp90",
+        "train_seconds_per_epoch",
+        "valid_seconds_per_epoch",
+        "latency",
+        "synthetic",
+        "source",
+    ):
         assert key in rec
     assert rec["index"] == 284 and rec["channels"] == "8:8:40:32:40"
     assert rec["valid_acc_hp12"] == t.valid_acc[284].tolist()
@@ -47,8 +59,16 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     path = t.save(tmp_path / "t.npz")
     u = BenchmarkTable.load(path)
     assert u.provenance == t.provenance and u.seeds == t.seeds and u.dataset == t.dataset
-    for name in ("valid_acc", "test_acc", "train_time", "valid_time", "latency", "params",
-                 "macs", "present"):
+    for name in (
+        "valid_acc",
+        "test_acc",
+        "train_time",
+        "valid_time",
+        "latency",
+        "params",
+        "macs",
+        "present",
+    ):
         np.testing.assert_array_equal(getattr(u, name), getattr(t, name))
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
     assert path.stat().st_size < 5e6

@@ -20,8 +20,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "measure",
     "run",
     "compare",
+    "migrate",
     "demo",
     "reproduce",
+    "survey",
+    "calibrate",
 )
 
 
@@ -30,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="nasfilter",
         description="Simulated neural architecture search on the NATS-Bench size space.",
     )
+    from nasfilter import __version__
+
+    parser.add_argument(
+        "--version", action="version", version=f"nasfilter {__version__}", help="print the version"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(f"nasfilter.cli.{name}").register(sub)
@@ -37,9 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; bad input or an OS error prints ``nasfilter CMD: error: ...``, returns 2."""
+    """Run the CLI; bad input or an OS error prints ``nasfilter CMD: error: ...``, returns 2.
+
+    Argument errors name their flag (argparse's ``argument --FLAG: ...``); ``--help`` and
+    ``--version`` return 0 after printing."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help, --version, or a bad argument (named)
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         code: int = args.func(args)
         sys.stdout.flush()  # inside the try, so a closed pipe is caught here

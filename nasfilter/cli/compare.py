@@ -1,4 +1,9 @@
-"""``nasfilter compare``: summarize a results database, mean ± standard error over seeds."""
+"""``nasfilter compare``: summarize a results database, mean ± standard error over seeds.
+
+Every number comes from :mod:`nasfilter.results`, which scores the stored events; with
+``--recompute`` the scores are computed afresh from the events and the database's cache is
+rewritten (after a metric changed).
+"""
 
 from __future__ import annotations
 
@@ -6,19 +11,23 @@ import argparse
 import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-# (column in the database, header, format) of the summary table, in order.
-COLUMNS: tuple[tuple[str, str, str], ...] = (
-    ("hv_ratio", "HV ratio", "{:.3f}"),
-    ("igd_plus", "IGD+", "{:.4f}"),
-    ("epsilon", "eps+", "{:.3f}"),
-    ("recall", "recall", "{:.3f}"),
-    ("best_test_acc", "best test %", "{:.2f}"),
-    ("selected_test_acc", "selected test %", "{:.2f}"),
-    ("n_evaluations", "evaluations", "{:.0f}"),
-    ("proxy_seconds", "proxy s", "{:.0f}"),
-    ("evaluation_seconds", "accuracy s", "{:.0f}"),
+from nasfilter.cli.args import add_force
+
+# (field of a results row, header, decimals) of the summary table, in order.
+COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("hv_ratio", "HV ratio", 3),
+    ("igd_plus", "IGD+", 4),
+    ("epsilon", "eps+", 3),
+    ("recall", "recall", 3),
+    ("best_test_acc", "best test %", 2),
+    ("selected_test_acc", "selected test %", 2),
+    ("n_evaluations", "evaluations", 0),
+    ("proxy_seconds", "proxy s", 0),
+    ("evaluation_seconds", "accuracy s", 0),
+    ("clock", "wall-clock s", 0),
 )
 _COST_COLUMNS = ("n_evaluations", "proxy_seconds", "evaluation_seconds")
 JSON_FIELDS = (
@@ -27,6 +36,8 @@ JSON_FIELDS = (
     "seed",
     "dataset",
     "budget",
+    "budget_clock",
+    "workers",
     "status",
     "hv_ratio",
     "igd_plus",
@@ -40,67 +51,57 @@ JSON_FIELDS = (
     "proxy_seconds",
     "evaluation_seconds",
     "clock",
+    "worker_seconds",
     "best_index",
+    "recommended",
     "table_label",
     "oracle_label",
 )
-_GROUP = ("searcher", "filter", "dataset", "budget", "table_label", "oracle_label")
-
-
-def mean_se(values: Sequence[float | None]) -> tuple[float, float, int]:
-    """Mean, standard error (sample std / sqrt(n); NaN for n < 2) and n of the non-None
-    values."""
-    xs = [float(v) for v in values if v is not None]
-    n = len(xs)
-    if n == 0:
-        return math.nan, math.nan, 0
-    mean = math.fsum(xs) / n
-    if n < 2 or not all(math.isfinite(x) for x in xs):
-        return mean, math.nan, n
-    var = math.fsum((x - mean) ** 2 for x in xs) / (n - 1)
-    return mean, math.sqrt(var / n), n
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One dict per (searcher, filter, dataset, budget, table, oracle), in first-seen order:
-    the group's fields, ``n_seeds``, ``statuses`` and ``(mean, se)`` per column."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row[k] for k in _GROUP), []).append(row)
-    out = []
-    for key, members in groups.items():
-        entry: dict[str, Any] = dict(zip(_GROUP, key, strict=True))
-        entry["n_seeds"] = len(members)
-        entry["statuses"] = sorted({m["status"] for m in members})
-        entry["n_empty"] = sum(1 for m in members if not m["n_evaluations"])
-        for col, _, _ in COLUMNS:
-            mean, se, _ = mean_se([m[col] for m in members])
-            entry[col] = (mean, se)
-        out.append(entry)
-    return out
+    """One entry per method (searcher, filter, dataset, budget, K, table, oracle), with a
+    :class:`~nasfilter.results.MeanSE` per column of :data:`COLUMNS`."""
+    from nasfilter.results import group_rows
+
+    return group_rows(rows, [c for c, _, _ in COLUMNS])
 
 
-def _cell(mean: float, se: float, fmt: str) -> str:
-    if math.isnan(mean):
-        return "-"
-    text = fmt.format(mean)
-    return text if math.isnan(se) else f"{text} ± {fmt.format(se)}"
+def method_label(searcher: str, filter: str, workers: int = 1) -> str:
+    label = searcher if filter == "none" else f"{searcher} | {filter}"
+    return label if workers == 1 else f"{label} (K={workers})"
 
 
-def method_label(searcher: str, filter: str) -> str:
-    return searcher if filter == "none" else f"{searcher} | {filter}"
+# Group fields that tell rows apart when a database mixes them: (field, header).
+_DISTINGUISH = (
+    ("dataset", "dataset"),
+    ("budget", "budget s"),
+    ("budget_clock", "budget clock"),
+    ("table_label", "table"),
+    ("oracle_label", "oracle"),
+)
 
 
-NOTHING_EVALUATED = "NOTHING EVALUATED"
+def _varying(summary: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The group fields that take more than one value across ``summary``."""
+    return [(f, h) for f, h in _DISTINGUISH if len({e[f] for e in summary}) > 1]
+
+
+def _inputs_key(e: dict[str, Any]) -> tuple[str, str, str, float, str]:
+    return (e["table_label"], e["dataset"], e["oracle_label"], e["budget"], e["budget_clock"])
 
 
 def empty_run_warnings(summary: Sequence[dict[str, Any]]) -> list[str]:
     """One warning per method with runs that evaluated no architecture at all."""
+    from nasfilter.results import empty_run_warning
+
     return [
-        f"warning: {method_label(e['searcher'], e['filter'])} evaluated nothing in "
-        f"{e['n_empty']} of {e['n_seeds']} runs at {e['budget']:g} s: its metrics there are "
-        "not a result (the budget went to proxy queries; see docs/searchers.md, smallest "
-        "budgets)"
+        empty_run_warning(
+            method_label(e["searcher"], e["filter"], e["workers"]),
+            e["n_empty"],
+            e["n_seeds"],
+            e["budget"],
+        )
         for e in summary
         if e.get("n_empty")
     ]
@@ -111,17 +112,33 @@ def format_summary(summary: Sequence[dict[str, Any]]) -> str:
 
     A method none of whose runs evaluated anything shows NOTHING EVALUATED instead of its
     metrics; warning lines after the table name every method with such runs.
-    """
-    headers = ["method", "seeds", *(h for _, h, _ in COLUMNS)]
+
+    When the rows mix datasets, budgets, tables or oracles, a column per varying field
+    tells them apart (tables and oracles as ``[k]``, the k-th line of
+    :func:`describe_inputs`)."""
+    from nasfilter.results import NOTHING_EVALUATED, format_mean_se
+
+    varying = _varying(summary)
+    legend = {
+        f: list(dict.fromkeys(e[f] for e in summary)) for f in ("table_label", "oracle_label")
+    }
+
+    def show(field: str, value: Any) -> str:
+        if field in legend:
+            return f"[{legend[field].index(value) + 1}]"
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    headers = ["method", *(h for _, h in varying), "seeds", *(h for _, h, _ in COLUMNS)]
     lines = [
         [
-            method_label(e["searcher"], e["filter"]),
+            method_label(e["searcher"], e["filter"], e["workers"]),
+            *(show(f, e[f]) for f, _ in varying),
             str(e["n_seeds"]),
             *(
                 (NOTHING_EVALUATED if c == "hv_ratio" else "-")
                 if e.get("n_empty") == e["n_seeds"] and c not in _COST_COLUMNS
-                else _cell(e[c][0], e[c][1], fmt)
-                for c, _, fmt in COLUMNS
+                else format_mean_se(e[c].mean, e[c].se, d)
+                for c, _, d in COLUMNS
             ),
         ]
         for e in summary
@@ -140,25 +157,39 @@ def format_summary(summary: Sequence[dict[str, Any]]) -> str:
 
 
 def describe_inputs(summary: Sequence[dict[str, Any]]) -> str:
-    """Lines naming every table and oracle the summary covers."""
-    seen: dict[tuple[str, str, str, float], None] = {}
-    for e in summary:
-        seen[(e["table_label"], e["dataset"], e["oracle_label"], e["budget"])] = None
-    return "\n".join(
-        f"table: {t} ({d}); oracle: {o}; budget {b:g} simulated s per run" for t, d, o, b in seen
-    )
+    """Lines naming every table and oracle the summary covers; numbered ``[k]`` (as in
+    :func:`format_summary`'s columns) when there is more than one of either."""
+    seen = list(dict.fromkeys(_inputs_key(e) for e in summary))
+    if len(seen) == 1:
+        t, d, o, b, c = seen[0]
+        return f"table: {t} ({d}); oracle: {o}; budget {b:g} simulated {c}-seconds per run"
+    tables = list(dict.fromkeys(e["table_label"] for e in summary))
+    oracles = list(dict.fromkeys(e["oracle_label"] for e in summary))
+    out = ["this database mixes inputs; the columns below tell its rows apart:"]
+    out += [f"table [{k}]: {t}" for k, t in enumerate(tables, 1)]
+    out += [f"oracle [{k}]: {o}" for k, o in enumerate(oracles, 1)]
+    return "\n".join(out)
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
         help="summarize a results database",
-        description="Print each method's metrics, mean ± standard error over seeds, from a "
-        "database written by `nasfilter run`; --json prints one row per run instead.",
+        description="Print each method's metrics, mean ± standard error over seeds (a single "
+        "run shows its value alone), computed from the events stored by `nasfilter run`; "
+        "--json prints one row per run instead.",
     )
     p.add_argument("--db", required=True, help="the SQLite results database")
     p.add_argument("--json", action="store_true", help="print one JSON list, one object per run")
-    p.add_argument("--csv", metavar="PATH", help="also export the runs as CSV to PATH")
+    p.add_argument("--csv", metavar="PATH", help="also export the runs as CSV to PATH (a new file)")
+    add_force(p, "--csv file")
+    p.add_argument(
+        "--recompute",
+        action="store_true",
+        help="recompute every metric from the stored events and rewrite the database's "
+        "cached scores (after a metric changed; needs write permission). Without it a "
+        "database is only read: scores it lacks are computed in memory",
+    )
     p.set_defaults(func=run)
 
 
@@ -168,17 +199,44 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+def _write_csv(target: Path, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` (at least one) to ``target`` whole or not at all."""
+    import csv
 
+    from nasfilter.files import atomic_write
+
+    with atomic_write(target, "w") as fh:  # never half a file, nor a clobbered one
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from nasfilter.cli.args import check_input_file, check_output_file
+    from nasfilter.results import load_results
     from nasfilter.store import Store
 
-    if not Path(args.db).is_file():
-        raise FileNotFoundError(f"results database {args.db!r} does not exist")
-    with Store(args.db, create=False) as store:  # never sets up or alters a foreign file
-        rows = store.runs()
-        if args.csv:
-            store.export_csv(args.csv, "runs")
+    check_input_file(args.db, "--db", "results database")
+    csv = None
+    if args.csv:
+        csv = check_output_file(
+            args.csv, "--csv", force=args.force, inputs={"--db": args.db}, databases=("--db",)
+        )
+    # Read-only unless --recompute rewrites the scores cache: never sets up or alters a file
+    with Store(args.db, create=False, readonly=not args.recompute) as store:
+        results = load_results(store, recompute=args.recompute)
+    rows = [r.row() for r in results]
+    if csv is not None:
+        if rows:
+            _write_csv(csv, rows)
+        else:
+            print(
+                f"nasfilter compare: {args.db} holds no runs yet, so no CSV was written "
+                f"to {str(csv)!r}",
+                file=sys.stderr,
+            )
     if args.json:
         print(json.dumps([{k: _json_value(r[k]) for k in JSON_FIELDS} for r in rows], indent=1))
         return 0
@@ -188,4 +246,6 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize(rows)
     print(describe_inputs(summary))
     print(format_summary(summary))
+    if args.recompute:
+        print(f"recomputed the metrics of {len(rows)} runs from their stored events")
     return 0

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nasfilter.datasets import DATASETS
+from nasfilter.cli.args import add_dataset, add_force
 
 
 def register(sub: Any) -> None:
@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
         "file NATS-sss-v1_0-50262.pickle.pbz2.",
     )
     p.add_argument("archive", metavar="ARCHIVE", help="the NATS-Bench sss archive folder or file")
-    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
+    add_dataset(p)
     p.add_argument(
         "-o", "--output", required=True, metavar="TABLE.npz", help="the table file to write"
     )
@@ -30,24 +30,26 @@ def register(sub: Any) -> None:
         help="accept an archive lacking some architectures (their rows are NaN, marked absent)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    add_force(p, "output file")
     p.set_defaults(func=run)
 
 
-def _check_output(output: Path, force: bool) -> None:
-    if output.suffix != ".npz":
-        raise ValueError(f"the output table must end in .npz, got {str(output)!r}")
-    if output.is_dir():
-        raise ValueError(f"the output {str(output)!r} is a folder; give a file name ending in .npz")
-    if output.exists() and not force:
-        raise FileExistsError(f"{str(output)!r} already exists; pass --force to overwrite it")
+def _check_output(args: argparse.Namespace) -> Path:
+    from nasfilter.cli.args import check_output_file
+
+    return check_output_file(
+        args.output,
+        "-o/--output",
+        force=args.force,
+        inputs={"ARCHIVE": args.archive},
+        suffix=".npz",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from nasfilter.convert import convert_archive
 
-    output = Path(args.output)
-    _check_output(output, args.force)
+    output = _check_output(args)
     try:
         table = convert_archive(
             args.archive, args.dataset, allow_partial=args.allow_partial, progress=not args.quiet
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:  # nats_bench missing: the message says what to install
         print(f"nasfilter convert: error: {exc}", file=sys.stderr)
         return 2
-    _check_output(output, args.force)  # it may have appeared while converting
+    _check_output(args)  # it may have appeared while converting
     try:
         table.save(output)  # atomic: a temporary file, then a rename
     except OSError as exc:  # permissions, a full disk, a parent that is a file, ...

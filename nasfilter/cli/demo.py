@@ -8,7 +8,6 @@ REINFORCE with the MnasNet reward, random search and regularized evolution; nine
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 STUDY_SEARCHERS = ("utilization-pareto", "reinforce-mnas", "random", "evolution")
@@ -31,29 +30,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def record_row(record: Any, table_label: str, oracle_label: str) -> dict[str, Any]:
-    """A run record as a row like :meth:`nasfilter.store.Store.runs` returns."""
-    spec = record.spec
-    row = {
-        "spec_key": spec.key(),
-        "searcher": spec.searcher,
-        "filter": spec.filter,
-        "dataset": spec.dataset,
-        "budget": spec.budget,
-        "seed": record.seed,
-        "table_label": table_label,
-        "oracle_label": oracle_label,
-    }
-    row.update(record.summary)
-    row.update(
-        {
-            k: (None if isinstance(v, float) and math.isnan(v) else v)
-            for k, v in record.metrics.items()
-        }
-    )
-    return row
-
-
 def run(args: argparse.Namespace) -> int:
     from nasfilter.cli.run import worker_died
     from nasfilter.experiment import WorkerDied
@@ -65,50 +41,45 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from nasfilter.cli.compare import format_summary, mean_se, summarize
-    from nasfilter.cli.run import build_specs, parse_seeds
+    from nasfilter.cli.args import naming
+    from nasfilter.cli.compare import format_summary, summarize
+    from nasfilter.cli.run import build_specs, check_inputs, parse_seeds
     from nasfilter.experiment import check_seeds, default_jobs, inputs, run_experiment
+    from nasfilter.results import format_mean_se, load_results, mean_se
+    from nasfilter.storage import InMemoryStorage, Storage
 
+    if args.db:
+        from nasfilter.cli.args import check_database
+
+        check_database(
+            args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache}
+        )
     seeds = check_seeds(parse_seeds(args.seeds))
     specs = build_specs(args, list(STUDY_SEARCHERS), ["none"])
-    table, proxy, ref = inputs(specs[0])
+    check_inputs(args)
+    with naming("--table"):  # the oracle is loaded: what can fail now is the table's
+        table, proxy, ref = inputs(specs[0])
     jobs = args.jobs or default_jobs()
     print(f"nasfilter demo: the comparison of arXiv 2212.07936 on {table.dataset.name}")
     print(f"  table : {table.provenance.label}")
     print(f"  oracle: {proxy.label}; a proxy query costs {specs[0].proxy_cost:g} simulated s")
     print(
         f"  true accuracy-throughput front: {len(ref.true_front)} architectures; "
-        f"{len(seeds)} seeds x {args.budget:g} simulated s; {jobs} worker(s)\n"
+        f"{len(seeds)} seeds x {args.budget:g} simulated {args.budget_clock}-seconds; "
+        f"{args.workers} simulated worker(s) per run; {jobs} process(es)\n"
     )
 
-    records = []
+    storage: Storage
     if args.db:
         from nasfilter.store import Store
 
-        with Store(args.db) as store:
-            run_experiment(specs, seeds, store=store, jobs=jobs, progress=not args.no_progress)
-            keys = {s.key() for s in specs}
-            rows = [r for r in store.runs() if r["spec_key"] in keys and r["seed"] in seeds]
-            curves = {r["run_id"]: store.curves(r["run_id"]) for r in rows}
-        hv_at = {
-            r["run_id"]: _hv_at(
-                [c["clock"] for c in curves[r["run_id"]]],
-                [c["hv_ratio"] for c in curves[r["run_id"]]],
-                args.budget,
-            )
-            for r in rows
-        }
-        keyed = [(r, hv_at[r["run_id"]]) for r in rows]
+        storage = Store(args.db)
     else:
-        records = run_experiment(specs, seeds, jobs=jobs, progress=not args.no_progress)
-        keyed = [
-            (
-                record_row(rec, table.provenance.label, proxy.label),
-                _hv_at(rec.curves["clock"].tolist(), rec.curves["hv_ratio"].tolist(), args.budget),
-            )
-            for rec in records
-        ]
-    rows = [r for r, _ in keyed]
+        storage = InMemoryStorage()
+    with storage:
+        run_experiment(specs, seeds, store=storage, jobs=jobs, progress=not args.no_progress)
+        results = load_results(storage, select=[(s.key(), seed) for s in specs for seed in seeds])
+    rows = [r.row() for r in results]
     summary = summarize(rows)
     print(format_summary(summary))
     print("\nhypervolume ratio over simulated time (mean ± standard error over seeds):")
@@ -116,15 +87,13 @@ def _demo(args: argparse.Namespace) -> int:
     width = max(len(e["searcher"]) for e in summary)
     print(f"{'method'.ljust(width)}  {header}")
     for e in summary:
+        mine = [r for r in results if r.spec.searcher == e["searcher"]]
+        hv = [_hv_at(r.curves["clock"].tolist(), r.curves["hv_ratio"].tolist(), args.budget)
+              for r in mine]  # fmt: skip
         cells = []
         for i in range(len(FRACTIONS)):
-            vals = [hv[i] for r, hv in keyed if r["searcher"] == e["searcher"]]
-            mean, se, _ = mean_se(vals)
-            cells.append(
-                f"{mean:.3f} ± {se:.3f}".rjust(17)
-                if not math.isnan(se)
-                else f"{mean:.3f}".rjust(17)
-            )
+            stat = mean_se([h[i] for h in hv])
+            cells.append(format_mean_se(stat.mean, stat.se, 3).rjust(17))
         print(f"{e['searcher'].ljust(width)}  {'  '.join(cells)}")
     print(
         "\nutilization-pareto = approximate filtering: query the proxy for all 32768 "

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from nasfilter.datasets import DATASETS
+from nasfilter.cli.args import add_dataset, add_force, int_at_least
 
 
 def register(sub: Any) -> None:
@@ -30,16 +30,25 @@ def register(sub: Any) -> None:
         help="roofline: v100 (default), a100, h100, h200, name:peak_tflops:bandwidth_tbs or a "
         "JSON file; torch-cuda/tensorrt: a CUDA device such as cuda:1; onnxruntime: cpu",
     )
-    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
+    add_dataset(p)
     p.add_argument(
         "--archs",
         required=True,
         help="all, sample:N (uniform), stratified:N (MACs x intensity strata plus the 32 "
         "corners) or a file with one index or 8:16:24:32:40 per line",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of sample:N and stratified:N")
-    p.add_argument("--cache", required=True, help="the SQLite measurement cache (created)")
-    p.add_argument("--export", metavar="TABLE.npz", help="write the group's rows as a table")
+    p.add_argument(
+        "--seed", type=int_at_least(0), default=0, help="seed of sample:N and stratified:N"
+    )
+    p.add_argument(
+        "--cache",
+        required=True,
+        help="the SQLite measurement cache (created in an existing folder, or added to)",
+    )
+    p.add_argument(
+        "--export", metavar="TABLE.npz", help="write the group's rows as a table (a new file)"
+    )
+    add_force(p, "--export file")
     p.add_argument(
         "--ray",
         nargs="?",
@@ -47,45 +56,37 @@ def register(sub: Any) -> None:
         metavar="ADDRESS",
         help="fan out over Ray: a local instance, or the cluster at ADDRESS ('auto')",
     )
-    p.add_argument("--chunk-size", type=int, help="architectures per Ray task")
+    p.add_argument("--chunk-size", type=int_at_least(1), help="architectures per Ray task")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """ValueError for options that would only fail after the sweep (or be silently ignored)."""
+    """Refuse options that would only fail after the sweep (or be silently ignored)."""
     from pathlib import Path
 
-    if args.chunk_size is not None:
-        if args.chunk_size < 1:
-            raise ValueError(f"--chunk-size must be >= 1, got {args.chunk_size}")
-        if not args.ray:
-            raise ValueError("--chunk-size applies to Ray sweeps only: add --ray")
-    if args.export:
-        export = Path(args.export)
-        if export.suffix != ".npz":
-            raise ValueError(f"--export must name a .npz file, got {args.export!r}")
-        if export.is_dir():
-            raise ValueError(
-                f"--export {args.export!r} is a folder; give a file name ending in .npz"
-            )
-        if export.exists():
-            from nasfilter.oracle.tablefile import load_table_file
+    from nasfilter.cli.args import check_database, check_output_file
 
-            try:  # re-exporting over an older export is fine; over anything else, not
-                load_table_file(export)
-            except ValueError:
-                raise ValueError(
-                    f"--export {args.export!r} exists and is not a measurement table (a "
-                    "converted benchmark table, say); refusing to overwrite it: remove it or "
-                    "choose another name"
-                ) from None
+    if args.chunk_size is not None and not args.ray:
+        raise ValueError("--chunk-size applies to Ray sweeps only: add --ray")
+    archs_file = args.archs if Path(args.archs).is_file() else None
+    check_database(args.cache, "--cache", {"--archs": archs_file})
+    if args.export:
+        check_output_file(
+            args.export,
+            "--export",
+            force=args.force,
+            inputs={"--cache": args.cache, "--archs": archs_file},
+            databases=("--cache",),
+            suffix=".npz",
+        )
 
 
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from nasfilter.cli.args import naming
     from nasfilter.datasets import get_dataset
     from nasfilter.oracle.base import BackendSpec, BackendUnavailable
     from nasfilter.oracle.cache import Group, MeasurementCache
@@ -94,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     from nasfilter.registry import parse_spec
 
     ds = get_dataset(args.dataset)
-    name, params = parse_spec(args.backend)
+    with naming("--backend"):
+        name, params = parse_spec(args.backend)
     _check_options(args)  # refuse bad output paths before a sweep spends any time
     archs = select_archs(args.archs, np.random.default_rng(args.seed), ds)
     try:
@@ -102,9 +104,11 @@ def run(args: argparse.Namespace) -> int:
         if args.ray:
             from nasfilter.oracle.registry import backend_name
 
-            backend = BackendSpec(backend_name(args.backend), args.device, params)
+            with naming("--backend"):
+                backend = BackendSpec(backend_name(args.backend), args.device, params)
         else:
-            backend = create(args.backend, device=args.device)
+            with naming("--backend/--device"):
+                backend = create(args.backend, device=args.device)
         ray_init = None
         if args.ray and args.ray != "local":
             ray_init = {"address": args.ray}
@@ -126,9 +130,15 @@ def run(args: argparse.Namespace) -> int:
     except BackendUnavailable as exc:
         print(f"nasfilter measure: error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # the export or the cache could not be written
-        where = exc.filename or args.export or args.cache
-        print(f"nasfilter measure: error: cannot write {where!s}: {exc}", file=sys.stderr)
+    except OSError as exc:  # the export or the cache could not be written, Ray unreachable
+        if isinstance(exc, ConnectionError):
+            print(f"nasfilter measure: error: --ray: {exc}", file=sys.stderr)
+        elif exc.filename is None:  # our own message, which names the file
+            print(f"nasfilter measure: error: {exc}", file=sys.stderr)
+        else:
+            print(
+                f"nasfilter measure: error: cannot write {exc.filename!s}: {exc}", file=sys.stderr
+            )
         return 2
     out = summary.to_dict()
     out["export"] = exported

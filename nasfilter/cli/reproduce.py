@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nasfilter.datasets import DATASETS
+from nasfilter.cli.args import add_dataset, seconds
+from nasfilter.cli.run import add_jobs
+from nasfilter.proxy import DEFAULT_ORACLE
 
 
 def register(sub: Any) -> None:
@@ -17,19 +19,20 @@ def register(sub: Any) -> None:
         "true front), Fig. 6 (REINFORCE fronts per seed), the comparison of every built-in "
         "searcher and filter (hypervolume ratio over simulated time, final metrics), "
         "summary.json and a self-contained report.html. Without --table the embedded "
-        "SYNTHETIC surrogate is used; the default oracle is the roofline on a V100.",
+        f"SYNTHETIC surrogate is used; the default oracle is the {DEFAULT_ORACLE} model on a "
+        "V100 (docs/gpu-model.md compares the two).",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (new or empty)")
     p.add_argument(
         "--table", help="a complete table converted with `nasfilter convert` (default: embedded)"
     )
-    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
+    add_dataset(p)
     p.add_argument(
         "--backend",
         "--oracle",
         dest="backend",
-        default="roofline",
-        help="oracle backend (default roofline)",
+        default=DEFAULT_ORACLE,
+        help=f"oracle backend (default {DEFAULT_ORACLE}; or calibrated, or a measured one)",
     )
     p.add_argument("--device", default="v100", help="oracle device (default v100)")
     p.add_argument(
@@ -40,21 +43,62 @@ def register(sub: Any) -> None:
     p.add_argument("--seeds", default="0-8", help="seeds, e.g. 0-8 or 0,3,5 (default 0-8)")
     p.add_argument(
         "--budget",
-        type=float,
+        type=seconds(positive=True),
         default=110_000.0,
         help="simulated seconds per run (default 110000, the study's)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes for the runs (default 1)")
+    p.add_argument(
+        "--workers",
+        default="1,4,16",
+        metavar="K,...",
+        help="numbers of simulated parallel workers to compare, e.g. 1,4,16 (the default); "
+        "the first is the one of the metrics table and Figs. 5 and 6",
+    )
+    add_jobs(p)
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no summary lines")
     p.set_defaults(func=run)
 
 
+def parse_workers(text: str) -> list[int]:
+    """``"1,4,16"`` -> [1, 4, 16]; ValueError naming --workers and the valid range."""
+    from nasfilter.runner import MAX_WORKERS
+
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        values = []
+    if not values or any(not 1 <= k <= MAX_WORKERS for k in values):
+        raise ValueError(
+            f"--workers {text!r}: give numbers of simulated workers from 1 to {MAX_WORKERS}, "
+            "comma-separated, e.g. 1,4,16"
+        )
+    return values
+
+
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.cli.run import parse_seeds, worker_died
-    from nasfilter.experiment import WorkerDied
+    from pathlib import Path
+
+    from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
+    from nasfilter.cli.run import check_inputs, parse_seeds, worker_died
+    from nasfilter.experiment import WorkerDied, default_jobs
     from nasfilter.reproduce import reproduce
 
+    out = check_parent(args.out, "--out")
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")
+    check_not_input(out, "--out", {"--table": args.table, "--oracle-cache": args.oracle_cache})
+    check_writable_folder(out if out.is_dir() else (out.parent or Path(".")), "--out", out)
+    check_inputs(
+        argparse.Namespace(
+            table=args.table,
+            dataset=args.dataset,
+            oracle=args.backend,
+            device=args.device,
+            oracle_cache=args.oracle_cache,
+        )
+    )
     try:
         summary = reproduce(
             args.out,
@@ -66,8 +110,9 @@ def run(args: argparse.Namespace) -> int:
             budget=args.budget,
             force=args.force,
             quiet=args.quiet,
-            jobs=args.jobs,
+            jobs=args.jobs or default_jobs(),
             oracle_cache=args.oracle_cache,
+            workers=parse_workers(args.workers),
         )
     except WorkerDied as exc:
         return worker_died("reproduce", exc)

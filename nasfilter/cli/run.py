@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from nasfilter.datasets import DATASETS
+from nasfilter.cli.args import add_dataset, int_at_least, seconds
+from nasfilter.proxy import DEFAULT_ORACLE
 
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.experiment import RunSpec
@@ -41,15 +44,17 @@ def parse_seeds(text: str) -> list[int]:
                 seeds.append(int(part))
         except ValueError:
             raise ValueError(
-                f"cannot read seeds {text!r}: write a range such as 0-8, a list such as "
+                f"cannot read --seeds {text!r}: write a range such as 0-8, a list such as "
                 "0,3,5, or both (0-2,7); seeds are integers >= 0"
             ) from None
         except OverflowError:
             raise ValueError(
-                f"seeds {text!r} name more than {MAX_SEEDS:,} seeds; give a shorter range"
+                f"--seeds {text!r} names more than {MAX_SEEDS:,} seeds; give a shorter range"
             ) from None
     if not seeds:
-        raise ValueError(f"the seed list {text!r} is empty; give at least one seed, e.g. 0-8")
+        raise ValueError(f"--seeds {text!r} is empty; give at least one seed, e.g. 0-8")
+    if max(seeds) >= 2**63:
+        raise ValueError(f"--seeds {text!r}: seeds must be below 2**63 (9223372036854775808)")
     return seeds
 
 
@@ -64,34 +69,86 @@ def add_common(p: argparse.ArgumentParser) -> None:
     """Options shared by ``run`` and ``demo``: budget, table, dataset, oracle, jobs."""
     p.add_argument(
         "--budget",
-        type=float,
+        type=seconds(positive=True),
         default=110_000.0,
         help="simulated seconds per run (default 110000, the study's)",
     )
     p.add_argument("--table", help="a table converted with `nasfilter convert` (default: embedded)")
-    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
-    p.add_argument("--oracle", default="roofline", help="proxy backend (default roofline)")
+    add_dataset(p)
+    p.add_argument(
+        "--oracle", default=DEFAULT_ORACLE, help=f"proxy backend (default {DEFAULT_ORACLE})"
+    )
     p.add_argument("--device", default="v100", help="oracle device (default v100)")
     p.add_argument(
         "--oracle-cache", help="measurement cache or exported .npz for a measured oracle"
     )
     p.add_argument(
         "--proxy-cost",
-        type=float,
+        type=seconds(positive=False),
         default=None,
         help="simulated seconds per proxy query (default 2, see nasfilter.problem)",
     )
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
+    add_jobs(p)
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="K",
+        help="simulated parallel workers per run: K evaluations at a time on a simulated "
+        "wall clock (default 1: one at a time); results do not depend on --jobs",
+    )
+    p.add_argument(
+        "--budget-clock",
+        choices=("worker", "wall"),
+        default="worker",
+        help="what --budget counts: worker-seconds, all workers together (default: the same "
+        "compute for every K), or simulated wall-clock seconds",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def add_jobs(p: argparse.ArgumentParser) -> None:
+    """``--jobs``, the same default (the CPUs) for every command that runs searches."""
+    p.add_argument(
+        "--jobs",
+        type=int_at_least(1),
+        default=None,
+        help="worker processes (default: the CPUs this process may use)",
+    )
+
+
+def plugin_listing() -> str:
+    """The registered searchers and filters, one line each, for ``--help``."""
+    from nasfilter.filters import FILTERS
+    from nasfilter.searchers import SEARCHERS
+
+    lines = []
+    for title, registry in (("searchers", SEARCHERS), ("filters", FILTERS)):
+        described = registry.describe()
+        width = max(len(n) for n in described)
+        lines.append(f"{title}:")
+        lines += [f"  {name.ljust(width)}  {text}" for name, text in described.items()]
+    lines.append(
+        "Settings go in brackets, e.g. 'reinforce[reward=mnas,lr=0.01]'; a wrong one lists "
+        "the valid ones. Plugins: package.module:Class or path/to/file.py:Class."
+    )
+    return "\n".join(lines)
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "run",
         help="run searchers x filters x seeds into a results database",
-        description="Run every searcher x filter x seed and store the results in an SQLite "
-        "database; an interrupted run resumes when run again on the same database. "
-        "Without --table the embedded SYNTHETIC surrogate is used.",
+        description=textwrap.fill(
+            "Run every searcher x filter x seed and store the results in an SQLite "
+            "database; an interrupted run resumes when run again on the same database. "
+            "Without --table the embedded SYNTHETIC surrogate is used. A run ends when its "
+            "budget is spent, or earlier when it has nothing new to evaluate "
+            "(docs/searchers.md).",
+            width=88,
+        ),
+        epilog=plugin_listing(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "--searchers",
@@ -99,17 +156,21 @@ def register(sub: Any) -> None:
         required=True,
         metavar="SPEC",
         help="searcher names or specs, e.g. random 'reinforce[reward=mnas]' "
-        "examples.custom_searcher:GreedyNeighbours",
+        "examples.custom_searcher:GreedyNeighbours (the list below)",
     )
     p.add_argument(
         "--filters",
         nargs="+",
         default=["none"],
         metavar="SPEC",
-        help="filter names or specs (default: none)",
+        help="filter names or specs (default: none; the list below)",
     )
     p.add_argument("--seeds", default="0-8", help="seeds, e.g. 0-8 or 0,3,5 (default 0-8)")
-    p.add_argument("--db", required=True, help="the SQLite results database (created)")
+    p.add_argument(
+        "--db",
+        required=True,
+        help="the SQLite results database (created in an existing folder, or added to)",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -120,9 +181,12 @@ def build_specs(
     """The run specs of the command line; raises ValueError before anything runs."""
     from nasfilter.experiment import grid
     from nasfilter.problem import DEFAULT_PROXY_COST
+    from nasfilter.runner import MAX_WORKERS
 
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise ValueError(
+            f"--workers must be from 1 to {MAX_WORKERS} simulated workers, got {args.workers}"
+        )
     return grid(
         searchers,
         filters,
@@ -133,16 +197,36 @@ def build_specs(
         oracle=args.oracle,
         device=args.device,
         oracle_cache=args.oracle_cache,
+        workers=args.workers,
+        budget_clock=args.budget_clock,
     )
 
 
-def empty_runs(records: list[Any]) -> dict[str, int]:
-    """Method label -> number of ``records`` (RunRecords) that evaluated nothing."""
-    out: dict[str, int] = {}
+def check_inputs(args: argparse.Namespace) -> None:
+    """Load ``--table`` and the oracle once, so that an error names the flag at fault."""
+    from nasfilter.cli.args import ORACLE_FLAGS, naming
+    from nasfilter.experiment import load_proxy
+    from nasfilter.table import load_table
+
+    with naming("--table"):
+        load_table(args.table, args.dataset)
+    with naming(ORACLE_FLAGS):
+        load_proxy(args.oracle, args.device, args.dataset, args.oracle_cache)
+
+
+def empty_run_lines(records: Sequence[Any]) -> list[str]:
+    """A warning per method among ``records`` (RunRecords) with runs that evaluated
+    nothing, worded and decided by :mod:`nasfilter.results` from the runs' events."""
+    from nasfilter.results import empty_run_warning, evaluated_nothing
+
+    by_label: dict[str, list[Any]] = {}
     for record in records:
-        if not record.summary["n_evaluations"]:
-            out[record.spec.label] = out.get(record.spec.label, 0) + 1
-    return out
+        by_label.setdefault(record.spec.label, []).append(record)
+    return [
+        empty_run_warning(label, n_empty, len(mine), mine[0].spec.budget)
+        for label, mine in by_label.items()
+        if (n_empty := sum(evaluated_nothing(r.summary) for r in mine))
+    ]
 
 
 def worker_died(command: str, exc: Exception) -> int:
@@ -152,6 +236,7 @@ def worker_died(command: str, exc: Exception) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.cli.args import check_database, naming
     from nasfilter.experiment import (
         WorkerDied,
         check_seeds,
@@ -161,9 +246,15 @@ def run(args: argparse.Namespace) -> int:
     )
     from nasfilter.store import Store
 
+    check_database(args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache})
     seeds = check_seeds(parse_seeds(args.seeds))
+    for flag, values in (("--searchers", args.searchers), ("--filters", args.filters)):
+        if not split_specs(values):
+            raise ValueError(f"{flag} names nothing; give at least one name, e.g. random")
     specs = build_specs(args, split_specs(args.searchers), split_specs(args.filters))
-    table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database
+    check_inputs(args)
+    with naming("--table"):  # the oracle is loaded: what can fail now is the table's
+        table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database
     jobs = args.jobs or default_jobs()
     total = len(specs) * len(seeds)
     with Store(args.db) as store:
@@ -171,7 +262,8 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"table   {table.label}\noracle  {proxy.label}\n"
             f"runs    {len(specs)} specs x {len(seeds)} seeds = {total}, "
-            f"{args.budget:g} simulated s each, {jobs} worker(s)",
+            f"{args.budget:g} simulated {args.budget_clock}-seconds each, "
+            f"{args.workers} simulated worker(s) per run, {jobs} process(es)",
             file=sys.stderr,
         )
         try:
@@ -180,13 +272,8 @@ def run(args: argparse.Namespace) -> int:
             )
         except WorkerDied as exc:
             return worker_died("run", exc)
-        for label, count in empty_runs(records).items():
-            print(
-                f"warning: {label} evaluated nothing in {count} run(s): the budget of "
-                f"{args.budget:g} s went to proxy queries (see docs/searchers.md, smallest "
-                "budgets); its metrics are not a result",
-                file=sys.stderr,
-            )
+        for line in empty_run_lines(records):
+            print(line, file=sys.stderr)
         skipped = total - len(records)
         # Another process writing the same database may have stored some of these first.
         wrote = len(records) - store.duplicates

@@ -8,7 +8,8 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from nasfilter.datasets import DATASETS
+from nasfilter.cli.args import add_dataset
+from nasfilter.proxy import DEFAULT_ORACLE
 
 
 def register(sub: Any) -> None:
@@ -20,8 +21,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument("arch", help="an index in [0, 32767] or channels such as 8:16:24:32:40")
     p.add_argument("--table", help="a table converted with `nasfilter convert` (.npz)")
-    p.add_argument("--dataset", default="cifar10", help=f"one of {', '.join(DATASETS)}")
-    p.add_argument("--oracle", default="roofline", help="proxy backend (default roofline)")
+    add_dataset(p)
+    p.add_argument(
+        "--oracle", default=DEFAULT_ORACLE, help=f"proxy backend (default {DEFAULT_ORACLE})"
+    )
     p.add_argument("--device", default=None, help="oracle device (default v100)")
     p.add_argument(
         "--oracle-cache", help="measurement cache or exported .npz for a measured oracle"
@@ -40,14 +43,18 @@ def _json_value(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.cli.args import ORACLE_FLAGS, naming
     from nasfilter.oracle import proxy_table
     from nasfilter.space import as_arch
     from nasfilter.table import load_table
 
-    arch = as_arch(args.arch)
-    table = load_table(args.table, args.dataset)
+    with naming("ARCH"):
+        arch = as_arch(args.arch)
+    with naming("--table"):
+        table = load_table(args.table, args.dataset)
     rec = table.record(arch)
-    proxy = proxy_table(args.oracle, args.device, table.dataset, args.oracle_cache)
+    with naming(ORACLE_FLAGS):
+        proxy = proxy_table(args.oracle, args.device, table.dataset, args.oracle_cache)
     measured = bool(proxy.measured[arch.index])
     rec["oracle"] = proxy.label
     rec["utilization"] = float(proxy.utilization[arch.index]) if measured else None

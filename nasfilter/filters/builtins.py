@@ -7,16 +7,15 @@ which the study takes its Pareto front.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
+from nasfilter.checks import check_positive_int, check_real
 from nasfilter.filters.base import Filter
 from nasfilter.metered import ProxyHandle
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
 from nasfilter.scan import DEFAULT_SCAN_SHARE, check_scan_share, scan
-from nasfilter.searchers.base import check_positive_int, check_real
 from nasfilter.space import N_ARCHS, Arch, index_of
 
 
@@ -25,8 +24,8 @@ class PassThrough(Filter):
 
     name: ClassVar[str] = "none"
 
-    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
-        return list(candidates)
+    def keep(self, arch: Arch) -> bool:
+        return True
 
 
 class DropAll(Filter):
@@ -34,8 +33,8 @@ class DropAll(Filter):
 
     name: ClassVar[str] = "drop-all"
 
-    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
-        return []
+    def keep(self, arch: Arch) -> bool:
+        return False
 
 
 class SuccessiveFrontiers(Filter):
@@ -100,27 +99,24 @@ class SuccessiveFrontiers(Filter):
                 break
         self._drops = 0
 
-    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
+    def keep(self, arch: Arch) -> bool:
         if self._ranks is None:
-            self._start(proxy)
+            self._start(self.proxy)
         ranks = self._ranks
         assert ranks is not None
-        out = []
-        for arch in candidates:
-            index = index_of(arch)
-            rank = ranks[index]
-            if 0 <= rank <= self._level and not self._passed[index]:
-                self._passed[index] = 1
-                self._left -= 1
-                self._drops = 0
-                out.append(arch)
-                if self._left == 0:
-                    self._raise_level()
-            else:
-                self._drops += 1
-                if self.patience is not None and self._drops >= self.patience:
-                    self._raise_level()
-        return out
+        index = index_of(arch)
+        rank = ranks[index]
+        if 0 <= rank <= self._level and not self._passed[index]:
+            self._passed[index] = 1
+            self._left -= 1
+            self._drops = 0
+            if self._left == 0:
+                self._raise_level()
+            return True
+        self._drops += 1
+        if self.patience is not None and self._drops >= self.patience:
+            self._raise_level()
+        return False
 
 
 def log_epsilon(points: np.ndarray, front: np.ndarray) -> np.ndarray:
@@ -230,16 +226,12 @@ class ProxyThreshold(Filter):
         eps = max(min(qx - x, qy - y) for qx, qy in self._front_logs)
         return eps <= self._slack
 
-    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
+    def keep(self, arch: Arch) -> bool:
         if not self.scan:
-            return [a for a in candidates if self._online(a, proxy)]
+            return self._online(arch, self.proxy)
         if self._near is None:
-            self._start_scan(proxy)
+            self._start_scan(self.proxy)
         near = self._near
         assert near is not None
-        scanned = self._scanned
-        return [
-            a
-            for a in candidates
-            if (near[index_of(a)] if scanned[index_of(a)] else self._judge(a, proxy))
-        ]
+        index = index_of(arch)
+        return near[index] if self._scanned[index] else self._judge(arch, self.proxy)

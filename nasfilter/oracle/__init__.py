@@ -2,14 +2,23 @@
 
 Utilization = achieved FLOP/s / peak FLOP/s = throughput x FLOPs per image / peak (FACTS §4).
 Backends (:mod:`.registry`): the analytic ``roofline`` (any device spec, all 32768 networks in
-well under a second), ``onnxruntime`` (real networks on this CPU), ``torch-cuda`` and
-``tensorrt`` (real networks on an NVIDIA GPU). Measurements go to a per-architecture SQLite
-cache (:mod:`.cache`) through sweeps (:mod:`.sweep`), and reach the simulator as a
-:class:`~nasfilter.proxy.ProxyTable` through :func:`proxy_table`.
+well under a second), the ``calibrated`` GPU model (:mod:`.gpumodel`: tiles, waves, kernels,
+layouts; its figures fitted to real measurements by :mod:`.calibration`), ``onnxruntime``
+(real networks on this CPU), ``torch-cuda`` and ``tensorrt`` (real networks on an NVIDIA
+GPU). Measurements go to a per-architecture SQLite cache (:mod:`.cache`) through sweeps
+(:mod:`.sweep`), and reach the simulator as a :class:`~nasfilter.proxy.ProxyTable` through
+:func:`proxy_table`.
 """
 
 from nasfilter.oracle.base import Backend, BackendSpec, BackendUnavailable
 from nasfilter.oracle.cache import CacheFileError, Group, MeasurementCache
+from nasfilter.oracle.calibrated import (
+    CalibratedBackend,
+    CalibratedResult,
+    Calibration,
+    calibrated,
+    load_calibration,
+)
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, UnknownDeviceError, get_device
 from nasfilter.oracle.measurement import (
     SCHEMA_VERSION,
@@ -31,6 +40,9 @@ __all__ = [
     "BackendSpec",
     "BackendUnavailable",
     "CacheFileError",
+    "CalibratedBackend",
+    "CalibratedResult",
+    "Calibration",
     "DeviceSpec",
     "Group",
     "InvalidMeasurement",
@@ -42,9 +54,11 @@ __all__ = [
     "Status",
     "SweepSummary",
     "UnknownDeviceError",
+    "calibrated",
     "create",
     "export_table",
     "get_device",
+    "load_calibration",
     "load_sample",
     "load_table_file",
     "pareto_count",

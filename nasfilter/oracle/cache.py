@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly
 from nasfilter.oracle.measurement import (
     SCHEMA_VERSION,
     InvalidMeasurement,
@@ -110,7 +111,11 @@ _WHERE_GROUP = "dataset=? AND backend=? AND config=? AND device=? AND schema=?"
 _NO_GROUP = -1
 
 
-def _check_file(path: Path) -> None:
+_WRITER_HINT = "choose another --cache path"
+_READER_HINT = "give --oracle-cache a cache filled by `nasfilter measure` (or its .npz export)"
+
+
+def _check_file(path: Path, hint: str = _WRITER_HINT) -> None:
     """Refuse anything at ``path`` that is not an SQLite file (an empty file is fine)."""
     if not path.exists():
         return
@@ -121,7 +126,7 @@ def _check_file(path: Path) -> None:
     if head and head != _SQLITE_MAGIC:
         raise CacheFileError(
             f"{str(path)!r} is not a nasfilter measurement cache (not an SQLite database); "
-            "refusing to touch it: choose another --cache path"
+            f"refusing to touch it: {hint}"
         )
 
 
@@ -157,18 +162,30 @@ class MeasurementCache:
     """An open cache file. Use as a context manager or call :meth:`close`.
 
     Args:
-        path: the SQLite file; created (with its folder) if absent.
+        path: the SQLite file; created (with its folder) if absent, unless ``readonly``.
+        readonly: open an existing cache for reading only (it may sit in a read-only
+            folder); writes then fail. When False, a file or folder this user cannot write
+            raises PermissionError naming it.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], readonly: bool = False) -> None:
         self.path = Path(path)
+        self.readonly = readonly
         self._ids: dict[Group, int] = {}
-        _check_file(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._hint = _READER_HINT if readonly else _WRITER_HINT
+        _check_file(self.path, self._hint)
+        if readonly and not self.path.is_file():
+            raise CacheFileError(f"measurement cache {str(self.path)!r} does not exist")
+        if not readonly:
+            check_sqlite_writable(self.path, "measurement cache")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._conn = sqlite3.connect(
-                str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None
-            )
+            if readonly:
+                self._conn = connect_sqlite_readonly(self.path, "measurement cache")
+            else:
+                self._conn = sqlite3.connect(
+                    str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None
+                )
         except sqlite3.Error as exc:
             raise CacheFileError(f"cannot open cache {str(self.path)!r}: {exc}") from exc
         try:
@@ -185,13 +202,13 @@ class MeasurementCache:
                 ) from exc
             raise CacheFileError(
                 f"{str(self.path)!r} is not a usable nasfilter measurement cache ({exc}); "
-                "it may be corrupt; refusing to touch it: choose another --cache path"
+                f"it may be corrupt; refusing to touch it: {self._hint}"
             ) from exc
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise CacheFileError(
                 f"{str(self.path)!r} is not a usable nasfilter measurement cache ({exc}); "
-                "it may be corrupt; refusing to touch it: choose another --cache path"
+                f"it may be corrupt; refusing to touch it: {self._hint}"
             ) from exc
 
     # ------------------------------------------------------------------ set-up
@@ -203,14 +220,20 @@ class MeasurementCache:
             tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         finally:
             c.execute("COMMIT")
+        if self.readonly and app_id != APPLICATION_ID:
+            raise CacheFileError(
+                f"{str(self.path)!r} is not a nasfilter measurement cache (application id "
+                f"{app_id:#x}, tables {sorted(tables)}); fill one with `nasfilter measure`"
+            )
         if app_id != APPLICATION_ID and (app_id != 0 or tables):
             raise CacheFileError(
                 f"{str(self.path)!r} is an SQLite database but not a nasfilter measurement "
                 f"cache (application id {app_id:#x}, tables {sorted(tables)}); refusing to "
-                "touch it: choose another --cache path"
+                f"touch it: {self._hint}"
             )
-        self._set_wal()
-        c.execute("PRAGMA synchronous=NORMAL")
+        if not self.readonly:
+            self._set_wal()
+            c.execute("PRAGMA synchronous=NORMAL")
         if app_id != APPLICATION_ID:  # a new file: create the tables
             c.execute("BEGIN IMMEDIATE")
             try:
@@ -231,7 +254,8 @@ class MeasurementCache:
             found = None if row is None else row[0]
             raise CacheFileError(
                 f"{str(self.path)!r} has cache format {found}; this nasfilter reads format "
-                f"{CACHE_FORMAT}: use a new --cache path"
+                f"{CACHE_FORMAT}: "
+                + ("use a new --cache path" if not self.readonly else self._hint)
             )
 
     def _set_wal(self) -> None:

@@ -1,10 +1,23 @@
-"""Device specifications for the analytic roofline: peak FLOP/s and memory bandwidth.
+"""Device specifications: peak FLOP/s, memory bandwidth, and what a GPU model needs besides.
 
-The built-in specs are FACTS §7 (dense FP16 tensor-core peak, memory bandwidth). V100 is the
-default, the study's device. Users define their own with ``name:peak_tflops:bandwidth_tbs``
-(for example ``mygpu:200:1.5``) or a JSON file holding ``name``, ``peak_tflops``,
-``bandwidth_tbs`` and optionally ``measured_peak_tflops``, ``measured_bandwidth_tbs`` and
-``description``.
+The built-in specs are FACTS §7 (dense FP16 tensor-core peak, memory bandwidth) plus the
+figures the calibrated GPU model (:mod:`nasfilter.oracle.gpumodel`) reads: the number of
+streaming multiprocessors (the wave size of a GEMM), the memory size (the largest batch) and
+the L2 size, each from the vendor's architecture whitepaper or data sheet named in the spec's
+``sources``. V100 is the default, the study's device.
+
+``peak_flops`` is the dense FP16 tensor-core rate **with FP32 accumulation**, the rate that
+cuDNN, PyTorch AMP and TensorRT's FP16 kernels run at. GeForce cards (RTX 3090, 4090) run FP16
+tensor math at twice that rate only when accumulating in FP16; that figure is kept in
+``fp16_accumulate_peak_flops`` and used by nothing by default (FACTS §7). Data-centre cards
+have one rate for both.
+
+Users define their own with ``name:peak_tflops:bandwidth_tbs`` (for example ``mygpu:200:1.5``;
+enough for the plain roofline) or a JSON file holding ``name``, ``peak_tflops``,
+``bandwidth_tbs`` and optionally ``measured_peak_tflops``, ``measured_bandwidth_tbs``,
+``sm_count``, ``memory_gb``, ``l2_mb``, ``fp16_accumulate_peak_tflops``, ``sources`` and
+``description``. The calibrated model needs ``sm_count`` and ``memory_gb``
+(:data:`MODEL_FIELDS` says what each means).
 """
 
 from __future__ import annotations
@@ -22,6 +35,24 @@ class UnknownDeviceError(ValueError):
     """A device name that is neither built in nor a valid user spec."""
 
 
+class MissingDeviceFieldError(ValueError):
+    """A device spec lacks a figure that a model needs (the message names it and its meaning)."""
+
+
+# The optional figures a GPU model may need, with what each means (for error messages and docs).
+MODEL_FIELDS: dict[str, str] = {
+    "sm_count": (
+        "the number of streaming multiprocessors; a GEMM's output tiles run on them in waves, "
+        "so it sets the wave quantization (JSON key sm_count, an integer)"
+    ),
+    "memory_bytes": (
+        "the device memory size; it bounds the largest batch that fits (JSON key memory_gb, "
+        "in GB of 1e9 bytes)"
+    ),
+    "l2_bytes": "the L2 cache size (JSON key l2_mb, in MB of 1e6 bytes)",
+}
+
+
 @dataclass(frozen=True)
 class DeviceSpec:
     """A processor as the roofline sees it.
@@ -33,6 +64,12 @@ class DeviceSpec:
         measured_peak_flops: a peak reached by a real matrix product, FLOP/s, if known.
         measured_bandwidth: a bandwidth reached by a real copy, bytes/s, if known.
         description: a human label.
+        sm_count: streaming multiprocessors, if known.
+        memory_bytes: device memory, bytes, if known.
+        l2_bytes: L2 cache, bytes, if known.
+        fp16_accumulate_peak_flops: the FP16 tensor rate with FP16 accumulation where it
+            differs from ``peak_flops`` (GeForce: twice), FLOP/s; informational.
+        sources: where the figures come from (data sheets, whitepapers).
     """
 
     name: str
@@ -41,15 +78,27 @@ class DeviceSpec:
     measured_peak_flops: float | None = None
     measured_bandwidth: float | None = None
     description: str = ""
+    sm_count: int | None = None
+    memory_bytes: float | None = None
+    l2_bytes: float | None = None
+    fp16_accumulate_peak_flops: float | None = None
+    sources: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip() or ":" in self.name:
             raise ValueError(
                 f"device name must be a non-empty string without ':', got {self.name!r}"
             )
-        for field_name in ("peak_flops", "bandwidth", "measured_peak_flops", "measured_bandwidth"):
+        optional = (
+            "measured_peak_flops",
+            "measured_bandwidth",
+            "memory_bytes",
+            "l2_bytes",
+            "fp16_accumulate_peak_flops",
+        )
+        for field_name in ("peak_flops", "bandwidth", *optional):
             value = getattr(self, field_name)
-            if value is None and field_name.startswith("measured"):
+            if value is None and field_name in optional:
                 continue
             if (
                 isinstance(value, bool)
@@ -60,6 +109,24 @@ class DeviceSpec:
                 raise ValueError(
                     f"device {self.name!r}: {field_name} must be a finite number > 0, got {value!r}"
                 )
+
+        count = self.sm_count
+        if count is not None and (
+            isinstance(count, bool) or not isinstance(count, int) or count < 1
+        ):
+            raise ValueError(
+                f"device {self.name!r}: sm_count must be a positive integer, got {count!r}"
+            )
+
+    def require(self, *fields: str) -> None:
+        """Raise MissingDeviceFieldError naming each of ``fields`` (MODEL_FIELDS) that is unset."""
+        missing = [f for f in fields if getattr(self, f) is None]
+        if missing:
+            what = "; ".join(f"{f}: {MODEL_FIELDS.get(f, f)}" for f in missing)
+            raise MissingDeviceFieldError(
+                f"device {self.name!r} lacks {', '.join(missing)}, which this model needs "
+                f"({what}); give a JSON device file with these keys"
+            )
 
     def peak(self, source: str = "spec") -> float:
         """Peak FLOP/s from ``source``: "spec", or "measured" (falls back to the spec)."""
@@ -86,11 +153,18 @@ class DeviceSpec:
 
     def to_json(self) -> str:
         """The spec as a JSON string that :func:`get_device` reads back."""
-        return json.dumps({**self.to_dict(), "description": self.description}, sort_keys=True)
+        return json.dumps(
+            {**self.to_dict(), "description": self.description, "sources": self.sources},
+            sort_keys=True,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (FLOP/s and bytes/s); also the roofline's device fingerprint."""
-        return {
+        """JSON-ready dict (FLOP/s and bytes/s); also the oracles' device fingerprint.
+
+        The GPU-model figures appear only when set, so the roofline fingerprint of a spec
+        without them is what it always was.
+        """
+        out: dict[str, Any] = {
             "kind": "spec",
             "name": self.name,
             "peak_flops": float(self.peak_flops),
@@ -98,6 +172,14 @@ class DeviceSpec:
             "measured_peak_flops": self.measured_peak_flops,
             "measured_bandwidth": self.measured_bandwidth,
         }
+        for key in _EXTRA_FIELDS:
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+_EXTRA_FIELDS = ("sm_count", "memory_bytes", "l2_bytes", "fp16_accumulate_peak_flops")
 
 
 def _check_source(source: str) -> None:
@@ -106,12 +188,44 @@ def _check_source(source: str) -> None:
 
 
 _T = 1e12
+_GB = 1e9
+_MB = 1e6
+_MIB = 2**20
 DEVICES: dict[str, DeviceSpec] = {
     "v100": DeviceSpec(
-        "v100", 125 * _T, 0.9 * _T, measured_peak_flops=100 * _T, description="NVIDIA V100 SXM2"
+        "v100",
+        125 * _T,
+        0.9 * _T,
+        measured_peak_flops=100 * _T,  # the study's measured peak (FACTS §4)
+        description="NVIDIA V100 SXM2 16 GB",
+        sm_count=80,
+        memory_bytes=16 * _GB,
+        l2_bytes=6 * _MIB,
+        sources="NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 80 SMs, 6144 KB L2, "
+        "16 GB HBM2, 900 GB/s, 125 TFLOP/s tensor; FACTS §7",
     ),
-    "a100": DeviceSpec("a100", 312 * _T, 2.039 * _T, description="NVIDIA A100 80 GB SXM"),
-    "h100": DeviceSpec("h100", 989 * _T, 3.35 * _T, description="NVIDIA H100 SXM"),
+    "a100": DeviceSpec(
+        "a100",
+        312 * _T,
+        2.039 * _T,
+        description="NVIDIA A100 80 GB SXM",
+        sm_count=108,
+        memory_bytes=80 * _GB,
+        l2_bytes=40 * _MB,
+        sources="NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 108 SMs, 40 MB L2; "
+        "A100 80GB data sheet: 80 GB HBM2e, 2039 GB/s, 312 TFLOP/s FP16 tensor; FACTS §7",
+    ),
+    "h100": DeviceSpec(
+        "h100",
+        989 * _T,
+        3.35 * _T,
+        description="NVIDIA H100 SXM",
+        sm_count=132,
+        memory_bytes=80 * _GB,
+        l2_bytes=50 * _MB,
+        sources="NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and data sheet: "
+        "H100 SXM5 132 SMs, 50 MB L2, 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s dense FP16; FACTS §7",
+    ),
     "h200": DeviceSpec(
         "h200",
         989 * _T,
@@ -119,6 +233,38 @@ DEVICES: dict[str, DeviceSpec] = {
         measured_peak_flops=780 * _T,  # a bf16 matrix product reached 770-800 (FACTS §7)
         measured_bandwidth=4.3 * _T,
         description="NVIDIA H200 SXM",
+        sm_count=132,
+        memory_bytes=141 * _GB,
+        l2_bytes=50 * _MB,
+        sources="NVIDIA H200 Tensor Core GPU data sheet (2024): 141 GB HBM3e, 4.8 TB/s, "
+        "989 TFLOP/s dense FP16; the same GH100 chip as the H100 SXM (132 SMs, 50 MB L2); "
+        "FACTS §7",
+    ),
+    "rtx3090": DeviceSpec(
+        "rtx3090",
+        71 * _T,
+        0.936 * _T,
+        description="NVIDIA GeForce RTX 3090 (GA102)",
+        sm_count=82,
+        memory_bytes=24 * _GB,
+        l2_bytes=6 * _MIB,
+        fp16_accumulate_peak_flops=142 * _T,
+        sources="NVIDIA Ampere GA102 GPU Architecture whitepaper (2020): 82 SMs, 6144 KB L2, "
+        "24 GB GDDR6X, 936 GB/s, 71 TFLOP/s FP16 tensor with FP32 accumulate (142 with FP16 "
+        "accumulate); FACTS §7",
+    ),
+    "rtx4090": DeviceSpec(
+        "rtx4090",
+        165.2 * _T,
+        1.008 * _T,
+        description="NVIDIA GeForce RTX 4090 (AD102)",
+        sm_count=128,
+        memory_bytes=24 * _GB,
+        l2_bytes=72 * _MIB,
+        fp16_accumulate_peak_flops=330.3 * _T,
+        sources="NVIDIA Ada GPU Architecture whitepaper (2022): RTX 4090 128 SMs, 72 MB L2, "
+        "24 GB GDDR6X, 1008 GB/s, 165.2 TFLOP/s FP16 tensor with FP32 accumulate (330.3 with "
+        "FP16 accumulate); FACTS §7",
     ),
 }
 DEFAULT_DEVICE = "v100"
@@ -134,6 +280,11 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
         "measured_peak_tflops",
         "measured_bandwidth_tbs",
         "description",
+        "sm_count",
+        "memory_gb",
+        "l2_mb",
+        "fp16_accumulate_peak_tflops",
+        "sources",
     }
     unknown = sorted(set(data) - known)
     missing = sorted({"name", "peak_tflops", "bandwidth_tbs"} - set(data))
@@ -143,7 +294,7 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
             f"expected {sorted(known)}"
         )
 
-    def tera(key: str) -> float | None:
+    def scaled(key: str, unit: float = _T) -> float | None:
         value = data.get(key)
         if value is None:
             return None
@@ -151,18 +302,33 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
             raise UnknownDeviceError(
                 f"device file {origin!r}: {key} must be a number, got {value!r}"
             )
-        return float(value) * _T
+        return float(value) * unit
 
-    peak, bw = tera("peak_tflops"), tera("bandwidth_tbs")
+    peak, bw = scaled("peak_tflops"), scaled("bandwidth_tbs")
     assert peak is not None and bw is not None
-    return DeviceSpec(
-        str(data["name"]),
-        peak,
-        bw,
-        tera("measured_peak_tflops"),
-        tera("measured_bandwidth_tbs"),
-        str(data.get("description", "")),
-    )
+    sm_count = data.get("sm_count")
+    if sm_count is not None and (
+        isinstance(sm_count, bool) or not isinstance(sm_count, int) or sm_count < 1
+    ):
+        raise UnknownDeviceError(
+            f"device file {origin!r}: sm_count must be a positive integer, got {sm_count!r}"
+        )
+    try:
+        return DeviceSpec(
+            str(data["name"]),
+            peak,
+            bw,
+            scaled("measured_peak_tflops"),
+            scaled("measured_bandwidth_tbs"),
+            str(data.get("description", "")),
+            sm_count=sm_count,
+            memory_bytes=scaled("memory_gb", _GB),
+            l2_bytes=scaled("l2_mb", _MB),
+            fp16_accumulate_peak_flops=scaled("fp16_accumulate_peak_tflops"),
+            sources=str(data.get("sources", "")),
+        )
+    except ValueError as exc:
+        raise UnknownDeviceError(f"device file {origin!r}: {exc}") from exc
 
 
 def get_device(spec: str | DeviceSpec | None = None) -> DeviceSpec:
@@ -189,6 +355,11 @@ def get_device(spec: str | DeviceSpec | None = None) -> DeviceSpec:
                 data.get("measured_peak_flops"),
                 data.get("measured_bandwidth"),
                 str(data.get("description", "")),
+                sm_count=data.get("sm_count"),
+                memory_bytes=data.get("memory_bytes"),
+                l2_bytes=data.get("l2_bytes"),
+                fp16_accumulate_peak_flops=data.get("fp16_accumulate_peak_flops"),
+                sources=str(data.get("sources", "")),
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise UnknownDeviceError(f"cannot read a device from {text!r}: {exc}") from exc

@@ -17,7 +17,7 @@ from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.measurement import device_label
 from nasfilter.oracle.registry import backend_name
 from nasfilter.oracle.tablefile import MeasurementTable, load_table_file, table_label
-from nasfilter.proxy import ProxyTable
+from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 
 SAMPLE_FILE = "onnxruntime_cpu_sample.npz"
 
@@ -50,7 +50,7 @@ def _matches(group: Group, device: str | None) -> bool:
 
 
 def _from_cache(path: Path, backend: str, device: str | None, ds: Dataset) -> ProxyTable:
-    with MeasurementCache(path) as cache:
+    with MeasurementCache(path, readonly=True) as cache:
         groups = [g.group for g in cache.groups(ds.name, backend) if _matches(g.group, device)]
         if not groups:
             held = sorted(
@@ -78,13 +78,13 @@ def _from_cache(path: Path, backend: str, device: str | None, ds: Dataset) -> Pr
         "config": group.config_dict,
         "device": group.device_dict,
         "source": str(path),
-        "synthetic": backend == "roofline",
+        "synthetic": backend in ("roofline", "calibrated"),
     }
     return ProxyTable(util, thr, table_label(backend, group.device_dict), provenance)
 
 
 def proxy_table(
-    backend: str = "roofline",
+    backend: str = DEFAULT_ORACLE,
     device: str | DeviceSpec | None = None,
     dataset: str | Dataset = "cifar10",
     cache: str | os.PathLike[str] | None = None,
@@ -92,12 +92,15 @@ def proxy_table(
     """Utilization and throughput of every architecture from ``backend``.
 
     Args:
-        backend: "roofline", or a measured backend ("onnxruntime", "torch-cuda", "tensorrt").
-        device: roofline: a device spec (default V100); measured backends: picks a group in
-            the cache by device name (needed only when the cache holds several).
+        backend: "roofline" (the default) or "calibrated" (analytic), or a measured backend
+            ("onnxruntime", "torch-cuda", "tensorrt").
+        device: roofline, calibrated: a device spec (default V100); measured backends:
+            picks a group in the cache by device name (needed only when the cache holds
+            several).
         dataset: the dataset.
         cache: a measurement cache (SQLite) or an exported table (.npz). Without one, the
-            roofline is computed and onnxruntime reads the shipped CPU sample.
+            roofline or calibrated model is computed and onnxruntime reads the shipped CPU
+            sample.
     """
     ds = get_dataset(dataset)
     if cache is None:
@@ -106,6 +109,10 @@ def proxy_table(
             from nasfilter.oracle.roofline import roofline
 
             return roofline(device, ds).proxy_table()
+        if backend == "calibrated":
+            from nasfilter.oracle.calibrated import calibrated
+
+            return calibrated(device, ds).proxy_table()
         if backend == "onnxruntime":
             table = load_sample()
             if table.dataset != ds.name:

@@ -20,6 +20,12 @@ def _roofline(device: str | None = None, **config: Any) -> Backend:
     return RooflineBackend(device, **config)
 
 
+def _calibrated(device: str | None = None, **config: Any) -> Backend:
+    from nasfilter.oracle.calibrated import CalibratedBackend
+
+    return CalibratedBackend(device, **config)
+
+
 def _onnxruntime(device: str | None = None, **config: Any) -> Backend:
     from nasfilter.oracle.onnx_backend import OnnxRuntimeBackend
 
@@ -39,10 +45,68 @@ def _tensorrt(device: str | None = None, **config: Any) -> Backend:
 
 
 BACKENDS: Registry[Backend] = Registry("backend", Backend)
-BACKENDS.register("roofline", _roofline, "analytic roofline on a device spec (v100, a100, ...)")
-BACKENDS.register("onnxruntime", _onnxruntime, "real networks on this CPU with onnxruntime")
-BACKENDS.register("torch-cuda", _torch_cuda, "real networks on a CUDA GPU with torch, FP16")
-BACKENDS.register("tensorrt", _tensorrt, "real networks on a CUDA GPU with TensorRT, FP16")
+
+
+def _roofline_class() -> Any:
+    from nasfilter.oracle.roofline import RooflineBackend
+
+    return RooflineBackend
+
+
+def _calibrated_class() -> Any:
+    from nasfilter.oracle.calibrated import CalibratedBackend
+
+    return CalibratedBackend
+
+
+def _onnxruntime_class() -> Any:
+    from nasfilter.oracle.onnx_backend import OnnxRuntimeBackend
+
+    return OnnxRuntimeBackend
+
+
+def _torch_cuda_class() -> Any:
+    from nasfilter.oracle.torch_cuda import TorchCudaBackend
+
+    return TorchCudaBackend
+
+
+def _tensorrt_class() -> Any:
+    from nasfilter.oracle.tensorrt_backend import TensorRTBackend
+
+    return TensorRTBackend
+
+
+BACKENDS.register(
+    "roofline",
+    _roofline,
+    "analytic roofline on a device spec (v100, a100, ...)",
+    params_of=_roofline_class,
+)
+BACKENDS.register(
+    "calibrated",
+    _calibrated,
+    "GPU model calibrated on real measurements (tiles, waves, kernels) on a device spec",
+    params_of=_calibrated_class,
+)
+BACKENDS.register(
+    "onnxruntime",
+    _onnxruntime,
+    "real networks on this CPU with onnxruntime",
+    params_of=_onnxruntime_class,
+)
+BACKENDS.register(
+    "torch-cuda",
+    _torch_cuda,
+    "real networks on a CUDA GPU with torch, FP16",
+    params_of=_torch_cuda_class,
+)
+BACKENDS.register(
+    "tensorrt",
+    _tensorrt,
+    "real networks on a CUDA GPU with TensorRT, FP16",
+    params_of=_tensorrt_class,
+)
 
 
 _GPU_BACKENDS = frozenset({"torch-cuda", "tensorrt"})

@@ -1,6 +1,6 @@
 """The analytic roofline backend: throughput and utilization of all 32768 networks at once.
 
-For each fused layer ``l`` of :func:`nasfilter.network.layer_costs` (BN folded, ReLU and the
+For each fused layer ``l`` of :func:`nasfilter.network.layer_table` (BN folded, ReLU and the
 residual add fused into the producing conv), at batch ``B``::
 
     flops_l = 2 x MACs_l x B                                  (FLOPs)
@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
+from nasfilter.layers import LayerTable
 from nasfilter.oracle.base import Backend, BackendSpec
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
 from nasfilter.oracle.measurement import Measurement, Status
@@ -147,6 +148,26 @@ def _check_settings(batch: object, launch_overhead: object) -> None:
         raise ValueError(f"launch_overhead must be seconds >= 0, got {launch_overhead!r}")
 
 
+def roofline_layer_seconds(
+    table: LayerTable,
+    peak: float,
+    bandwidth: float,
+    batch: int,
+    launch_overhead: float = DEFAULT_LAUNCH_OVERHEAD,
+) -> np.ndarray:
+    """Plain-roofline seconds per layer and batch, overhead included; 0 where absent, (B, L).
+
+    ``max(FLOPs / peak, bytes / bandwidth) + launch_overhead`` per executed layer, FP16 bytes;
+    ``peak`` in FLOP/s, ``bandwidth`` in bytes/s. Any :class:`LayerTable` (NATS or torch).
+    """
+    seconds = np.maximum(
+        table.flops(batch) / peak, table.bytes(batch, BYTES_PER_ELEMENT) / bandwidth
+    )
+    seconds += launch_overhead
+    seconds *= table.present
+    return seconds
+
+
 def roofline(
     device: str | DeviceSpec | None = None,
     dataset: str | Dataset = "cifar10",
@@ -156,7 +177,7 @@ def roofline(
 ) -> RooflineResult:
     """Predict every architecture's throughput and utilization (vectorized, well under 1 s)."""
     from nasfilter.costs import flops
-    from nasfilter.network import layer_costs
+    from nasfilter.network import layer_table
 
     dev = get_device(device)
     ds = get_dataset(dataset)
@@ -165,15 +186,11 @@ def roofline(
     peak = dev.peak(source)
     bw = dev.memory_bandwidth(source)
 
-    costs = layer_costs(ds)
-    layer_flops = 2.0 * batch * costs.macs  # (N, L) per batch
-    layer_bytes = BYTES_PER_ELEMENT * (
-        batch * (costs.input_elems + costs.output_elems) + costs.weight_elems
-    )
-    present = costs.present
-    seconds = np.maximum(layer_flops / peak, layer_bytes / bw)
-    seconds += launch_overhead
-    seconds *= present
+    table = layer_table(ds)
+    layer_flops = table.flops(batch)  # (N, L) per batch
+    layer_bytes = table.bytes(batch, BYTES_PER_ELEMENT)
+    present = table.present
+    seconds = roofline_layer_seconds(table, peak, bw, batch, launch_overhead)
     batch_seconds = seconds.sum(axis=1)
     throughput = batch / batch_seconds
     fpi = np.asarray(flops(ds), dtype=np.float64)
@@ -191,7 +208,7 @@ def roofline(
         peak_source=source,
         peak_flops=peak,
         bandwidth=bw,
-        layer_names=costs.names,
+        layer_names=table.names,
         flops_per_image=fpi,
         batch_seconds=batch_seconds,
         throughput=throughput,
@@ -203,7 +220,15 @@ def roofline(
 
 
 class RooflineBackend(Backend):
-    """The roofline as an oracle backend: instant, deterministic, no dependencies."""
+    """The roofline as an oracle backend: instant, deterministic, no dependencies.
+
+    Args:
+        device: v100 (default), a100, h100, h200, name:peak_tflops:bandwidth_tbs or a JSON
+            device file.
+        batch: images per batch, a positive integer.
+        launch_overhead: seconds added per executed layer, >= 0.
+        peak_source: "measured" (the measured peak where the device has one) or "spec".
+    """
 
     name: ClassVar[str] = "roofline"
     commit_every: ClassVar[int] = 8192

@@ -319,6 +319,34 @@ def measure_chunk(spec: dict[str, Any], archs: list[int], dataset: str) -> list[
     return [m.to_dict() for m in backend.measure_many(archs, get_dataset(dataset))]
 
 
+RAY_CONNECT_TIMEOUT = 5.0  # seconds to reach a Ray cluster's address before giving up
+
+
+def probe_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
+    """ConnectionError naming ``address`` unless a TCP connection to it opens within
+    ``timeout`` seconds. ``ray.init`` itself retries an unreachable address for minutes
+    while flooding its log. Addresses without a port ("auto", "local") are left to Ray."""
+    import socket
+    from urllib.parse import urlsplit
+
+    text = address if "://" in address else f"ray://{address}"
+    try:
+        parts = urlsplit(text)
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:
+        raise ValueError(f"cannot read the Ray address {address!r} (--ray): {exc}") from None
+    if not host or port is None:
+        return
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise ConnectionError(
+            f"cannot reach the Ray cluster at {address!r} within {timeout:g} s: "
+            f"{exc.strerror or exc}; start one with `ray start --head` and pass the address it "
+            "prints, or use --ray alone for a local instance"
+        ) from None
+
+
 def _ray_sweep(
     backend: Backend | BackendSpec,
     order: np.ndarray,
@@ -342,7 +370,15 @@ def _ray_sweep(
     BACKENDS.factory(spec.name)  # an unknown name fails here, before Ray starts
     started = False
     if not ray.is_initialized():
-        ray.init(**{"include_dashboard": False, "log_to_driver": False, **(ray_init or {})})
+        address = (ray_init or {}).get("address")
+        if isinstance(address, str):
+            probe_ray_address(address)
+        try:
+            ray.init(**{"include_dashboard": False, "log_to_driver": False, **(ray_init or {})})
+        except ConnectionError as exc:  # "auto" with no cluster running, say
+            raise ConnectionError(
+                f"cannot connect to the Ray cluster at {address!r}: {exc}"
+            ) from exc
         started = True
     try:
         options = {"num_cpus": 1, "num_gpus": 1 if uses_gpu(spec.name) else 0}
@@ -351,7 +387,7 @@ def _ray_sweep(
         group = Group.make(ds.name, spec.name, config, fingerprint)
         cached = np.isin(order, cache.cached_indices(group))
         todo = order[~cached].tolist()
-        size = chunk_size or (4096 if spec.name == "roofline" else 4)
+        size = chunk_size or (4096 if spec.name in ("roofline", "calibrated") else 4)
         if size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {size}")
         task = ray.remote(measure_chunk).options(**options)

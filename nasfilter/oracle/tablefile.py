@@ -92,7 +92,7 @@ class MeasurementTable:
             for key in ("backend", "dataset", "config", "device", "created", "source")
             if key in self.meta
         }
-        provenance["synthetic"] = self.backend == "roofline"
+        provenance["synthetic"] = self.backend in ("roofline", "calibrated")
         provenance["n_measured"] = len(self)
         return ProxyTable(util, thr, self.label, provenance)
 

@@ -1,6 +1,8 @@
 """The torch-on-CUDA backend: real networks in FP16 on an NVIDIA GPU.
 
-Per architecture: the real xautodl network in FP16 and channels_last, cudnn benchmark mode,
+Per architecture: the real xautodl network in FP16, in channels_last (NHWC, the default) or
+contiguous NCHW memory (``channels_last=False``: the layout is a setting, so that a GPU run
+can measure both; docs/gpu-model.md), cudnn benchmark mode,
 the largest batch found by doubling and then bisecting on out-of-memory (up to a cap), one
 forward pass captured as a CUDA graph and replayed, timed with CUDA events (warm-up, trials,
 median, coefficient of variation). Utilization is computed against the GPU's peak measured
@@ -139,8 +141,13 @@ def measure_gpu_peak(
     return 2.0 * n**3 / best
 
 
+def memory_format(torch: Any, channels_last: bool) -> Any:
+    """torch's memory format for a layout: ``channels_last`` (NHWC) or ``contiguous_format``."""
+    return torch.channels_last if channels_last else torch.contiguous_format
+
+
 class TorchCudaBackend(Backend):
-    """Real networks on a CUDA GPU with torch (FP16, channels_last, CUDA graphs).
+    """Real networks on a CUDA GPU with torch (FP16, NHWC or NCHW, CUDA graphs).
 
     Args:
         device: the torch device ("cuda", "cuda:1").
@@ -151,6 +158,8 @@ class TorchCudaBackend(Backend):
         cuda_graph: replay one captured forward pass (else launch eagerly).
         peak_flops: the GPU peak FLOP/s; None measures it (cached per device).
         peak_cache: the JSON file caching the peak.
+        channels_last: NHWC memory (torch's ``channels_last``) for the network and its
+            input; False keeps torch's default NCHW.
     """
 
     name: ClassVar[str] = "torch-cuda"
@@ -167,6 +176,7 @@ class TorchCudaBackend(Backend):
         cuda_graph: bool = True,
         peak_flops: float | None = None,
         peak_cache: str | None = None,
+        channels_last: bool = True,
     ) -> None:
         self.device = "cuda" if device in (None, "") else str(device)
         if not self.device.startswith("cuda"):
@@ -184,6 +194,9 @@ class TorchCudaBackend(Backend):
         self.trials = trials
         self.warmup = warmup
         self.cuda_graph = bool(cuda_graph)
+        if not isinstance(channels_last, bool):
+            raise ValueError(f"channels_last must be true or false, got {channels_last!r}")
+        self.channels_last = channels_last
         self._peak = None if peak_flops is None else float(peak_flops)
         self._peak_source = "measured" if peak_flops is None else "spec"
         self.peak_cache = peak_cache
@@ -197,7 +210,7 @@ class TorchCudaBackend(Backend):
         t = self.torch
         return {
             "precision": "fp16",
-            "channels_last": True,
+            "channels_last": self.channels_last,
             "cudnn_benchmark": True,
             "cuda_graph": self.cuda_graph,
             "start_batch": self.start_batch,
@@ -222,6 +235,7 @@ class TorchCudaBackend(Backend):
             "warmup": self.warmup,
             "cuda_graph": self.cuda_graph,
             "peak_cache": self.peak_cache,
+            "channels_last": self.channels_last,
         }
         if self._peak_source == "spec":
             cfg["peak_flops"] = self._peak
@@ -244,12 +258,13 @@ class TorchCudaBackend(Backend):
 
     # The pieces below touch the GPU; tests replace them with fakes.
     def load(self, arch: int, dataset: Dataset) -> Any:
-        """The network on the device, FP16, channels_last, eval mode."""
+        """The network on the device, FP16, in the layout's memory format, eval mode."""
         from nasfilter.network import build_network
 
         torch = self.torch
         net: Any = build_network(arch, dataset).half()
-        return net.to(torch.device(self.device), memory_format=torch.channels_last)
+        fmt = memory_format(torch, self.channels_last)
+        return net.to(torch.device(self.device), memory_format=fmt)
 
     def prepare(self, net: Any, dataset: Dataset, batch: int) -> Callable[[], object]:
         """A callable running one forward pass at ``batch`` (a CUDA-graph replay if enabled).
@@ -261,7 +276,7 @@ class TorchCudaBackend(Backend):
         torch = self.torch
         torch.backends.cudnn.benchmark = True
         x = torch.zeros(input_shape(dataset, batch), device=self.device, dtype=torch.float16)
-        x = x.contiguous(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=memory_format(torch, self.channels_last))
         with torch.no_grad():  # the documented way to capture a CUDA graph for inference
             stream = torch.cuda.Stream()
             stream.wait_stream(torch.cuda.current_stream())

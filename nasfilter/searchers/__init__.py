@@ -1,4 +1,4 @@
-"""Searchers: propose architectures (``ask``) and learn from outcomes (``tell``).
+"""Searchers: hand out trials (``ask``) and learn from their outcomes (``tell``).
 
 Code passes instances (``run_search(RandomSearch(), problem)``); :data:`SEARCHERS` maps the
 names typed on the command line to factories. :func:`make_searcher` builds one from a spec
@@ -19,6 +19,7 @@ from nasfilter.searchers.random_search import RandomSearch
 from nasfilter.searchers.reinforce import Reinforce
 from nasfilter.searchers.utilization_pareto import UtilizationPareto
 from nasfilter.space import arch_from_index
+from nasfilter.trial import Trial
 
 SEARCHERS: Registry[Searcher] = Registry("searcher", Searcher)
 SEARCHERS.register("random", RandomSearch, "uniform random search")
@@ -82,6 +83,7 @@ __all__ = [
     "Reinforce",
     "SearchContext",
     "Searcher",
+    "Trial",
     "UtilizationPareto",
     "arch_from_index",
     "make_searcher",

@@ -1,39 +1,64 @@
-"""The searcher interface: ask for an architecture, tell it the outcome.
+"""The searcher interface: ``ask`` hands out trials, ``tell`` takes each one back once.
 
-A searcher is one small class, passed as an instance::
+A searcher is one small class, passed as an instance. It implements two hooks::
 
     class MySearcher(Searcher):
         name = "mine"
 
-        def reset(self) -> None:          # optional: start a fresh run
+        def reset(self) -> None:                 # optional: start a fresh run
             self.seen = []
 
-        def ask(self) -> Arch | None:     # propose, or None when done
+        def propose(self) -> Arch | None:        # the next architecture, or None when done
             return space.sample(self.rng)
 
-        def tell(self, arch: Arch, accuracy: float | None) -> None:
-            self.seen.append((arch, accuracy))  # None: a filter dropped it
+        def observe(self, trial: Trial, accuracy: float | None) -> None:  # optional
+            self.seen.append((trial.arch, accuracy))  # None: a filter dropped it
 
-The runner calls :meth:`Searcher.setup` once per run, before the first :meth:`ask`: it
-hands in the run's random generator (the only source of randomness a searcher may use) and
-a metered :class:`~nasfilter.metered.ProxyHandle` (utilization and throughput, charged to the
+The runner (and anyone driving a searcher by hand) calls the two public methods, which the
+base class implements once for every searcher:
+
+- :meth:`Searcher.ask` calls :meth:`propose` and returns a :class:`~nasfilter.trial.Trial`
+  (a run-unique id and the architecture), or None;
+- :meth:`Searcher.tell` takes a trial back with its outcome, refuses an unknown or
+  already-told id with a clear error, then calls :meth:`observe`.
+
+Several trials may be pending at once (``run_search(..., workers=K)``): ``ask`` may be
+called again before earlier trials are told, and outcomes arrive in completion order.
+:attr:`Searcher.pending` lists the outstanding trials.
+
+The runner calls :meth:`Searcher.setup` once per run, before the first ``ask``: it hands in
+the run's random generator (the only source of randomness a searcher may use) and a metered
+:class:`~nasfilter.metered.ProxyHandle` (utilization and throughput, charged to the
 simulated clock; never accuracy), then calls :meth:`reset`. Accuracies arrive only through
-:meth:`tell`: validation accuracy in percent after 12 epochs, one random training seed.
+``tell``: validation accuracy in percent after 12 epochs, one random training seed.
+
+Searchers written for the earlier interface (``ask() -> Arch`` and ``tell(arch, accuracy)``
+overridden directly) keep working through :class:`LegacySearcher`, which the runner applies
+with a ``FutureWarning`` that says how to migrate (:func:`as_trial_searcher`).
 """
 
 from __future__ import annotations
 
-import abc
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
 
+from nasfilter.checks import check_positive_int, check_real
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.space import Arch
+from nasfilter.trial import Trial, TrialBook
+
+MIGRATE_SEARCHER = (
+    "rename ask() to propose() (it still returns an Arch or None) and tell(arch, accuracy) "
+    "to observe(trial, accuracy), reading the architecture as trial.arch "
+    "(docs/tutorial-searcher.md, 'Migrating from ask/tell on architectures')"
+)
 
 
-class Searcher(abc.ABC):
-    """Base class of every searcher. Subclasses implement :meth:`ask` and :meth:`tell`.
+class Searcher:
+    """Base class of every searcher. Subclasses implement :meth:`propose` (and usually
+    :meth:`observe`).
 
     Class attributes:
         name: a short name used in results (the registry may register it under others).
@@ -46,32 +71,82 @@ class Searcher(abc.ABC):
 
     rng: np.random.Generator
     proxy: ProxyHandle
+    _trials: TrialBook
+    _told_trial: Trial | None = None  # set by LegacySearcher around an old tell override
 
     def setup(self, context: SearchContext) -> None:
-        """Start a fresh run: store the generator and proxy, then call :meth:`reset`."""
+        """Start a fresh run: store the generator and proxy, forget every trial, then call
+        :meth:`reset`."""
         if self.needs_proxy:
             context.proxy.require(f"searcher {self.name!r}")
         self.rng = context.rng
         self.proxy = context.proxy
+        self._trials = TrialBook()
         self.reset()
 
-    def reset(self) -> None:  # noqa: B027 (an optional hook, empty by default)
+    def reset(self) -> None:
         """Clear all per-run state. Called by :meth:`setup`; override when there is state."""
 
-    @abc.abstractmethod
-    def ask(self) -> Arch | None:
-        """The next architecture to evaluate, or None when the searcher has nothing more."""
+    # ------------------------------------------------------------- the two hooks
+    def propose(self) -> Arch | None:
+        """The next architecture to evaluate, or None when the searcher has nothing more.
 
-    @abc.abstractmethod
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
-        """The outcome of ``arch``: validation accuracy (percent), or None if not evaluated."""
+        Other trials may still be pending (see :attr:`pending`)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement propose() -> Arch | None")
+
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        """The outcome of ``trial``: validation accuracy (percent), or None if a filter
+        dropped it. Called once per trial, in the order outcomes arrive. Default: ignore."""
+
+    # ------------------------------------------------------ the public interface
+    def ask(self) -> Trial | None:
+        """A new pending trial (id, architecture) from :meth:`propose`, or None when done."""
+        arch = self.propose()
+        if arch is None:
+            return None
+        if type(arch) is not Arch:
+            raise ValueError(f"{self!r}.propose() returned {arch!r}; expected an Arch or None")
+        try:
+            book = self._trials
+        except AttributeError:
+            book = self._book()
+        return book.open(arch)
+
+    def tell(self, trial: Trial, accuracy: float | None) -> None:
+        """Give ``trial`` back with its outcome: validation accuracy (percent), or None.
+
+        Raises ValueError for a trial this run did not hand out or that was already told.
+        """
+        current = self._told_trial
+        if current is not None and type(trial) is Arch and trial == current.arch:
+            trial = current  # super().tell(arch, ...) from a LegacySearcher-run override
+        try:
+            book = self._trials
+        except AttributeError:
+            book = self._book()
+        self.observe(book.close(trial, self), accuracy)
+
+    @property
+    def pending(self) -> tuple[Trial, ...]:
+        """The trials asked for and not told yet, in id order."""
+        return self._book().pending
+
+    def _book(self) -> TrialBook:
+        try:
+            return self._trials
+        except AttributeError:
+            raise RuntimeError(
+                f"{type(self).__name__}: call setup(SearchContext(rng, proxy)) before ask/tell"
+            ) from None
 
     def recommend(self) -> Arch | None:
-        """The evaluated architecture this searcher returns at the end of a run.
+        """The evaluated architecture this searcher returns, at any point of a run.
 
-        None (the default) lets the runner pick the evaluated architecture with the highest
-        validation accuracy seen. A searcher with another criterion (REINFORCE's best reward)
-        overrides this; it must return an architecture evaluated in this run.
+        None (the default) leaves the choice to the results' documented rule: the evaluated
+        architecture with the highest validation accuracy seen (the first on ties). A
+        searcher with another criterion (REINFORCE's best reward) overrides this; it must
+        return an architecture whose evaluation it has been told. The runner asks after
+        every evaluation outcome and stores each change as a ``recommend`` event.
         """
         return None
 
@@ -84,28 +159,104 @@ class Searcher(abc.ABC):
         return f"{type(self).__name__}({params})"
 
 
-def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
-    """``value`` as an int if it is an integer >= ``minimum``, else ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+def is_legacy_searcher(searcher: Searcher) -> bool:
+    """True when ``searcher``'s class overrides ``ask`` or ``tell`` (the earlier interface)."""
+    cls = type(searcher)
+    return cls.ask is not Searcher.ask or cls.tell is not Searcher.tell
 
 
-def check_real(
-    value: object,
-    name: str,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-) -> float:
-    """``value`` as a finite float within [low, high] (low excluded if ``low_open``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    x = float(value)
-    if not np.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if low is not None and (x <= low if low_open else x < low):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, got {value!r}")
-    if high is not None and x > high:
-        raise ValueError(f"{name} must be <= {high:g}, got {value!r}")
-    return x
+class LegacySearcher(Searcher):
+    """Runs a searcher written for ``ask() -> Arch`` and ``tell(arch, accuracy)``.
+
+    ``propose`` calls the wrapped ``ask``; ``observe`` calls the wrapped ``tell`` with the
+    trial's architecture. The wrapped searcher sees outcomes in completion order, as before;
+    with several workers, two pending trials of one architecture are told by architecture,
+    which it cannot tell apart. Port it (:data:`MIGRATE_SEARCHER`) to use trial ids.
+    """
+
+    def __init__(self, inner: Searcher) -> None:
+        if not isinstance(inner, Searcher):
+            raise ValueError(f"LegacySearcher wraps a Searcher, got {inner!r}")
+        self.inner = inner
+        self.needs_proxy = inner.needs_proxy
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.inner.name
+
+    def setup(self, context: SearchContext) -> None:
+        self.inner.setup(context)
+        super().setup(context)
+
+    def reset(self) -> None:
+        self._inner_trials: list[Trial | None] = []  # per trial id: the inner one, if any
+
+    def propose(self) -> Arch | None:
+        out: Any = type(self.inner).ask(self.inner)
+        if out is None:
+            return None
+        if isinstance(out, Trial):  # an ask override that calls the new super().ask()
+            self._inner_trials.append(out)
+            return out.arch
+        if type(out) is not Arch:
+            raise ValueError(f"{self.inner!r}.ask() returned {out!r}; expected an Arch or None")
+        self._inner_trials.append(None)
+        return out
+
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        inner, inner_trial = self.inner, self._inner_trials[trial.id]
+        if type(inner).tell is Searcher.tell:
+            if inner_trial is None:
+                inner.observe(trial, accuracy)
+            else:
+                inner.tell(inner_trial, accuracy)
+            return
+        # A tell(arch, accuracy) override; a call it makes to super().tell(arch, ...)
+        # reaches Searcher.tell, which takes the arch as this trial.
+        inner._told_trial = inner_trial
+        try:
+            tell: Any = type(inner).tell
+            tell(inner, trial.arch, accuracy)
+        finally:
+            inner._told_trial = None
+
+    def recommend(self) -> Arch | None:
+        return self.inner.recommend()
+
+    def config(self) -> dict[str, Any]:
+        return self.inner.config()
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+
+def as_trial_searcher(searcher: Searcher) -> Searcher:
+    """``searcher`` itself, or a :class:`LegacySearcher` around one written for the earlier
+    interface (with a ``FutureWarning`` saying how to migrate). ValueError for anything
+    that is not a usable Searcher."""
+    if not isinstance(searcher, Searcher):
+        raise ValueError(f"searcher must be a Searcher instance, got {searcher!r}")
+    if isinstance(searcher, LegacySearcher):
+        return searcher
+    if is_legacy_searcher(searcher):
+        warnings.warn(
+            f"{type(searcher).__name__} overrides ask()/tell() on architectures, the earlier "
+            f"searcher interface; it runs through LegacySearcher for now. To migrate, "
+            f"{MIGRATE_SEARCHER}",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return LegacySearcher(searcher)
+    if type(searcher).propose is Searcher.propose:
+        raise ValueError(f"{type(searcher).__name__} must implement propose() -> Arch | None")
+    return searcher
+
+
+__all__ = [
+    "LegacySearcher",
+    "Searcher",
+    "as_trial_searcher",
+    "check_positive_int",  # re-exported for plugins written against earlier versions
+    "check_real",
+    "is_legacy_searcher",
+]

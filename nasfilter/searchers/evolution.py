@@ -17,8 +17,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nasfilter.searchers.base import Searcher, check_positive_int
+from nasfilter.checks import check_positive_int
+from nasfilter.searchers.base import Searcher
 from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
+from nasfilter.trial import Trial
 
 
 class RegularizedEvolution(Searcher):
@@ -42,7 +44,7 @@ class RegularizedEvolution(Searcher):
         self.population: collections.deque[tuple[Arch, float]] = collections.deque()
         self._highs = np.array([self.population_size] * self.tournament_size + [N_LAYERS, 7])
 
-    def ask(self) -> Arch:
+    def propose(self) -> Arch:
         rng = self.rng
         if len(self.population) < self.population_size:
             return arch_from_index(int(rng.integers(N_ARCHS)))
@@ -54,9 +56,9 @@ class RegularizedEvolution(Searcher):
         index = index_of(parent) + (new_digit - digit) * N_CHOICES ** (N_LAYERS - 1 - layer)
         return arch_from_index(index)
 
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
         if accuracy is None:
             return
-        self.population.append((arch, float(accuracy)))
+        self.population.append((trial.arch, float(accuracy)))
         if len(self.population) > self.population_size:
             self.population.popleft()

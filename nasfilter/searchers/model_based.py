@@ -40,12 +40,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nasfilter.checks import check_positive_int, check_real
 from nasfilter.costs import network_costs
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
-from nasfilter.searchers.base import Searcher, check_positive_int, check_real
+from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.features import RidgeModel, base_features
 from nasfilter.searchers.utilization_pareto import spread_order
 from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
+from nasfilter.trial import Trial
 
 ACQUISITIONS = ("hypervolume", "layers")
 _PREFILTER = 2000  # candidates whose posterior sd is computed each round
@@ -193,7 +195,8 @@ class ModelBased(Searcher):
         self._x = base_features()
         self._stratum = _strata(self.strata)
         self._used = np.zeros(N_ARCHS, dtype=bool)  # proposed (evaluated, dropped or pending)
-        self._pending: dict[int, float] = {}  # index -> clock when proposed
+        self._pending: dict[int, float] = {}  # trial id -> simulated clock when proposed
+        self._proposed = 0  # proposals so far (the next trial id)
         self._obs_index: list[int] = []
         self._obs_acc: list[float] = []
         self._obs_cost: list[float] = []
@@ -224,8 +227,10 @@ class ModelBased(Searcher):
             [self.rng.choice(np.flatnonzero(strata == s)) for s in range(n)], dtype=np.int64
         )
         # Budget-aware: the initial proxy design takes at most a tenth of the budget.
-        cost = self.proxy.cost
-        affordable = self.init_proxy if cost <= 0 else int(0.1 * self.proxy.budget_seconds / cost)
+        # A worker-seconds budget as a whole; under a wall-clock budget, what is left of it.
+        cost, budget = self.proxy.cost, self.proxy.budget_seconds
+        budget = self.proxy.remaining if budget is None else budget
+        affordable = self.init_proxy if cost <= 0 else int(0.1 * budget / cost)
         self._measure(picks[self.rng.permutation(n)][: min(self.init_proxy, affordable)])
         evals = picks[np.linspace(0, n - 1, self.init).round().astype(np.int64)]
         self._queue = evals[self.rng.permutation(len(evals))][::-1].tolist()
@@ -373,8 +378,8 @@ class ModelBased(Searcher):
         slope, icpt = np.polyfit(xs, np.log(seen[ok]), 1) if np.ptp(xs) > 0 else (0.0, 0.0)
         return np.maximum(np.exp(icpt + slope * logm[indices]), 1e-3)
 
-    # ------------------------------------------------------------ ask and tell
-    def ask(self) -> Arch | None:
+    # ------------------------------------------------------- propose and observe
+    def propose(self) -> Arch | None:
         if not self._started:
             self._start()
         while True:
@@ -383,18 +388,21 @@ class ModelBased(Searcher):
                 if not self._used[index]:
                     self._used[index] = True
                     self._measure(np.array([index]))
-                    self._pending[index] = self.proxy.clock
+                    # The k-th proposal becomes trial id k (nasfilter.trial).
+                    self._pending[self._proposed] = self.proxy.clock
+                    self._proposed += 1
                     return arch_from_index(index)
             planned = self._plan()
             if not planned:
                 return None
             self._queue = planned[::-1]
 
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
-        index = index_of(arch)
-        asked_at = self._pending.pop(index, None)
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        asked_at = self._pending.pop(trial.id, None)
         if accuracy is None or asked_at is None:
             return
-        self._obs_index.append(index)
+        self._obs_index.append(index_of(trial.arch))
         self._obs_acc.append(float(accuracy))
+        # Simulated wall-clock seconds from proposal to outcome: the evaluation's seconds
+        # with one worker (used only by cost_power > 0).
         self._obs_cost.append(self.proxy.clock - asked_at)

@@ -22,8 +22,10 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from nasfilter.searchers.base import Searcher, check_positive_int
+from nasfilter.checks import check_positive_int
+from nasfilter.searchers.base import Searcher
 from nasfilter.space import CHANNEL_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
+from nasfilter.trial import Trial
 
 SAMPLERS = ("nsga2", "tpe", "random")
 PARAMS = tuple(f"c{k + 1}" for k in range(N_LAYERS))
@@ -95,11 +97,12 @@ class OptunaSearcher(Searcher):
             p: optuna.distributions.CategoricalDistribution(CHANNEL_CHOICES) for p in PARAMS
         }
         self._pruned = optuna.trial.TrialState.PRUNED
-        self._pending: dict[int, list[Any]] = {}
+        self._pending: dict[int, Any] = {}  # nasfilter trial id -> Optuna trial
+        self._proposed = 0  # proposals so far (the next trial id)
         self._known: dict[int, tuple[float, float]] = {}  # index -> (accuracy, log10 thr)
         self._repeats = 0
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         while True:
             trial = self._study.ask(self._space)
             arch = arch_from_index(Arch(tuple(int(trial.params[p]) for p in PARAMS)).index)
@@ -111,20 +114,19 @@ class OptunaSearcher(Searcher):
                 continue
             self._repeats = 0
             self.proxy.query(index)  # throughput, charged (free for a repeat)
-            self._pending.setdefault(index, []).append(trial)
+            # The k-th proposal becomes trial id k (nasfilter.trial).
+            self._pending[self._proposed] = trial
+            self._proposed += 1
             return arch
 
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
-        index = index_of(arch)
-        trials = self._pending.get(index)
-        if not trials:
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        study_trial = self._pending.pop(trial.id, None)
+        if study_trial is None:
             return
-        trial = trials.pop(0)
-        if not trials:
-            del self._pending[index]
         if accuracy is None:
-            self._study.tell(trial, state=self._pruned)
+            self._study.tell(study_trial, state=self._pruned)
             return
+        index = index_of(trial.arch)
         log_thr = math.log10(self.proxy.query(index).throughput)  # free: asked before
         self._known.setdefault(index, (float(accuracy), log_thr))
-        self._study.tell(trial, [float(accuracy), log_thr])
+        self._study.tell(study_trial, [float(accuracy), log_thr])

@@ -20,12 +20,9 @@ class RandomSearch(Searcher):
     name: ClassVar[str] = "random"
 
     def reset(self) -> None:
-        self._pending: list[int] = []
+        self._draws: list[int] = []
 
-    def ask(self) -> Arch | None:
-        if not self._pending:
-            self._pending = self.rng.integers(0, N_ARCHS, size=_BLOCK)[::-1].tolist()
-        return arch_from_index(self._pending.pop())
-
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
-        pass
+    def propose(self) -> Arch | None:
+        if not self._draws:
+            self._draws = self.rng.integers(0, N_ARCHS, size=_BLOCK)[::-1].tolist()
+        return arch_from_index(self._draws.pop())

@@ -32,8 +32,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nasfilter.searchers.base import Searcher, check_real
+from nasfilter.checks import check_real
+from nasfilter.searchers.base import Searcher
 from nasfilter.space import N_CHOICES, N_LAYERS, Arch, arch_from_index
+from nasfilter.trial import Trial
 
 REWARDS = ("accuracy", "mnas")
 DEFAULT_TARGET_THROUGHPUT = 175_000.0  # images/s, G_T of the study
@@ -105,7 +107,7 @@ class Reinforce(Searcher):
         self._numerator = 0.0
         self._denominator = 0.0
         self._gumbels: list[np.ndarray] = []
-        self._pending: dict[Arch, tuple[np.ndarray, float]] = {}
+        self._proposed: list[tuple[np.ndarray, float]] = []  # per trial id: actions, throughput
         self._throughput: dict[int, float] = {}
         self._best: tuple[float, Arch] | None = None
 
@@ -120,8 +122,8 @@ class Reinforce(Searcher):
         e /= e.sum(axis=1, keepdims=True)
         return e
 
-    # ---------------------------------------------------------------- ask/tell
-    def ask(self) -> Arch:
+    # ---------------------------------------------------------- propose/observe
+    def propose(self) -> Arch:
         if not self._gumbels:
             self._gumbels = list(self.rng.gumbel(size=(_BLOCK, N_LAYERS, N_CHOICES)))[::-1]
         # Gumbel-max: argmax(theta + Gumbel noise) is an exact draw from softmax(theta).
@@ -135,14 +137,12 @@ class Reinforce(Searcher):
             if math.isnan(throughput):
                 throughput = self.proxy.query(index).throughput
                 self._throughput[index] = throughput
-        self._pending[arch] = (actions, throughput)
+        self._proposed.append((actions, throughput))  # the k-th proposal is trial id k
         return arch
 
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
-        try:
-            actions, throughput = self._pending.pop(arch)
-        except KeyError:
-            raise ValueError(f"tell() for {arch!r}, which this searcher did not ask") from None
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        actions, throughput = self._proposed[trial.id]
+        arch = trial.arch
         if accuracy is None:
             if self.dropped_reward is None:
                 return

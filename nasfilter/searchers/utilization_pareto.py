@@ -30,9 +30,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nasfilter.checks import check_positive_int
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
 from nasfilter.scan import DEFAULT_SCAN_SHARE, check_scan_share, scan
-from nasfilter.searchers.base import Searcher, check_positive_int
+from nasfilter.searchers.base import Searcher
 from nasfilter.space import Arch, arch_from_index
 
 ORDERS = ("spread", "utilization", "throughput")
@@ -122,7 +123,7 @@ class UtilizationPareto(Searcher):
             self._ranks = nondominated_ranks(self._points)
         return self._ranks == layer
 
-    def ask(self) -> Arch | None:
+    def propose(self) -> Arch | None:
         if self._queue is None:
             self._scan()
         queue = self._queue
@@ -139,9 +140,6 @@ class UtilizationPareto(Searcher):
             )
             queue.extend(ordered[::-1].tolist())
         return arch_from_index(queue.pop())
-
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
-        pass
 
     @property
     def current_layer(self) -> int:

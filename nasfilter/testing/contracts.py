@@ -15,9 +15,12 @@ In a plugin's own tests (pytest collects the ``test_*`` methods of a ``Test*`` s
 or call :func:`check_searcher` / :func:`check_filter`, which run every check and raise
 AssertionError naming the one that failed. The checks:
 
-- proposals are valid architectures (an :class:`~nasfilter.space.Arch` that validates);
-  a filter returns a sub-list of its candidates, in order;
+- proposals are valid architectures (an :class:`~nasfilter.space.Arch` that validates),
+  handed out as trials with distinct ids; a filter answers True or False;
 - the same seed gives an identical trace (two fresh instances, and one instance reused);
+- pending trials: a searcher asked again before earlier trials are told (several trials
+  at once, told out of order, the same architecture pending twice) copes, and a run with
+  :data:`PENDING_WORKERS` simulated workers is deterministic per seed and within budget;
 - the budget is respected: no query starts once the clock has reached it;
 - a searcher works with a filter that drops everything (the run ends with a status, no
   evaluation happens, every proposal is told None); a filter works when the budget ends
@@ -35,43 +38,47 @@ from __future__ import annotations
 import importlib.util
 import random
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from nasfilter.filters import DropAll, Filter
-from nasfilter.metered import ProxyHandle
-from nasfilter.problem import EVALUATE, Budget
+from nasfilter.filters.base import as_single_filter
+from nasfilter.metered import ProxyHandle, SearchContext
+from nasfilter.problem import EVALUATE, PROXY, Budget
 from nasfilter.proxy import ProxyTable
-from nasfilter.runner import STATUSES, RunResult, make_problem, run_search
+from nasfilter.runner import STATUSES, RunResult, make_problem, run_search, seed_streams
 from nasfilter.searchers import RandomSearch, Searcher
+from nasfilter.searchers.base import as_trial_searcher
 from nasfilter.space import N_ARCHS, Arch
 from nasfilter.table import BenchmarkTable
+from nasfilter.trial import Trial
 
 DEFAULT_BUDGET = 80_000.0  # s: a full proxy scan (65536 s at 2 s) plus some evaluations
 DROP_ALL_MAX_IDLE = 300  # proposals in a row before a drop-all run stops "stalled"
+PENDING_WORKERS = 4  # simulated workers of the pending-trials checks
 
 Inputs = tuple[BenchmarkTable, ProxyTable]
 
 
 def default_inputs() -> Inputs:
     """The embedded synthetic CIFAR-10 table and the V100 roofline proxy."""
-    from nasfilter.experiment import _proxy, _table
+    from nasfilter.experiment import cached_proxy, cached_table
 
-    return _table(None, "cifar10"), _proxy("roofline", "v100", "cifar10", None)
+    return cached_table(None, "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
 
 
 class _Recording(Filter):
-    """Wraps a filter (or passes everything) and records what it saw and returned."""
+    """Wraps a filter (or passes everything) and records what it saw and answered."""
 
     name = "recording"
 
     def __init__(self, inner: Filter | None = None) -> None:
-        self.inner = inner
+        self.inner = None if inner is None else as_single_filter(inner)
         self.needs_proxy = inner is not None and inner.needs_proxy
         self.seen: list[Any] = []
-        self.kept: list[list[Any]] = []
+        self.answers: list[Any] = []
 
     def setup(self, context: Any) -> None:
         super().setup(context)
@@ -80,35 +87,48 @@ class _Recording(Filter):
 
     def reset(self) -> None:
         self.seen = []
-        self.kept = []
+        self.answers = []
 
-    def select(self, candidates: Sequence[Arch], proxy: ProxyHandle) -> list[Arch]:
-        self.seen.extend(candidates)
-        out = list(candidates) if self.inner is None else self.inner.select(candidates, proxy)
-        self.kept.append(list(out))
+    def keep(self, arch: Arch) -> bool:
+        self.seen.append(arch)
+        out = True if self.inner is None else self.inner.keep(arch)
+        self.answers.append(out)
         return out
 
 
 class _Spy(Searcher):
-    """Wraps a searcher and records its tells."""
+    """Wraps a searcher and records its trials and tells."""
 
     name = "spy"
 
     def __init__(self, inner: Searcher) -> None:
-        self.inner = inner
-        self.needs_proxy = inner.needs_proxy
-        self.tells: list[tuple[Arch, float | None]] = []
+        self.inner = as_trial_searcher(inner)
+        self.needs_proxy = self.inner.needs_proxy
+        self.tells: list[tuple[Trial, float | None]] = []
+        self.trials: list[Trial] = []
 
-    def setup(self, context: Any) -> None:
-        self.tells = []
+    def setup(self, context: SearchContext) -> None:
         self.inner.setup(context)
+        super().setup(context)
 
-    def ask(self) -> Arch | None:
-        return self.inner.ask()
+    def reset(self) -> None:
+        self.tells = []
+        self.trials = []
 
-    def tell(self, arch: Arch, accuracy: float | None) -> None:
-        self.tells.append((arch, accuracy))
-        self.inner.tell(arch, accuracy)
+    def propose(self) -> Arch | None:
+        trial = self.inner.ask()
+        if trial is None:
+            return None
+        self.trials.append(trial)  # the k-th proposal is this wrapper's trial id k
+        return trial.arch
+
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        inner = self.trials[trial.id]
+        self.tells.append((inner, accuracy))
+        self.inner.tell(inner, accuracy)
+
+    def recommend(self) -> Arch | None:
+        return self.inner.recommend()
 
 
 def _run(
@@ -119,10 +139,19 @@ def _run(
     budget: float,
     max_idle: int = 10_000,
     max_evaluations: int | None = None,
+    workers: int = 1,
 ) -> RunResult:
     table, proxy = inputs
     problem = make_problem(table, Budget(budget, max_evaluations), seed, proxy=proxy)
-    return run_search(searcher, problem, filter=filter, seed=seed, max_idle=max_idle)
+    return run_search(
+        searcher, problem, filter=filter, seed=seed, max_idle=max_idle, workers=workers
+    )
+
+
+def _context(inputs: Inputs, seed: int, budget: float) -> SearchContext:
+    table, proxy = inputs
+    problem = make_problem(table, Budget(budget), seed, proxy=proxy)
+    return SearchContext(seed_streams(seed).searcher, ProxyHandle(problem))
 
 
 def _same_events(a: RunResult, b: RunResult) -> bool:
@@ -134,12 +163,14 @@ def _same_events(a: RunResult, b: RunResult) -> bool:
 
 def _check_budget(result: RunResult, budget: float, who: str) -> None:
     ev = result.events
-    started = ev["clock"] - ev["cost"]
+    charged = np.isin(ev["kind"], (EVALUATE, PROXY))
+    started = (ev["clock"] - ev["cost"])[charged]  # worker-seconds before each query
     assert result.status in STATUSES, f"{who}: unknown run status {result.status!r}"
     assert np.all(started < budget), (
-        f"{who}: a query started at {started.max():.1f} s, at or after the budget {budget:g} s"
+        f"{who}: a query started at {started.max():.1f} worker-seconds, at or after the "
+        f"budget {budget:g} s"
     )
-    assert result.clock == (ev["clock"][-1] if len(ev["clock"]) else 0.0)
+    assert result.worker_seconds == (ev["clock"][-1] if len(ev["clock"]) else 0.0)
 
 
 # --------------------------------------------------------------------------- global state
@@ -250,6 +281,11 @@ class SearcherContract:
             assert type(arch) is Arch, f"{self._who()} proposed {arch!r}, not an Arch"
             assert Arch(arch.channels) == arch and 0 <= arch.index < N_ARCHS
         assert result.n_asked == len(recorder.seen)
+        ev = result.events
+        trials = ev["trial"][np.isin(ev["kind"], ("ask", "drop", "evaluate"))]
+        assert np.array_equal(np.sort(trials), np.arange(result.n_asked)), (
+            f"{self._who()}: trial ids are not 0, 1, 2, ... once each"
+        )
 
     def test_same_seed_gives_identical_trace(self) -> None:
         inputs = self.make_problem_inputs()
@@ -284,6 +320,61 @@ class SearcherContract:
         assert all(acc is None for _, acc in spy.tells)
         assert len(spy.tells) == result.n_dropped == result.n_asked
 
+    def test_copes_with_pending_trials(self) -> None:
+        """Asked again before earlier trials are told; told out of order; a repeated
+        architecture pending twice; each trial told exactly once."""
+        inputs = self.make_problem_inputs()
+        searcher = as_trial_searcher(self.make_searcher())
+        searcher.setup(_context(inputs, self.seed, self.budget))
+        batch: list[Trial] = []
+        for _ in range(8):
+            trial = searcher.ask()
+            if trial is None:
+                break
+            batch.append(trial)
+        assert len({t.id for t in batch}) == len(batch), (
+            f"{self._who()}: pending trials share an id: {batch}"
+        )
+        assert list(searcher.pending) == batch
+        for k, trial in enumerate(reversed(batch)):  # out of order, some dropped
+            searcher.tell(trial, None if k % 3 == 2 else 60.0 + k)
+        assert searcher.pending == ()
+        if batch:
+            again = searcher.ask()
+            twice = searcher.ask()
+            if again is not None and twice is not None:
+                twin = Trial(twice.id, again.arch)  # the same architecture, another id
+                searcher.tell(again, 70.0)
+                try:
+                    searcher.tell(again, 70.0)
+                except ValueError as exc:
+                    assert "already told" in str(exc)
+                else:
+                    raise AssertionError(f"{self._who()}: a trial was told twice, silently")
+                if twin.arch != twice.arch:
+                    try:
+                        searcher.tell(twin, 70.0)
+                    except ValueError:
+                        pass
+                    else:
+                        raise AssertionError(f"{self._who()}: tell() took a mismatched trial")
+                searcher.tell(twice, 71.0)
+
+    def test_pending_trials_give_identical_traces(self) -> None:
+        inputs = self.make_problem_inputs()
+        k = PENDING_WORKERS
+        a = _run(inputs, self.make_searcher(), None, self.seed, self.budget, workers=k)
+        b = _run(inputs, self.make_searcher(), None, self.seed, self.budget, workers=k)
+        assert _same_events(a, b), f"{self._who()}: two runs with {k} workers and one seed differ"
+        _check_budget(a, self.budget, self._who())
+        ev = a.events
+        evaluated = ev["trial"][ev["kind"] == EVALUATE]
+        assert len(np.unique(evaluated)) == len(evaluated), (
+            f"{self._who()}: a trial was evaluated twice"
+        )
+        told = ev["kind"] == EVALUATE
+        assert np.all(ev["end"][told] >= ev["start"][told])
+
     def test_touches_no_global_random_state(self) -> None:
         inputs = self.make_problem_inputs()
         check_no_global_random_state(
@@ -313,32 +404,30 @@ class FilterContract:
     def _who(self) -> str:
         return f"filter {self.make_filter()!r}"
 
-    def test_returns_a_sub_list_of_its_candidates(self) -> None:
+    def test_answers_true_or_false(self) -> None:
         recorder = _Recording(self.make_filter())
         result = _run(
             self.make_problem_inputs(), self.make_searcher(), recorder, self.seed, self.budget
         )
-        for cand, kept in zip([[a] for a in recorder.seen], recorder.kept, strict=True):
-            assert kept in ([], cand), f"{self._who()} returned {kept!r} for {cand!r}"
-        assert result.n_evaluations == sum(len(k) for k in recorder.kept) or (
+        for arch, answer in zip(recorder.seen, recorder.answers, strict=True):
+            assert isinstance(answer, (bool, np.bool_)), (
+                f"{self._who()}.keep({arch}) returned {answer!r}, not True or False"
+            )
+        assert result.n_evaluations == sum(bool(a) for a in recorder.answers) or (
             result.status == "budget"
         )
-        # Several candidates at once: a sub-list, in their order.
-        table, proxy = self.make_problem_inputs()
-        from nasfilter.metered import SearchContext
-        from nasfilter.runner import seed_streams
 
-        problem = make_problem(table, Budget(self.budget), self.seed, proxy=proxy)
-        handle = ProxyHandle(problem)
-        f = self.make_filter()
-        f.setup(SearchContext(seed_streams(self.seed).filter, handle))
-        cands = [Arch.from_index(i) for i in (0, 284, 4095, 12345, 32767, 284)]
-        kept = f.select(cands, handle)
-        assert isinstance(kept, list)
-        it = iter(cands)
-        assert all(any(k == c for c in it) for k in kept), (
-            f"{self._who()} returned {kept!r}, not a sub-list of {cands!r} in order"
+    def test_pending_trials_give_identical_traces(self) -> None:
+        inputs = self.make_problem_inputs()
+        k = PENDING_WORKERS
+        a = _run(
+            inputs, self.make_searcher(), self.make_filter(), self.seed, self.budget, workers=k
         )
+        b = _run(
+            inputs, self.make_searcher(), self.make_filter(), self.seed, self.budget, workers=k
+        )
+        assert _same_events(a, b), f"{self._who()}: two runs with {k} workers and one seed differ"
+        _check_budget(a, self.budget, self._who())
 
     def test_same_seed_gives_identical_trace(self) -> None:
         inputs = self.make_problem_inputs()

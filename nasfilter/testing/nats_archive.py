@@ -15,6 +15,11 @@ Accuracy curves are scaled so their last epoch hits the table's value and other 
 scaled by the same ratios, so the files look like real ones; numbers that ``convert`` does
 not read are the template's and mean nothing. Only the datasets and hps asked for are kept,
 so files stay small.
+
+Every archive written here is marked: its meta file holds a ``nasfilter_written_by`` entry
+(:data:`nasfilter.convert.WRITTEN_MARK`, which ``nats_bench`` ignores) naming the source
+table and whether it is synthetic, and ``nasfilter convert`` keeps that label, so the
+SYNTHETIC surrogate never comes back from the NATS format looking like NATS-Bench data.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from nasfilter.convert import (
     FINAL_HP,
     META_FILE_NAME,
     SEARCH_HP,
-    SYNTHETIC_MARKER,
+    WRITTEN_MARK,
     record_file_name,
 )
 from nasfilter.space import N_ARCHS, all_channels
@@ -218,6 +223,20 @@ def _indices(table: BenchmarkTable, indices: Iterable[int] | None) -> list[int]:
     return out
 
 
+def written_mark(table: BenchmarkTable) -> dict[str, Any]:
+    """The mark stored in the meta file of an archive written from ``table``."""
+    from nasfilter import __version__
+
+    prov = table.provenance
+    return {
+        "writer": "nasfilter.testing.write_nats_archive",
+        "nasfilter_version": __version__,
+        "synthetic": bool(prov.synthetic),
+        "table_label": prov.label,
+        "table_source": prov.source,
+    }
+
+
 def write_nats_archive(
     table: BenchmarkTable,
     folder: str | os.PathLike[str],
@@ -232,13 +251,11 @@ def write_nats_archive(
 
     Creates ``folder/NATS-sss-v1_0-50262-simple/`` holding ``meta.pickle.pbz2`` (all 32768
     architecture strings) and one ``{index:06d}.pickle.pbz2`` per index in ``indices``
-    (default: every present row), and, for a synthetic table, the marker file
-    ``SYNTHETIC-NOT-NATS-BENCH.txt`` so that a conversion stays labelled synthetic; readable
-    by ``nats_bench.create(path, 'sss', fast_mode=True)``. ``datasets`` are the archive
-    records to keep: the table dataset's search and final records (``cifar10-valid`` and
-    ``cifar10`` for CIFAR-10; ``cifar100`` alone for CIFAR-100). Raises ValueError for a
-    non-empty target folder, a template that lacks the datasets or hps, or indices absent
-    from the table.
+    (default: every present row), readable by ``nats_bench.create(path, 'sss',
+    fast_mode=True)``. ``datasets`` are the archive records to keep: the table dataset's
+    search and final records (``cifar10-valid`` and ``cifar10`` for CIFAR-10; ``cifar100``
+    alone for CIFAR-100). Raises ValueError for a non-empty target folder, a template that
+    lacks the datasets or hps, or indices absent from the table.
     """
     from tqdm import tqdm
 
@@ -254,15 +271,9 @@ def write_nats_archive(
         "total_archs": N_ARCHS,
         "arch2infos": None,
         "evaluated_indexes": set(),
+        WRITTEN_MARK: written_mark(table),
     }
     _write_pickle(meta, target / META_FILE_NAME, compresslevel)
-    if table.synthetic:
-        # Converting this archive gives a table marked synthetic again (nasfilter.convert).
-        (target / SYNTHETIC_MARKER).write_text(
-            f"SYNTHETIC data, not NATS-Bench: {table.provenance.source}. "
-            f"{table.provenance.description}\n",
-            encoding="utf-8",
-        )
     for index in tqdm(rows, desc="writing NATS archive", unit="arch", disable=not progress):
         record = template.record(index, names[index])
         _write_pickle(record, target / record_file_name(index), compresslevel)

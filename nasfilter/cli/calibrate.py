@@ -1,0 +1,177 @@
+"""``nasfilter calibrate``: fit the GPU model to measurements, or validate it across GPUs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from nasfilter.cli.args import add_force, int_at_least
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "calibrate",
+        help="fit the GPU model to measurements, or hold it against another GPU's",
+        description="Fit the calibrated GPU model's efficiency figures to measured inference "
+        "throughputs in timm's benchmark format (default: the shipped RTX 3090 and RTX 4090 "
+        "files, both layouts) and store them with their provenance (--out). With --validate, "
+        "fit on each shipped GPU and predict the other instead, and print the held-out "
+        "figures of the plain roofline and the calibrated model. Needs the survey extra "
+        "(timm) to analyse the measured models.",
+    )
+    p.add_argument(
+        "--measured",
+        action="append",
+        metavar="CSV",
+        help="a benchmark file in timm's format (repeatable); its device and layout come from "
+        "its name (…-nhwc-…-rtx4090.csv) unless --device/--layout say",
+    )
+    p.add_argument("--device", help="the device of every --measured file (a name or JSON spec)")
+    p.add_argument("--layout", choices=("nchw", "nhwc"), help="the layout of every --measured file")
+    p.add_argument("--validate", action="store_true", help="cross-GPU validation instead of a fit")
+    p.add_argument(
+        "--out", help="write the calibration (with --validate: the figures) here, a .json file"
+    )
+    add_force(p, "--out file")
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="the survey's profile cache, where analysed models are remembered (default: "
+        "~/.cache/nasfilter/survey)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int_at_least(1),
+        default=1,
+        help="worker processes analysing models (default 1)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def _table_source(cache: str | None, jobs: int) -> Any:
+    from nasfilter.oracle.calibration import SurveyTables
+
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"--jobs must be an integer >= 1, got {jobs!r}")
+    return SurveyTables(cache, jobs)
+
+
+def _check_paths(args: argparse.Namespace) -> Path | None:
+    """The inputs and the output checked by :mod:`nasfilter.cli.args`' rules, before any
+    model is analysed; the checked ``--out`` path (None without one)."""
+    from nasfilter.cli.args import check_input_file, check_output_file, check_parent
+
+    for path in args.measured or []:
+        check_input_file(path, "--measured", "benchmark CSV")
+    if args.cache:
+        check_parent(args.cache, "--cache")
+        if Path(args.cache).exists() and not Path(args.cache).is_dir():
+            raise NotADirectoryError(f"--cache {args.cache!r} is a file, not a folder")
+    if not args.out:
+        return None
+    inputs = {f"--measured #{i + 1}": p for i, p in enumerate(args.measured or [])}
+    return check_output_file(args.out, "--out", force=args.force, inputs=inputs, suffix=".json")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.validate and (args.measured or args.device or args.layout):
+        raise ValueError("--validate uses the shipped files; drop --measured/--device/--layout")
+    if (args.device or args.layout) and not args.measured:
+        raise ValueError("--device and --layout describe --measured files: give one")
+    if not args.validate and not args.out:
+        raise ValueError("give --out CAL.json for the fitted figures (or --validate)")
+    args.out = _check_paths(args)
+    try:
+        tables = _table_source(args.cache, args.jobs)
+    except ImportError as exc:
+        print(f"nasfilter calibrate: error: {exc}", file=sys.stderr)
+        return 2
+    if args.validate:
+        return _validate(args, tables)
+    return _fit(args, tables)
+
+
+def _validate(args: argparse.Namespace, tables: Any) -> int:
+    from nasfilter.files import atomic_write
+    from nasfilter.oracle.validation import cross_validate, format_report
+
+    records = cross_validate(tables)
+    if args.out:
+        with atomic_write(args.out, "w") as fh:
+            fh.write(json.dumps(records, indent=2, sort_keys=True) + "\n")
+    if args.json:
+        print(json.dumps(records, sort_keys=True))
+    else:
+        print(format_report(records))
+    return 0
+
+
+def _tables_label(tables: Any) -> str:
+    """Which layer analysis made the tables: the survey cache's versioned folder name."""
+    folder = getattr(tables, "folder", None)
+    what = f" ({folder.name}: timm version and analysis version)" if folder is not None else ""
+    return "nasfilter.survey layer analysis" + what
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that reproduces this fit (its output path left out)."""
+    words = ["nasfilter", "calibrate"]
+    for path in args.measured or []:
+        words += ["--measured", path]
+    for flag in ("device", "layout"):
+        if getattr(args, flag):
+            words += [f"--{flag}", getattr(args, flag)]
+    return shlex.join(words)
+
+
+def _fit(args: argparse.Namespace, tables: Any) -> int:
+    from nasfilter.cli.args import naming
+    from nasfilter.oracle import calibration as cal
+    from nasfilter.oracle.calibrated import Calibration
+    from nasfilter.oracle.validation import SHIPPED_DEVICES
+
+    if args.measured:
+        files = []
+        for path in args.measured:
+            with naming("--measured" if args.device is None else "--measured/--device"):
+                files.append(cal.read_benchmark(path, args.device, args.layout))
+    else:
+        files = [
+            cal.shipped_benchmark(d, layout) for d in SHIPPED_DEVICES for layout in ("nchw", "nhwc")
+        ]
+    by_device: dict[str, list[cal.BenchmarkFile]] = {}
+    for f in files:
+        by_device.setdefault(f.device.name, []).append(f)
+    sets = [cal.build_samples(group, tables) for group in by_device.values()]
+    try:
+        result = cal.fit(sets)
+    except cal.CalibrationError as exc:
+        print(f"nasfilter calibrate: fit refused: {exc}", file=sys.stderr)
+        return 1
+    label = f"timm-format measurements on {result.device}, eager AMP, " + "+".join(
+        sorted({f.layout for f in files})
+    )
+    provenance = {
+        **result.provenance,
+        "samples": result.samples,
+        "rms_log_error": result.rms_log_error,
+        "evaluations": result.iterations,
+        "command": _command(args),
+        "layer_tables": _tables_label(tables),
+    }
+    calibration = Calibration(result.params, label, provenance)
+    calibration.save(args.out, force=args.force)
+    if args.json:
+        print(calibration.to_json())
+    else:
+        rms = result.rms_log_error
+        print(f"fitted on {result.samples} samples ({label}); rms log error {rms:.3f}")
+        for name, value in result.params.to_dict().items():
+            print(f"  {name:<22} {value:.4g}")
+        print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,391 @@
+"""The calibrated GPU model as an oracle: throughput and utilization of all 32768 networks.
+
+It reads the NATS networks' :class:`~nasfilter.layers.LayerTable`
+(:func:`nasfilter.network.layer_table`) and predicts each layer's time with
+:mod:`nasfilter.oracle.gpumodel`, using efficiency figures fitted to real measurements
+(:mod:`nasfilter.oracle.calibration`), stored with their provenance in a calibration file.
+The shipped one (:data:`DEFAULT_CALIBRATION`) was fitted by ``nasfilter calibrate`` on timm's
+published RTX 3090 and RTX 4090 measurements (PyTorch eager, AMP, both layouts).
+
+Settings, and why:
+
+- engine ``"fused"`` by default: the study times TensorRT engines, which fold BN and fuse
+  activations and residual adds, as the layer table assumes; the eager-mode figures of the
+  fit (elementwise passes, NCHW transposes) then do not apply. ``engine="eager"`` predicts
+  PyTorch eager instead, in ``layout`` ``"nchw"`` or ``"nhwc"``.
+- batch ``"max"`` by default: the study times the largest batch that fits; here it is the
+  largest power of two whose activations fit the device memory, per network
+  (:func:`~nasfilter.oracle.gpumodel.max_batch`). An int fixes it.
+- the efficiencies are capped by the device's measured figures where it has them (a
+  measured matrix product or copy is the most a kernel reaches there: V100 100 of 125
+  TFLOP/s, so at most 0.8; :func:`~nasfilter.oracle.gpumodel.capped_by_measurements`).
+- utilization = throughput x FLOPs per image / peak, with the same peak the roofline uses
+  (the measured one where known: V100 100 TFLOP/s), so the two oracles compare directly and
+  utilization stays at most 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from nasfilter.datasets import Dataset, get_dataset
+from nasfilter.layers import LayerTable
+from nasfilter.oracle.base import Backend, BackendSpec
+from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
+from nasfilter.oracle.gpumodel import (
+    ENGINES,
+    LAYOUTS,
+    GpuModelParams,
+    capped_by_measurements,
+    layer_seconds,
+    layer_work,
+    max_batch,
+)
+from nasfilter.oracle.measurement import Measurement, Status
+from nasfilter.proxy import ProxyTable
+
+CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "data" / "calibration"
+DEFAULT_CALIBRATION = CALIBRATION_DIR / "timm-rtx3090-rtx4090.json"
+CALIBRATION_FORMAT = 1
+DEFAULT_PEAK_SOURCE = "measured"
+
+
+class CalibrationFileError(ValueError):
+    """A calibration file that cannot be read (the message says what is wrong)."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Fitted GPU-model figures and where they came from.
+
+    Attributes:
+        params: the fitted figures.
+        fitted_on: a short label of the data ("timm rtx3090+rtx4090 eager AMP").
+        provenance: the fit's record (files and their SHA-256, samples, error, command).
+        path: the file it was read from, if any.
+    """
+
+    params: GpuModelParams
+    fitted_on: str
+    provenance: dict[str, Any]
+    path: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "format": CALIBRATION_FORMAT,
+                "model": "nasfilter.oracle.gpumodel",
+                "params": self.params.to_dict(),
+                "fitted_on": self.fitted_on,
+                "provenance": self.provenance,
+            },
+            indent=2,
+            sort_keys=True,
+        )
+
+    def save(self, path: str | Path, force: bool = False) -> Path:
+        """Write the calibration as JSON; an existing file is kept unless ``force``."""
+        from nasfilter.files import atomic_write
+
+        p = Path(path)
+        if p.exists() and not force:
+            raise FileExistsError(f"{str(p)!r} exists; pass --force to overwrite it")
+        with atomic_write(p, "w") as fh:
+            fh.write(self.to_json() + "\n")
+        return p
+
+
+def load_calibration(path: str | Path | None = None) -> Calibration:
+    """Read a calibration file (default: the shipped :data:`DEFAULT_CALIBRATION`)."""
+    p = Path(path) if path is not None else DEFAULT_CALIBRATION
+    return _load(str(p))
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: str) -> Calibration:
+    p = Path(path)
+    if not p.is_file():
+        raise CalibrationFileError(
+            f"calibration file {path!r} does not exist; make one with `nasfilter calibrate`"
+        )
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise CalibrationFileError(
+            f"calibration file {path!r} is not readable JSON: {exc}"
+        ) from exc
+    if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
+        raise CalibrationFileError(
+            f"calibration file {path!r} is not a nasfilter calibration of format "
+            f"{CALIBRATION_FORMAT}"
+        )
+    try:
+        params = GpuModelParams.from_dict(data.get("params"))
+    except ValueError as exc:
+        raise CalibrationFileError(f"calibration file {path!r}: {exc}") from exc
+    return Calibration(
+        params, str(data.get("fitted_on", "")), dict(data.get("provenance", {})), path
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class CalibratedResult:
+    """The calibrated prediction for every architecture on one device and dataset.
+
+    Attributes:
+        device, dataset: what it is for.
+        calibration: the fitted figures and their provenance.
+        engine, layout: the execution the model predicts.
+        batch: images per batch, per architecture, (32768,).
+        peak_source: "spec" or "measured": the utilization denominator's source.
+        peak_flops: the utilization denominator, FLOP/s.
+        flops_per_image: 2 x NATS MACs, (32768,).
+        batch_seconds: predicted seconds per batch, (32768,).
+        throughput: images/s, (32768,).
+        utilization: fraction of ``peak_flops``, (32768,).
+        layer_seconds: seconds per layer and batch, (32768, L).
+    """
+
+    device: DeviceSpec
+    dataset: Dataset
+    calibration: Calibration
+    engine: str
+    layout: str
+    batch: np.ndarray
+    peak_source: str
+    peak_flops: float
+    flops_per_image: np.ndarray
+    batch_seconds: np.ndarray
+    throughput: np.ndarray
+    utilization: np.ndarray
+    layer_seconds: np.ndarray
+
+    @property
+    def label(self) -> str:
+        return (
+            f"calibrated {self.device.name} fp16 {self.engine} (fit: {self.calibration.fitted_on})"
+        )
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "layout": self.layout,
+            "batch": "max",
+            "peak_source": self.peak_source,
+            "params": self.calibration.params.to_dict(),
+            "fitted_on": self.calibration.fitted_on,
+        }
+
+    def proxy_table(self) -> ProxyTable:
+        """The simulator's view, labelled with the model and its fit data."""
+        return ProxyTable(
+            utilization=np.array(self.utilization),
+            throughput=np.array(self.throughput),
+            label=self.label,
+            provenance={
+                "backend": "calibrated",
+                "dataset": self.dataset.name,
+                "device": self.device.to_dict(),
+                "config": self.config(),
+                "peak_flops": self.peak_flops,
+                "calibration": self.calibration.provenance,
+                "synthetic": True,
+                "note": "GPU model calibrated on real measurements of other networks; "
+                "a prediction, not a measurement",
+            },
+        )
+
+
+def _check(engine: str, layout: str, batch: object) -> None:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if batch != "max" and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        raise ValueError(f"batch must be 'max' or a positive integer, got {batch!r}")
+
+
+def calibrated(
+    device: str | DeviceSpec | None = None,
+    dataset: str | Dataset = "cifar10",
+    calibration: Calibration | str | Path | None = None,
+    *,
+    engine: str = "fused",
+    layout: str = "nhwc",
+    batch: int | str = "max",
+    peak_source: str = DEFAULT_PEAK_SOURCE,
+) -> CalibratedResult:
+    """Predict every architecture's throughput and utilization with the calibrated model.
+
+    Raises MissingDeviceFieldError when the device lacks the SM count or memory size.
+    """
+    from nasfilter.costs import flops
+    from nasfilter.network import layer_table
+
+    dev = get_device(device)
+    ds = get_dataset(dataset)
+    _check(engine, layout, batch)
+    dev.require("sm_count", *(("memory_bytes",) if batch == "max" else ()))
+    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
+    table = layer_table(ds)
+    batches = max_batch(table, dev) if batch == "max" else np.full(table.n_networks, float(batch))
+    work = layer_work(table, dev, batches)
+    params = capped_by_measurements(cal.params, dev)
+    seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)
+    batch_seconds = seconds.sum(axis=1)
+    throughput = batches / batch_seconds
+    source = dev.resolved_source(peak_source)
+    peak = dev.peak(source)
+    fpi = np.asarray(flops(ds), dtype=np.float64)
+    utilization = throughput * fpi / peak
+    for arr in (batches, seconds, batch_seconds, throughput, utilization):
+        arr.setflags(write=False)
+    return CalibratedResult(
+        device=dev,
+        dataset=ds,
+        calibration=cal,
+        engine=engine,
+        layout=layout,
+        batch=batches,
+        peak_source=source,
+        peak_flops=peak,
+        flops_per_image=fpi,
+        batch_seconds=batch_seconds,
+        throughput=throughput,
+        utilization=utilization,
+        layer_seconds=seconds,
+    )
+
+
+def predict_throughput(
+    table: LayerTable,
+    device: str | DeviceSpec,
+    batch: int,
+    layout: str = "nchw",
+    engine: str = "eager",
+    calibration: Calibration | str | Path | None = None,
+) -> float:
+    """Images/s of a one-network table (a torch model's) at ``batch`` with the calibrated model.
+
+    The default engine is ``"eager"``, how timm's published benchmark runs (PyTorch eager,
+    AMP) in ``layout``; this is what ``nasfilter calibrate`` fitted and validated.
+    """
+    _check(engine, layout, batch)
+    if table.n_networks != 1:
+        raise ValueError(f"expected a one-network LayerTable (B = 1), got B = {table.n_networks}")
+    dev = get_device(device)
+    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
+    params = capped_by_measurements(cal.params, dev)
+    work = layer_work(table, dev, batch)
+    seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)
+    return float(batch / seconds.sum())
+
+
+class CalibratedBackend(Backend):
+    """The calibrated GPU model as an oracle backend: instant, deterministic.
+
+    Args:
+        device: v100 (default), a100, h100, h200, rtx3090, rtx4090 or a JSON device file
+            (with the SM count and memory size the model needs).
+        calibration: a calibration file written by `nasfilter calibrate` (default: the
+            shipped fit).
+        engine: "fused" (TensorRT-style: BN folded, activation and add fused; the study's
+            engine) or "eager" (PyTorch eager: extra elementwise passes per layer).
+        layout: "nhwc" (channels_last) or "nchw".
+        peak_source: "measured" (the measured peak where the device has one) or "spec".
+    """
+
+    name: ClassVar[str] = "calibrated"
+    commit_every: ClassVar[int] = 8192
+
+    def __init__(
+        self,
+        device: str | DeviceSpec | None = None,
+        calibration: str | None = None,
+        engine: str = "fused",
+        layout: str = "nhwc",
+        peak_source: str = DEFAULT_PEAK_SOURCE,
+    ) -> None:
+        _check(engine, layout, "max")
+        self.device = get_device(device)
+        self.device.require("sm_count", "memory_bytes")
+        self.calibration_path = calibration
+        self.calibration = load_calibration(calibration)
+        self.engine = engine
+        self.layout = layout
+        self.peak_source = self.device.resolved_source(peak_source)
+        self._results: dict[str, CalibratedResult] = {}
+
+    def result(self, dataset: str | Dataset) -> CalibratedResult:
+        """The full prediction for ``dataset`` (computed once per backend)."""
+        ds = get_dataset(dataset)
+        if ds.name not in self._results:
+            self._results[ds.name] = calibrated(
+                self.device,
+                ds,
+                self.calibration,
+                engine=self.engine,
+                layout=self.layout,
+                peak_source=self.peak_source,
+            )
+        return self._results[ds.name]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "layout": self.layout,
+            "batch": "max",
+            "peak_source": self.peak_source,
+            "params": self.calibration.params.to_dict(),
+            "fitted_on": self.calibration.fitted_on,
+        }
+
+    def fingerprint(self) -> dict[str, Any]:
+        return self.device.to_dict()
+
+    def spec(self) -> BackendSpec:
+        builtin = DEVICES.get(self.device.name)
+        device = self.device.name if builtin == self.device else self.device.to_json()
+        config: dict[str, Any] = {
+            "engine": self.engine,
+            "layout": self.layout,
+            "peak_source": self.peak_source,
+        }
+        if self.calibration_path is not None:
+            config["calibration"] = self.calibration_path
+        return BackendSpec(self.name, device, config)
+
+    def _row(self, res: CalibratedResult, arch: int, config: dict[str, Any]) -> Measurement:
+        batch = int(res.batch[arch])
+        return Measurement(
+            arch=arch,
+            dataset=res.dataset.name,
+            backend=self.name,
+            config=config,
+            device=self.device.to_dict(),
+            status=Status.OK,
+            throughput=float(res.throughput[arch]),
+            batch_size=batch,
+            max_batch=batch,
+            flops_per_image=float(res.flops_per_image[arch]),
+            peak_flops=res.peak_flops,
+            peak_source=res.peak_source,
+            timings={"batch_seconds": float(res.batch_seconds[arch])},
+        )
+
+    def measure(self, arch: int, dataset: Dataset) -> Measurement:
+        return self._row(self.result(dataset), int(arch), self.config)
+
+    def measure_many(self, archs: Sequence[int], dataset: Dataset) -> Iterator[Measurement]:
+        res = self.result(dataset)
+        config = self.config
+        for arch in archs:
+            yield self._row(res, int(arch), config)

@@ -1,0 +1,487 @@
+"""Fit the GPU model's efficiency figures to measured throughputs, and hold it to others.
+
+Input: benchmark files in timm's published format (``benchmark.py``'s columns, see
+``nasfilter/data/timm/README.md``): one row per model and image size with the measured images
+per second at a batch. Each row is paired with its model's :class:`LayerTable` (from a table
+source, normally :class:`SurveyTables`: the survey's layer analysis of the timm model at that
+image size, cached) and the device the file was measured on. Only CNNs are used (at least
+90 % of MACs in convolutions, the survey's rule),
+and only rows whose analysed MACs match the file's own ``infer_gmacs`` (within
+:data:`MACS_TOLERANCE`): a mismatch means the analysed network is not the measured one.
+
+:func:`fit` finds the six :class:`~nasfilter.oracle.gpumodel.GpuModelParams` that minimise a
+robust (soft-L1, scale 0.1) loss of the log error of predicted against measured throughput
+(SciPy's trust-region least squares, from a fixed start, no randomness). Efficiencies are
+searched up to 1, their physical limit (a GPU cannot beat its own peak or bandwidth); a fit
+that ends on that limit records it (``at_bound``). The costs and pass counts are searched
+beyond their physical ranges, so that an unphysical optimum shows: a fit with a negative
+cost or pass count, or one that does not converge, raises :class:`CalibrationError` and is
+never stored. :func:`scores` gives the figures the project reports: median absolute
+percentage error, Spearman correlation, share within ±10 %.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nasfilter.layers import LayerTable
+from nasfilter.oracle.devices import DeviceSpec, get_device
+from nasfilter.oracle.gpumodel import (
+    LAYOUTS,
+    PARAM_RANGES,
+    GpuModelParams,
+    LayerWork,
+    layer_work,
+    seconds_from_work,
+)
+from nasfilter.oracle.roofline import DEFAULT_LAUNCH_OVERHEAD, roofline_layer_seconds
+from nasfilter.survey.analysis import CNN_MAC_FRACTION
+
+TIMM_COLUMNS = (
+    "model",
+    "infer_img_size",
+    "infer_samples_per_sec",
+    "infer_step_time",
+    "infer_batch_size",
+    "param_count",
+    "infer_gmacs",
+    "infer_macts",
+)
+MACS_TOLERANCE = 0.15  # relative; plus the file's rounding to 0.01 GMACs
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+TIMM_DIR = DATA_DIR / "timm"
+
+TableSource = Callable[[str, int], LayerTable]
+
+# The start of every fit (inside the physical ranges; no randomness).
+_START = GpuModelParams(0.5, 0.7, 5e-6, 0.05, 4.0, 2.0)
+# The search box: wider than the physical ranges, so an unphysical optimum shows.
+_SEARCH = {
+    "tensor_efficiency": (1e-4, 1.0),
+    "memory_efficiency": (1e-4, 1.0),
+    "kernel_seconds": (-5e-5, 2e-3),
+    "grouped_efficiency": (1e-5, 1.0),
+    "eager_passes": (-4.0, 32.0),
+    "nchw_transpose_passes": (-4.0, 16.0),
+}
+_SCALE = np.array([1.0, 1.0, 1e-6, 1.0, 1.0, 1.0])  # fit in microseconds for the kernel cost
+
+
+class SurveyTables:
+    """Layer tables of timm models from the survey's profile cache (:mod:`nasfilter.survey.cache`).
+
+    Each (model, image size) is analysed once (timm on the meta device, in ``jobs`` worker
+    processes) and remembered in the cache folder under ``root`` (default
+    ``~/.cache/nasfilter/survey``, versioned by timm and the analysis); a model that cannot be
+    analysed is remembered as its error message. Calling it raises ValueError with that
+    message. Raises ImportError naming the survey extra when timm is missing.
+    """
+
+    def __init__(self, root: str | Path | None = None, jobs: int = 1) -> None:
+        try:
+            from nasfilter.survey.cache import cache_folder
+        except ImportError as exc:  # pragma: no cover - the survey module ships with nasfilter
+            raise ImportError(f"the survey module is missing ({exc})") from exc
+        self.folder = cache_folder(root)  # imports timm: ImportError naming the extra
+        self.jobs = jobs
+        self._profiles: dict[tuple[str, int], Any] = {}
+
+    def prefetch(self, pairs: Sequence[tuple[str, int]]) -> None:
+        """Analyse (or read from the cache) every (model, size) of ``pairs`` at once."""
+        from nasfilter.survey.cache import profile_all
+
+        todo = [p for p in dict.fromkeys(pairs) if p not in self._profiles]
+        if todo:
+            self._profiles.update(profile_all(todo, self.folder, jobs=self.jobs))
+
+    def __call__(self, model: str, img_size: int) -> LayerTable:
+        key = (model, int(img_size))
+        self.prefetch([key])
+        profile = self._profiles[key]
+        if isinstance(profile, str):
+            raise ValueError(profile)
+        table: LayerTable = profile.table
+        return table
+
+
+class CalibrationInputError(ValueError):
+    """A measurement file that cannot be used (wrong columns, no usable row)."""
+
+
+class CalibrationError(RuntimeError):
+    """A fit that did not converge or gave a figure outside its physical range."""
+
+
+@dataclass(frozen=True)
+class BenchmarkRow:
+    """One measured row: a model at an image size, batch and throughput (images/s)."""
+
+    model: str
+    img_size: int
+    batch: int
+    throughput: float
+    gmacs: float
+
+
+@dataclass(frozen=True)
+class BenchmarkFile:
+    """A benchmark file in timm's format, its device and layout, and its usable rows."""
+
+    path: Path
+    device: DeviceSpec
+    layout: str
+    rows: tuple[BenchmarkRow, ...]
+    sha256: str
+    skipped: int  # rows without a usable throughput, batch, size or MACs
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "file": self.path.name,
+            "sha256": self.sha256,
+            "device": self.device.name,
+            "layout": self.layout,
+            "rows": len(self.rows),
+        }
+
+
+def _infer(path: Path, choices: Sequence[str], what: str, given: str | None) -> str:
+    if given is not None:
+        if given not in choices:
+            raise CalibrationInputError(f"{what} must be one of {tuple(choices)}, got {given!r}")
+        return given
+    found = [c for c in choices if f"-{c}" in path.name.lower()]
+    if len(found) != 1:
+        raise CalibrationInputError(
+            f"cannot tell the {what} of {path.name!r} from its name (timm names files like "
+            f"benchmark-infer-amp-nhwc-pt240-cu124-rtx4090.csv); give it explicitly"
+        )
+    return found[0]
+
+
+def read_benchmark(
+    path: str | Path, device: str | DeviceSpec | None = None, layout: str | None = None
+) -> BenchmarkFile:
+    """Read a benchmark CSV in timm's published format.
+
+    ``device`` and ``layout`` default to what the file name says (timm's naming). Raises
+    :class:`CalibrationInputError` when the columns are not timm's, or no row is usable.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise CalibrationInputError(f"measurement file {str(p)!r} does not exist")
+    lay = _infer(p, LAYOUTS, "layout", layout)
+    if device is None:
+        from nasfilter.oracle.devices import DEVICES
+
+        dev = get_device(_infer(p, tuple(DEVICES), "device", None))
+    else:
+        dev = get_device(device)
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CalibrationInputError(f"{p.name!r} is not a UTF-8 CSV file: {exc}") from exc
+    reader = csv.DictReader(text.splitlines())
+    columns = tuple(reader.fieldnames or ())
+    missing = [c for c in TIMM_COLUMNS if c not in columns]
+    if missing:
+        raise CalibrationInputError(
+            f"{p.name!r} is not in timm's benchmark format: missing column(s) {missing}; "
+            f"found {list(columns)}; expected {list(TIMM_COLUMNS)}"
+        )
+    rows, skipped = [], 0
+    for rec in reader:
+        try:
+            row = BenchmarkRow(
+                model=str(rec["model"]).strip(),
+                img_size=int(float(rec["infer_img_size"])),
+                batch=int(float(rec["infer_batch_size"])),
+                throughput=float(rec["infer_samples_per_sec"]),
+                gmacs=float(rec["infer_gmacs"]),
+            )
+        except (TypeError, ValueError):
+            skipped += 1
+            continue
+        usable = (
+            row.model
+            and row.img_size > 0
+            and row.batch > 0
+            and math.isfinite(row.throughput)
+            and row.throughput > 0
+            and math.isfinite(row.gmacs)
+            and row.gmacs > 0
+        )
+        if usable:
+            rows.append(row)
+        else:
+            skipped += 1
+    if not rows:
+        raise CalibrationInputError(
+            f"{p.name!r} has no usable row ({skipped} rows without a positive throughput, "
+            "batch, image size and infer_gmacs)"
+        )
+    return BenchmarkFile(p, dev, lay, tuple(rows), hashlib.sha256(raw).hexdigest(), skipped)
+
+
+def shipped_benchmark(device: str, layout: str) -> BenchmarkFile:
+    """The shipped timm measurement of ``device`` ("rtx3090", "rtx4090") in ``layout``."""
+    path = TIMM_DIR / f"benchmark-infer-amp-{layout}-pt240-cu124-{device}.csv"
+    if not path.is_file():
+        raise CalibrationInputError(
+            f"no shipped measurement for device {device!r} and layout {layout!r}; shipped: "
+            + ", ".join(sorted(q.name for q in TIMM_DIR.glob("benchmark-*.csv")))
+        )
+    return read_benchmark(path)
+
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """A measured row with its layer table: what a fit or a validation reads."""
+
+    row: BenchmarkRow
+    layout: str
+    table: LayerTable
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.row.model, self.row.img_size)
+
+
+@dataclass
+class SampleSet:
+    """The usable samples of some benchmark files on one device, and what was left out."""
+
+    device: DeviceSpec
+    samples: list[Sample]
+    files: list[BenchmarkFile]
+    left_out: dict[str, int] = field(default_factory=dict)  # reason -> rows
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "device": self.device.name,
+            "files": [f.provenance() for f in self.files],
+            "samples": len(self.samples),
+            "left_out": dict(self.left_out),
+        }
+
+
+def conv_mac_fraction(table: LayerTable) -> float:
+    """Share of a one-network table's MACs in (dense, grouped) convolutions."""
+    kinds = np.array(table.kinds)
+    macs = np.where(table.present, table.macs, 0.0)[0]
+    total = macs.sum()
+    conv = macs[(kinds == "conv") | (kinds == "grouped_conv")].sum()
+    return float(conv / total) if total > 0 else 0.0
+
+
+def build_samples(files: Sequence[BenchmarkFile], tables: TableSource) -> SampleSet:
+    """Pair every usable row of ``files`` (one device) with its layer table.
+
+    Rows are left out, and counted by reason, when the table source cannot analyse the
+    model (it raises ValueError, LookupError or RuntimeError), when the model is not a CNN,
+    or when the analysed MACs disagree with the file's. Raises CalibrationInputError if the
+    files are of different devices or nothing usable is left.
+    """
+    if not files:
+        raise CalibrationInputError("no measurement file given")
+    prefetch = getattr(tables, "prefetch", None)
+    if prefetch is not None:  # analyse every model in one go (in parallel where it can)
+        prefetch([(row.model, row.img_size) for f in files for row in f.rows])
+    devices = {f.device for f in files}
+    if len(devices) != 1:
+        raise CalibrationInputError(
+            f"the files are of different devices {sorted(d.name for d in devices)}; "
+            "give one device's files at a time"
+        )
+    left: dict[str, int] = {}
+    samples = []
+    for f in files:
+        for row in f.rows:
+            try:
+                table = tables(row.model, row.img_size)
+            except (ValueError, LookupError, RuntimeError, NotImplementedError, TypeError):
+                left["not analysable"] = left.get("not analysable", 0) + 1
+                continue
+            macs = float(np.where(table.present, table.macs, 0.0).sum())
+            if conv_mac_fraction(table) < CNN_MAC_FRACTION:
+                left["not a CNN"] = left.get("not a CNN", 0) + 1
+                continue
+            tolerance = MACS_TOLERANCE * row.gmacs + 0.005
+            if abs(macs / 1e9 - row.gmacs) > tolerance:
+                left["MACs differ from infer_gmacs"] = (
+                    left.get("MACs differ from infer_gmacs", 0) + 1
+                )
+                continue
+            samples.append(Sample(row, f.layout, table))
+    if not samples:
+        raise CalibrationInputError(f"no usable row in {[f.path.name for f in files]}: {left}")
+    return SampleSet(next(iter(devices)), samples, list(files), left)
+
+
+@dataclass(frozen=True, eq=False)
+class _Flat:
+    """All samples' layers side by side: a (1, total layers) LayerWork and a segment index."""
+
+    work: LayerWork
+    segment: np.ndarray  # (total layers,) sample index of each layer
+    nchw: np.ndarray  # (1, total layers) bool
+    peak: np.ndarray  # (1, total layers) FLOP/s of the layer's device
+    bandwidth: np.ndarray  # (1, total layers) bytes/s of the layer's device
+    batch: np.ndarray  # (samples,)
+    measured: np.ndarray  # (samples,)
+
+
+def _flatten(sets: Sequence[SampleSet]) -> _Flat:
+    parts: list[LayerWork] = []
+    seg, nchw, peak, bw, batch, truth = [], [], [], [], [], []
+    i = 0
+    for sset in sets:
+        dev = sset.device
+        for s in sset.samples:
+            n = s.table.n_layers
+            parts.append(layer_work(s.table, dev, s.row.batch))
+            seg.append(np.full(n, i))
+            nchw.append(np.full(n, s.layout == "nchw"))
+            peak.append(np.full(n, dev.peak_flops))
+            bw.append(np.full(n, dev.bandwidth))
+            batch.append(s.row.batch)
+            truth.append(s.row.throughput)
+            i += 1
+    names = LayerWork.__dataclass_fields__
+    work = LayerWork(**{n: np.concatenate([getattr(p, n) for p in parts], axis=1) for n in names})
+    return _Flat(
+        work,
+        np.concatenate(seg),
+        np.concatenate(nchw)[None, :],
+        np.concatenate(peak)[None, :],
+        np.concatenate(bw)[None, :],
+        np.array(batch, dtype=np.float64),
+        np.array(truth, dtype=np.float64),
+    )
+
+
+def _throughput(flat: _Flat, params: GpuModelParams) -> np.ndarray:
+    seconds = seconds_from_work(
+        flat.work, flat.peak, flat.bandwidth, params, eager=True, nchw=flat.nchw
+    )[0]
+    total = np.bincount(flat.segment, weights=seconds, minlength=len(flat.batch))
+    return flat.batch / np.maximum(total, 1e-12)
+
+
+def predict(sset: SampleSet, params: GpuModelParams) -> np.ndarray:
+    """Predicted images/s of every sample on the set's device (eager engine), (samples,)."""
+    return _throughput(_flatten([sset]), params)
+
+
+def predict_roofline(sset: SampleSet) -> np.ndarray:
+    """The plain roofline's images/s of every sample (data-sheet peak and bandwidth)."""
+    dev = sset.device
+    out = []
+    for s in sset.samples:
+        sec = roofline_layer_seconds(
+            s.table, dev.peak_flops, dev.bandwidth, s.row.batch, DEFAULT_LAUNCH_OVERHEAD
+        )
+        out.append(s.row.batch / sec.sum())
+    return np.array(out)
+
+
+def measured(sset: SampleSet) -> np.ndarray:
+    """Measured images/s of every sample, (samples,)."""
+    return np.array([s.row.throughput for s in sset.samples])
+
+
+def scores(predicted: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+    """MdAPE (%), Spearman, share within ±10 % of predicted vs measured; n."""
+    from scipy.stats import spearmanr
+
+    p, t = np.asarray(predicted, dtype=float), np.asarray(truth, dtype=float)
+    if p.shape != t.shape or p.size < 3:
+        raise ValueError(f"need two equal arrays of >= 3 values, got {p.shape} and {t.shape}")
+    ape = np.abs(p / t - 1.0)
+    return {
+        "n": int(p.size),
+        "mdape_percent": float(100 * np.median(ape)),
+        "spearman": float(spearmanr(p, t).statistic),
+        "within_10_percent": float(np.mean(ape <= 0.10)),
+    }
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A converged, physical fit and what it came from."""
+
+    params: GpuModelParams
+    device: str
+    samples: int
+    rms_log_error: float
+    iterations: int
+    provenance: dict[str, Any]
+
+
+def fit(sets: SampleSet | Sequence[SampleSet]) -> FitResult:
+    """Fit the six figures to the samples' measured throughputs (deterministic).
+
+    ``sets``: one device's samples, or several devices' fitted together.
+
+    Raises CalibrationError when the optimiser does not converge or a figure leaves its
+    physical range (:data:`~nasfilter.oracle.gpumodel.PARAM_RANGES`).
+    """
+    from scipy.optimize import least_squares
+
+    sets = [sets] if isinstance(sets, SampleSet) else list(sets)
+    where = "+".join(s.device.name for s in sets)
+    n_samples = sum(len(s.samples) for s in sets)
+    if n_samples < 12:
+        raise CalibrationError(
+            f"{n_samples} usable samples on {where}; a fit of 6 figures needs >= 12"
+        )
+    flat = _flatten(sets)
+    log_measured = np.log(flat.measured)
+    names = list(PARAM_RANGES)
+
+    def residual(z: np.ndarray) -> np.ndarray:
+        params = GpuModelParams.from_vector(z * _SCALE)
+        return np.log(_throughput(flat, params)) - log_measured
+
+    start = np.array([getattr(_START, n) for n in names]) / _SCALE
+    lo = np.array([_SEARCH[n][0] for n in names]) / _SCALE
+    hi = np.array([_SEARCH[n][1] for n in names]) / _SCALE
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        res = least_squares(
+            residual,
+            start,
+            bounds=(lo, hi),
+            method="trf",
+            loss="soft_l1",
+            f_scale=0.1,
+            max_nfev=2000,
+        )
+    if not res.success or res.status <= 0 or not np.all(np.isfinite(res.fun)):
+        raise CalibrationError(
+            f"the fit on {where} did not converge ({res.message}); nothing stored"
+        )
+    params = GpuModelParams.from_vector(res.x * _SCALE)
+    bad = params.out_of_range()
+    if bad:
+        raise CalibrationError(f"the fit on {where} is unphysical, refused and not stored: {bad}")
+    at_bound = [
+        name
+        for name, value in params.to_dict().items()
+        if np.any(np.isclose(value, _SEARCH[name], rtol=1e-6, atol=0.0))
+    ]
+    return FitResult(
+        params=GpuModelParams.from_dict(params.to_dict()),
+        device=where,
+        samples=n_samples,
+        rms_log_error=float(np.sqrt(np.mean(res.fun**2))),
+        iterations=int(res.nfev),
+        provenance={"sets": [s.provenance() for s in sets], "at_bound": at_bound},
+    )

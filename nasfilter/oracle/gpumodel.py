@@ -1,0 +1,324 @@
+"""A GPU model that predicts each layer's time from the shared :class:`LayerTable`.
+
+Where the plain roofline (:mod:`nasfilter.oracle.roofline`) takes every layer to run at
+``max(FLOPs / peak, bytes / bandwidth)``, this model charges what a GPU actually executes.
+For layer ``l`` of a network at batch ``B`` (FP16, 2 bytes per element)::
+
+    dense conv / linear (tensor cores), implicit GEMM M = B x gemm_m, N = gemm_n, K = gemm_k:
+        K' = K rounded up to 8 (the tensor-core k granularity: channel padding)
+        tiles = ceil(M / 128) x ceil(N / 32)                 (tile quantization, CTA tiles 128 x 32)
+        waves = ceil(tiles / (SMs x 8))                      (wave quantization: 8 tiles per SM)
+        work  = waves x SMs x 128 x 256 x K' x 2             (FLOPs the SMs are busy for)
+        compute = work / (peak x tensor_efficiency)
+    grouped / depthwise conv, ``groups`` GEMMs of M x N/groups x K, each padded to 8 x 8:
+        compute = 2 x M x groups x ceil8(N / groups) x ceil8(K) / (peak x grouped_efficiency)
+    memory  = bytes moved / (bandwidth x memory_efficiency)
+    time_l  = max(compute, memory) + kernel_seconds                  (one kernel)
+
+and the execution engine adds its own kernels:
+
+- ``"fused"`` (TensorRT, the study's engine; the NATS oracle): nothing. BN is folded, the
+  activation and residual add fused, and the engine picks its layouts, as the table assumes.
+- ``"eager"`` (PyTorch eager with AMP, how timm's published benchmark runs): every conv and
+  linear layer is followed by its BN (or bias), activation or scaling as separate elementwise
+  kernels: ``eager_passes`` passes over the layer's output (a read or a write each; 4 = BN
+  and activation, each reading and writing), at one kernel per two passes. The layout then
+  matters (Li et al., arXiv 1610.03618: layout alone changes a layer's time many fold):
+  cuDNN's tensor-core kernels work in NHWC, so in NCHW each dense conv pays
+  ``nchw_transpose_passes`` passes over its input and output (transposes in and out, one
+  kernel per two passes); in NHWC (``channels_last``) none.
+
+The six efficiency figures are :class:`GpuModelParams`, fitted to measurements by
+:mod:`nasfilter.oracle.calibration`, never set by hand. Every other figure is a device figure
+(:class:`~nasfilter.oracle.devices.DeviceSpec`: peak, bandwidth, SM count, memory size) or a
+documented constant of how tensor-core GEMM kernels tile (CUTLASS's and cuDNN's CTA tiles are
+128 rows by 32 to 256 columns; an SM works on 128 x 256 outputs at once, so in this model every
+tile width keeps it equally busy per wave and the narrowest, 32, always wastes least:
+``TILE_N``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from nasfilter.layers import LayerTable
+from nasfilter.oracle.devices import DeviceSpec
+
+BYTES_PER_ELEMENT = 2  # FP16
+TILE_M = 128  # CTA tile rows (output pixels)
+TILE_N = 32  # the narrowest CTA tile width (output channels): N pads to it
+TILE_AREA_PER_SM = TILE_M * 256  # output elements one SM works on at once
+K_GRANULE = 8  # FP16 tensor-core instructions reduce over multiples of 8
+LAYOUTS = ("nchw", "nhwc")
+ENGINES = ("fused", "eager")
+MEMORY_HEADROOM = 0.9  # share of device memory a batch's activations may fill
+INDEX_LIMIT = 2**31  # elements per tensor: cuDNN and TensorRT index tensors with 32-bit ints
+
+# Physical range of each fitted figure: (lowest, highest) inclusive.
+PARAM_RANGES: dict[str, tuple[float, float]] = {
+    "tensor_efficiency": (1e-3, 1.0),
+    "memory_efficiency": (1e-3, 1.0),
+    "kernel_seconds": (0.0, 1e-3),
+    "grouped_efficiency": (1e-4, 1.0),
+    "eager_passes": (0.0, 16.0),
+    "nchw_transpose_passes": (0.0, 8.0),
+}
+PARAM_MEANINGS: dict[str, str] = {
+    "tensor_efficiency": "share of the tensor-core peak a full tile of a dense GEMM reaches",
+    "memory_efficiency": "share of the memory bandwidth a kernel's traffic reaches",
+    "kernel_seconds": "fixed cost of one kernel (launch gap, ramp-up and tail), seconds",
+    "grouped_efficiency": "share of the tensor peak a grouped or depthwise conv reaches",
+    "eager_passes": "elementwise passes over a layer's output in eager mode (BN, activation)",
+    "nchw_transpose_passes": "passes over a dense conv's input and output to transpose NCHW",
+}
+
+
+@dataclass(frozen=True)
+class GpuModelParams:
+    """The fitted efficiency figures of the GPU model (see the module docstring)."""
+
+    tensor_efficiency: float
+    memory_efficiency: float
+    kernel_seconds: float
+    grouped_efficiency: float
+    eager_passes: float
+    nchw_transpose_passes: float
+
+    def __post_init__(self) -> None:
+        bad = self.out_of_range()
+        if bad:
+            raise ValueError("GPU model parameter(s) outside their physical range: " + bad)
+
+    def out_of_range(self) -> str:
+        """'' if every figure lies in :data:`PARAM_RANGES`, else a sentence naming each one."""
+        problems = []
+        for name, value in self.to_dict().items():
+            lo, hi = PARAM_RANGES[name]
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
+                problems.append(
+                    f"{name} = {value!r} not in [{lo:g}, {hi:g}] ({PARAM_MEANINGS[name]})"
+                )
+        return "; ".join(problems)
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: float(v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GpuModelParams:
+        """Read back :meth:`to_dict`; raises ValueError naming missing or unknown keys."""
+        names = [f.name for f in fields(cls)]
+        if not isinstance(data, dict) or set(data) != set(names):
+            got = sorted(data) if isinstance(data, dict) else data
+            raise ValueError(f"GPU model parameters must have exactly the keys {names}, got {got}")
+        return cls(**{k: float(data[k]) for k in names})
+
+    @classmethod
+    def from_vector(cls, x: np.ndarray) -> GpuModelParams:
+        """From the values in field order, without the range check (for fitting)."""
+        obj = object.__new__(cls)
+        for f, v in zip(fields(cls), x, strict=True):
+            object.__setattr__(obj, f.name, float(v))
+        return obj
+
+
+def capped_by_measurements(params: GpuModelParams, device: DeviceSpec) -> GpuModelParams:
+    """``params`` with the efficiencies capped where the device has measured figures.
+
+    A measured matrix product or copy (``measured_peak_flops``, ``measured_bandwidth``) is
+    the most a kernel reaches on that device: the efficiencies are held to measured / data
+    sheet (V100: 100 / 125 = 0.8 of the tensor peak).
+    """
+    from dataclasses import replace
+
+    tensor, memory = params.tensor_efficiency, params.memory_efficiency
+    if device.measured_peak_flops:
+        tensor = min(tensor, device.measured_peak_flops / device.peak_flops)
+    if device.measured_bandwidth:
+        memory = min(memory, device.measured_bandwidth / device.bandwidth)
+    grouped = min(params.grouped_efficiency, tensor)
+    return replace(
+        params, tensor_efficiency=tensor, memory_efficiency=memory, grouped_efficiency=grouped
+    )
+
+
+def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
+    if value not in choices:
+        raise ValueError(f"{what} must be one of {choices}, got {value!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class LayerWork:
+    """What the GPU must do per layer at one batch, before the efficiency figures apply.
+
+    All arrays (B, L), zero where a layer is absent or the term does not apply.
+
+    Attributes:
+        tensor_flops: tile- and wave-quantized FLOPs of dense GEMM layers (tensor cores).
+        grouped_flops: padded FLOPs of grouped and depthwise convs (:func:`grouped_conv_flops`).
+        bytes: FP16 bytes the layer's own kernel reads and writes.
+        eager_bytes: bytes of one elementwise pass over a conv's or linear layer's output
+            (eager mode).
+        transpose_bytes: bytes of one pass over a dense conv's input and output.
+        kernels: 1 per executed layer.
+        eager_layers: 1 per executed conv (dense or grouped) or linear layer.
+        dense_convs: 1 per executed dense conv.
+    """
+
+    tensor_flops: np.ndarray
+    grouped_flops: np.ndarray
+    bytes: np.ndarray
+    eager_bytes: np.ndarray
+    transpose_bytes: np.ndarray
+    kernels: np.ndarray
+    eager_layers: np.ndarray
+    dense_convs: np.ndarray
+
+
+def quantized_gemm_flops(m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: int) -> np.ndarray:
+    """FLOPs the SMs are busy for on GEMMs of shape M x N x K, tiles and waves counted.
+
+    Tiles are :data:`TILE_M` x :data:`TILE_N`; an SM runs :data:`TILE_AREA_PER_SM` outputs at
+    once (8 such tiles), and a partial last wave costs a full one; K pads to
+    :data:`K_GRANULE`. Equals ``2 M N K`` when every tile and wave is full; 0 where M, N or K
+    is 0.
+    """
+    slots = sm_count * (TILE_AREA_PER_SM // (TILE_M * TILE_N))
+    waves = np.ceil(np.ceil(m / TILE_M) * np.ceil(n / TILE_N) / slots)
+    k_pad = np.ceil(k / K_GRANULE) * K_GRANULE
+    best: np.ndarray = waves * (sm_count * TILE_AREA_PER_SM * 2.0) * k_pad
+    return best
+
+
+def grouped_conv_flops(batch: float | np.ndarray, table: LayerTable) -> np.ndarray:
+    """FLOPs a grouped conv occupies its units for, (B, L): ``groups`` GEMMs, each padded.
+
+    Each group is a GEMM of ``M x (N / groups) x K``; both its width and its reduction pad
+    to :data:`K_GRANULE` (the smallest matrix fragment), so a depthwise 3x3 conv (width 1,
+    K = 9) occupies 8 x 16 / 9 = 14 times its useful FLOPs.
+    """
+    groups = np.maximum(table.groups, 1.0)
+    width = np.ceil(table.gemm_n / groups / K_GRANULE) * K_GRANULE
+    depth = np.ceil(table.gemm_k / K_GRANULE) * K_GRANULE
+    return 2.0 * batch * table.gemm_m * groups * width * depth
+
+
+def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -> LayerWork:
+    """The per-layer work of ``table`` on ``device`` at ``batch`` (an int or one per network).
+
+    Raises MissingDeviceFieldError if the device lacks its SM count.
+    """
+    device.require("sm_count")
+    assert device.sm_count is not None
+    b = np.asarray(batch, dtype=np.float64).reshape(-1, 1) if np.ndim(batch) else float(batch)
+    kinds = np.array(table.kinds)
+    present = table.present
+    dense = present & ((kinds == "conv") | (kinds == "linear"))
+    grouped = present & (kinds == "grouped_conv")
+    eager_layer = present & (kinds != "memory")
+    dense_conv = present & (kinds == "conv")
+    # A grouped conv runs `groups` GEMMs; a dense layer one.
+    tensor = quantized_gemm_flops(b * table.gemm_m, table.gemm_n, table.gemm_k, device.sm_count)
+    in_out = (BYTES_PER_ELEMENT * b) * (table.input_elems + table.output_elems)
+    moved = in_out + BYTES_PER_ELEMENT * table.weight_elems
+    out_bytes = (BYTES_PER_ELEMENT * b) * table.output_elems
+    return LayerWork(
+        tensor_flops=np.where(dense, tensor, 0.0),
+        grouped_flops=(
+            np.where(grouped, grouped_conv_flops(b, table), 0.0)
+            if grouped.any()
+            else np.zeros(present.shape)
+        ),
+        bytes=np.where(present, moved, 0.0),
+        eager_bytes=np.where(eager_layer, out_bytes, 0.0),
+        transpose_bytes=np.where(dense_conv, in_out, 0.0),
+        kernels=present.astype(np.float64),
+        eager_layers=eager_layer.astype(np.float64),
+        dense_convs=dense_conv.astype(np.float64),
+    )
+
+
+def layer_seconds(
+    work: LayerWork,
+    device: DeviceSpec,
+    params: GpuModelParams,
+    *,
+    layout: str = "nhwc",
+    engine: str = "fused",
+    peak: float | None = None,
+    bandwidth: float | None = None,
+) -> np.ndarray:
+    """Predicted seconds per layer and batch, (B, L); 0 where a layer is absent.
+
+    ``peak`` (FLOP/s) and ``bandwidth`` (bytes/s) default to the device's data-sheet figures.
+    """
+    _check_choice(layout, LAYOUTS, "layout")
+    _check_choice(engine, ENGINES, "engine")
+    return seconds_from_work(
+        work,
+        device.peak_flops if peak is None else peak,
+        device.bandwidth if bandwidth is None else bandwidth,
+        params,
+        eager=engine == "eager",
+        nchw=layout == "nchw",
+    )
+
+
+def seconds_from_work(
+    work: LayerWork,
+    peak: float | np.ndarray,
+    bandwidth: float | np.ndarray,
+    params: GpuModelParams,
+    *,
+    eager: bool,
+    nchw: bool | np.ndarray,
+) -> np.ndarray:
+    """:func:`layer_seconds` with the engine and layout as flags.
+
+    ``peak``, ``bandwidth`` and ``nchw`` may also be arrays that broadcast to (B, L).
+    """
+    bw = bandwidth * params.memory_efficiency
+    compute = work.tensor_flops / (peak * params.tensor_efficiency)
+    compute = compute + work.grouped_flops / (peak * params.grouped_efficiency)
+    seconds = np.maximum(compute, work.bytes / bw) + params.kernel_seconds * work.kernels
+    if eager:
+        half_kernel = 0.5 * params.kernel_seconds
+        seconds = seconds + params.eager_passes * (
+            work.eager_bytes / bw + half_kernel * work.eager_layers
+        )
+        transpose = params.nchw_transpose_passes * (
+            work.transpose_bytes / bw + half_kernel * work.dense_convs
+        )
+        seconds = seconds + np.where(nchw, transpose, 0.0)
+    return seconds
+
+
+def max_batch(
+    table: LayerTable, device: DeviceSpec, bytes_per_element: int = BYTES_PER_ELEMENT
+) -> np.ndarray:
+    """The largest power-of-two batch that fits in the device's memory, per network, (B,).
+
+    A batch fits when the weights plus the largest layer's input and output activations
+    (both live while it runs) take at most :data:`MEMORY_HEADROOM` of the memory, the rest
+    left to the engine's workspace, and no activation tensor exceeds :data:`INDEX_LIMIT`
+    elements (``input_elems`` may include a fused residual: a bound, not an exact size).
+    Raises MissingDeviceFieldError without ``memory_bytes``; ValueError where not even one
+    image fits.
+    """
+    device.require("memory_bytes")
+    assert device.memory_bytes is not None
+    live = np.where(table.present, table.input_elems + table.output_elems, 0.0).max(axis=1)
+    weights = np.where(table.present, table.weight_elems, 0.0).sum(axis=1)
+    free = MEMORY_HEADROOM * device.memory_bytes - bytes_per_element * weights
+    fits = np.floor(free / (bytes_per_element * live))
+    largest = np.where(table.present, np.maximum(table.input_elems, table.output_elems), 0.0)
+    fits = np.minimum(fits, np.floor(INDEX_LIMIT / largest.max(axis=1)))
+    if np.any(fits < 1):
+        raise ValueError(
+            f"not even one image fits in {device.name}'s {device.memory_bytes / 1e9:g} GB "
+            f"for network(s) {np.flatnonzero(fits < 1)[:5].tolist()}"
+        )
+    return np.exp2(np.floor(np.log2(fits)))

@@ -1,0 +1,161 @@
+"""Hold the GPU model against measurements it was not fitted on.
+
+:func:`cross_validate` fits the model on one GPU's measurements (both layouts) and predicts
+another GPU's, for every ordered pair of the given devices, and reports for each held-out
+device and layout: median absolute percentage error, Spearman correlation and the share
+within ±10 %, for the plain roofline and for the calibrated model; and the agreement of the
+predicted NHWC ÷ NCHW throughput ratio with the measured one (the share of models where the
+direction matches, and the correlations). Everything is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nasfilter.oracle.calibration import (
+    SampleSet,
+    TableSource,
+    build_samples,
+    fit,
+    measured,
+    predict,
+    predict_roofline,
+    scores,
+    shipped_benchmark,
+)
+from nasfilter.oracle.gpumodel import LAYOUTS, GpuModelParams
+
+SHIPPED_DEVICES = ("rtx3090", "rtx4090")
+# The issue's goal on a held-out GPU (a benchmark goal, not a timed test).
+GOAL_MDAPE_PERCENT = 15.0
+GOAL_SPEARMAN = 0.97
+
+
+def shipped_samples(device: str, tables: TableSource) -> SampleSet:
+    """The shipped timm measurements of ``device`` (both layouts) with their tables."""
+    return build_samples([shipped_benchmark(device, layout) for layout in LAYOUTS], tables)
+
+
+def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]:
+    """How well predicted NHWC ÷ NCHW ratios match the measured ones, per model and size.
+
+    Returns n (models measured in both layouts), direction (share where predicted and
+    measured ratios lie on the same side of 1), the shares measured and predicted faster in
+    NHWC, pearson and spearman of the log ratios, and the median measured and predicted
+    ratios.
+    """
+    from scipy.stats import pearsonr, spearmanr
+
+    truth = measured(sset)
+    by_key: dict[tuple[str, int], dict[str, int]] = {}
+    for i, s in enumerate(sset.samples):
+        by_key.setdefault(s.key, {})[s.layout] = i
+    pairs = [(d["nhwc"], d["nchw"]) for d in by_key.values() if len(d) == 2]
+    if len(pairs) < 3:
+        raise ValueError(f"{len(pairs)} models measured in both layouts; need >= 3")
+    h, c = (np.array(idx) for idx in zip(*pairs, strict=True))
+    meas = np.log(truth[h] / truth[c])
+    pred = np.log(predicted[h] / predicted[c])
+    return {
+        "n": len(pairs),
+        "direction": float(np.mean(np.sign(meas) == np.sign(pred))),
+        "measured_nhwc_faster": float(np.mean(meas > 0)),
+        "predicted_nhwc_faster": float(np.mean(pred > 0)),
+        "pearson_log_ratio": float(pearsonr(pred, meas).statistic),
+        "spearman": float(spearmanr(pred, meas).statistic),
+        "median_measured_ratio": float(np.exp(np.median(meas))),
+        "median_predicted_ratio": float(np.exp(np.median(pred))),
+    }
+
+
+def evaluate(sset: SampleSet, params: GpuModelParams) -> dict[str, Any]:
+    """Figures of the plain roofline and the calibrated model on ``sset``, per layout."""
+    truth = measured(sset)
+    cal = predict(sset, params)
+    roof = predict_roofline(sset)
+    layouts = np.array([s.layout for s in sset.samples])
+    out: dict[str, Any] = {"device": sset.device.name}
+    for layout in LAYOUTS:
+        keep = layouts == layout
+        if keep.sum() >= 3:
+            out[layout] = {
+                "roofline": scores(roof[keep], truth[keep]),
+                "calibrated": scores(cal[keep], truth[keep]),
+            }
+    out["all"] = {"roofline": scores(roof, truth), "calibrated": scores(cal, truth)}
+    out["layout"] = layout_agreement(sset, cal)
+    return out
+
+
+def cross_validate(
+    tables: TableSource, devices: Sequence[str] = SHIPPED_DEVICES
+) -> list[dict[str, Any]]:
+    """Fit on each device and evaluate on every other; one record per ordered pair.
+
+    Each record: ``fit`` (device, params, samples, rms log error, provenance), ``fit_data``
+    (the figures on the data it was fitted on) and ``held_out`` (:func:`evaluate` on the
+    other device). Raises CalibrationError if a fit is refused.
+    """
+    if len(devices) < 2:
+        raise ValueError(f"cross-validation needs two or more devices, got {list(devices)}")
+    sets = {d: shipped_samples(d, tables) for d in devices}
+    out = []
+    for a in devices:
+        result = fit(sets[a])
+        for b in devices:
+            if b == a:
+                continue
+            out.append(
+                {
+                    "fit": {
+                        "device": a,
+                        "params": result.params.to_dict(),
+                        "samples": result.samples,
+                        "rms_log_error": result.rms_log_error,
+                        "provenance": result.provenance,
+                    },
+                    "fit_data": evaluate(sets[a], result.params),
+                    "held_out": evaluate(sets[b], result.params),
+                }
+            )
+    return out
+
+
+def meets_goal(record: dict[str, Any], layout: str = "nchw") -> bool:
+    """Whether the held-out figures of ``record`` meet the issue's goal for ``layout``."""
+    figures = record["held_out"][layout]["calibrated"]
+    return bool(
+        figures["mdape_percent"] <= GOAL_MDAPE_PERCENT and figures["spearman"] >= GOAL_SPEARMAN
+    )
+
+
+def format_report(records: list[dict[str, Any]]) -> str:
+    """A plain-text table of :func:`cross_validate`'s records."""
+    lines = [
+        "fit on -> held out  layout  model        n    MdAPE %  Spearman  within ±10 %",
+    ]
+    for rec in records:
+        a, b = rec["fit"]["device"], rec["held_out"]["device"]
+        for layout in LAYOUTS:
+            if layout not in rec["held_out"]:
+                continue
+            for model in ("roofline", "calibrated"):
+                f = rec["held_out"][layout][model]
+                lines.append(
+                    f"{a:>7} -> {b:<8} {layout:<7} {model:<11} {f['n']:>4} "
+                    f"{f['mdape_percent']:>8.1f} {f['spearman']:>9.3f} "
+                    f"{f['within_10_percent']:>13.2f}"
+                )
+        lay = rec["held_out"]["layout"]
+        lines.append(
+            f"{a:>7} -> {b:<8} NHWC/NCHW ratio: {lay['n']} models, direction agrees "
+            f"{lay['direction']:.0%} (NHWC faster: measured {lay['measured_nhwc_faster']:.0%}, "
+            f"predicted {lay['predicted_nhwc_faster']:.0%}), Pearson (log) "
+            f"{lay['pearson_log_ratio']:.2f}, Spearman "
+            f"{lay['spearman']:.2f}; median measured {lay['median_measured_ratio']:.2f}, "
+            f"predicted {lay['median_predicted_ratio']:.2f}"
+        )
+    return "\n".join(lines)

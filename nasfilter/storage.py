@@ -1,0 +1,230 @@
+"""The storage interface: where runs write their events, and results read them back.
+
+In the manner of Optuna's ``BaseStorage``: one abstract class, :class:`Storage`, with an
+in-memory implementation here (:class:`InMemoryStorage`, for ``demo`` and ``reproduce``
+without a database) and an SQLite one in :mod:`nasfilter.store`
+(:class:`~nasfilter.store.Store`). A run writes through :meth:`Storage.add_run` its events
+(trials, evaluations, proxy queries, the searcher's recommendations), why it stopped and the
+searcher's and filter's parameters; :meth:`Storage.add_spec` records the provenance of the
+table and oracle. Nothing else is stored except a cache of the scores that
+:mod:`nasfilter.results` computes from the events, tagged with the metrics version.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nasfilter.experiment import RunRecord, RunSpec
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One stored run, as written: ids, what ran, why it stopped, and the run's info
+    (``searcher_config``, ``filter_config``, ``wall_seconds``: real seconds)."""
+
+    run_id: int
+    spec: RunSpec
+    seed: int
+    status: str
+    info: dict[str, Any]
+    table_label: str
+    oracle_label: str
+
+
+@dataclass(frozen=True)
+class StoredScores:
+    """Scores cached for a run by :mod:`nasfilter.results`, with the metrics version."""
+
+    version: int
+    summary: dict[str, Any]
+    metrics: dict[str, float]
+    curves: dict[str, np.ndarray]
+
+
+RUN_INFO = ("searcher_config", "filter_config", "wall_seconds")
+
+
+def run_info(record: RunRecord) -> dict[str, Any]:
+    """What a record stores besides its status and events (JSON-safe); ``unlogged`` too
+    when the run's trace left events out (past ``Problem.trace_limit``)."""
+    keys = RUN_INFO + (("unlogged",) if "unlogged" in record.summary else ())
+    return json.loads(json.dumps({k: record.summary[k] for k in keys}, default=str))
+
+
+def scored_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """The part of a record's summary that :mod:`nasfilter.results` computes from events."""
+    from nasfilter.results import SUMMARY_FIELDS
+
+    return {k: summary[k] for k in SUMMARY_FIELDS if k in summary}
+
+
+class Storage(abc.ABC):
+    """Where runs are written and read back. Use as a context manager.
+
+    Attributes:
+        duplicates: runs :meth:`add_run` found already stored (by another writer) and
+            skipped, since this object was opened.
+        readonly: True when this storage is only read (a reader of a results database,
+            which may be a read-only file): :meth:`put_scores` must not be called, and
+            :func:`nasfilter.results.load_results` scores in memory instead.
+    """
+
+    duplicates: int = 0
+    readonly: bool = False
+
+    @abc.abstractmethod
+    def add_spec(
+        self, spec: RunSpec, table_provenance: dict[str, Any], oracle_provenance: dict[str, Any]
+    ) -> None:
+        """Record ``spec`` and the provenance of its table and oracle (idempotent)."""
+
+    @abc.abstractmethod
+    def add_run(self, record: RunRecord) -> int | None:
+        """Write one run (status, info, events; its scores as a cache) atomically; return
+        its id, or None if that (spec, seed) is already stored."""
+
+    @abc.abstractmethod
+    def completed(self) -> set[tuple[str, int]]:
+        """Every stored (spec key, seed)."""
+
+    @abc.abstractmethod
+    def stored_runs(self) -> list[StoredRun]:
+        """Every stored run, in the order written."""
+
+    @abc.abstractmethod
+    def events(self, run_id: int) -> dict[str, np.ndarray]:
+        """The event columns of one run (:data:`nasfilter.problem.EVENT_COLUMNS`)."""
+
+    @abc.abstractmethod
+    def scores(self, run_id: int) -> StoredScores | None:
+        """The cached scores of a run, or None."""
+
+    @abc.abstractmethod
+    def put_scores(
+        self,
+        run_id: int,
+        version: int,
+        summary: dict[str, Any],
+        metrics: dict[str, float],
+        curves: dict[str, np.ndarray],
+    ) -> None:
+        """Cache (replace) a run's scores."""
+
+    @abc.abstractmethod
+    def provenance(self) -> list[dict[str, Any]]:
+        """Every stored table and oracle description: ``kind``, ``label``, ``data``."""
+
+    def describe(self) -> str:
+        """How messages name this storage."""
+        return type(self).__name__
+
+    def close(self) -> None:  # noqa: B027 (nothing to release by default)
+        """Release resources."""
+
+    def __enter__(self) -> Storage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class InMemoryStorage(Storage):
+    """A storage in this process's memory: gone when the object is."""
+
+    def __init__(self) -> None:
+        self.duplicates = 0
+        self._specs: dict[str, tuple[str, str]] = {}  # key -> (table label, oracle label)
+        self._provenance: list[dict[str, Any]] = []
+        self._runs: list[StoredRun] = []
+        self._by_key: dict[tuple[str, int], int] = {}
+        self._events: dict[int, dict[str, np.ndarray]] = {}
+        self._scores: dict[int, StoredScores] = {}
+
+    def describe(self) -> str:
+        return "the in-memory storage"
+
+    def add_spec(
+        self, spec: RunSpec, table_provenance: dict[str, Any], oracle_provenance: dict[str, Any]
+    ) -> None:
+        for kind, data in (("table", table_provenance), ("oracle", oracle_provenance)):
+            entry = {"kind": kind, "label": str(data.get("label", "")), "data": data}
+            if entry not in self._provenance:
+                self._provenance.append(entry)
+        self._specs.setdefault(
+            spec.key(),
+            (str(table_provenance.get("label", "")), str(oracle_provenance.get("label", ""))),
+        )
+
+    def add_run(self, record: RunRecord) -> int | None:
+        key = (record.spec.key(), record.seed)
+        labels = self._specs.get(key[0])
+        if labels is None:
+            raise LookupError(f"spec {record.spec.label!r} is not stored; add_spec first")
+        if key in self._by_key:
+            self.duplicates += 1
+            return None
+        run_id = len(self._runs) + 1
+        self._runs.append(
+            StoredRun(
+                run_id,
+                record.spec,
+                record.seed,
+                str(record.summary["status"]),
+                run_info(record),
+                *labels,
+            )
+        )
+        self._by_key[key] = run_id
+        self._events[run_id] = {k: np.array(v) for k, v in record.events.items()}
+        if record.scores_version is not None:
+            self.put_scores(
+                run_id,
+                record.scores_version,
+                scored_summary(record.summary),
+                record.metrics,
+                record.curves,
+            )
+        return run_id
+
+    def completed(self) -> set[tuple[str, int]]:
+        return set(self._by_key)
+
+    def stored_runs(self) -> list[StoredRun]:
+        return list(self._runs)
+
+    def _require(self, run_id: int) -> None:
+        if run_id not in self._events:
+            raise LookupError(f"no run {run_id} in {self.describe()}")
+
+    def events(self, run_id: int) -> dict[str, np.ndarray]:
+        self._require(run_id)
+        return {k: v.copy() for k, v in self._events[run_id].items()}
+
+    def scores(self, run_id: int) -> StoredScores | None:
+        self._require(run_id)
+        return self._scores.get(run_id)
+
+    def put_scores(
+        self,
+        run_id: int,
+        version: int,
+        summary: dict[str, Any],
+        metrics: dict[str, float],
+        curves: dict[str, np.ndarray],
+    ) -> None:
+        self._require(run_id)
+        self._scores[run_id] = StoredScores(
+            version,
+            dict(summary),
+            dict(metrics),
+            {k: np.array(v) for k, v in curves.items()},
+        )
+
+    def provenance(self) -> list[dict[str, Any]]:
+        return [dict(p, id=i + 1) for i, p in enumerate(self._provenance)]

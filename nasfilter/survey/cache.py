@@ -1,0 +1,158 @@
+"""A folder of cached model profiles, so a survey re-run analyses nothing twice.
+
+One ``.npz`` per (architecture, image size) under ``<root>/timm-<timm version>-a<ANALYSIS>``:
+the :class:`~nasfilter.layers.LayerTable` arrays, the layer names and kinds, ``params`` and
+``fvcore_macs``. A model that cannot be analysed is cached too, as its error message, so that
+it is reported, not retried. ``ANALYSIS`` changes whenever the fusion rules change.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from nasfilter.files import atomic_write
+from nasfilter.layers import LayerTable
+from nasfilter.survey.analysis import ModelProfile
+
+ANALYSIS = 2
+_ARRAYS = (
+    "gemm_m",
+    "gemm_n",
+    "gemm_k",
+    "groups",
+    "macs",
+    "weight_elems",
+    "input_elems",
+    "output_elems",
+)
+
+
+def default_cache_root() -> Path:
+    """``$NASFILTER_CACHE/survey``, else ``~/.cache/nasfilter/survey``."""
+    base = os.environ.get("NASFILTER_CACHE")
+    return (Path(base) if base else Path.home() / ".cache" / "nasfilter") / "survey"
+
+
+def cache_folder(root: str | os.PathLike[str] | None = None) -> Path:
+    """The versioned folder for the installed timm and this analysis."""
+    from nasfilter.survey.timm_import import import_timm
+
+    version = import_timm().__version__
+    return Path(root if root is not None else default_cache_root()) / f"timm-{version}-a{ANALYSIS}"
+
+
+def _file(folder: Path, arch: str, img_size: int, fold: int = 1) -> Path:
+    from nasfilter.survey.fold import FOLD_RULES
+
+    suffix = f"@f{fold}r{FOLD_RULES}" if fold > 1 else ""
+    return folder / f"{arch}@{img_size}{suffix}.npz"
+
+
+def save_profile(folder: Path, profile: ModelProfile, fold: int = 1) -> None:
+    """Write ``profile`` (atomically) into ``folder``; ``fold``: of the folded model."""
+    t = profile.table
+    with atomic_write(_file(folder, profile.name, profile.input_shape[1], fold), "wb") as fh:
+        np.savez(
+            fh,
+            names=np.array(t.names),
+            kinds=np.array(t.kinds),
+            params=np.float64(profile.params),
+            fvcore_macs=np.float64(profile.fvcore_macs),
+            input_shape=np.array(profile.input_shape),
+            **{a: getattr(t, a)[0] for a in _ARRAYS},
+        )
+
+
+def save_error(folder: Path, arch: str, img_size: int, message: str, fold: int = 1) -> None:
+    """Remember that ``arch`` at ``img_size`` (folded by ``fold``) cannot be analysed, and why."""
+    with atomic_write(_file(folder, arch, img_size, fold), "wb") as fh:
+        np.savez(fh, error=np.array(message))
+
+
+def load(folder: Path, arch: str, img_size: int, fold: int = 1) -> ModelProfile | str | None:
+    """The cached profile, the cached error message, or None when not cached.
+
+    A folded model's profile is per folded input (f images, C·f channels)."""
+    path = _file(folder, arch, img_size, fold)
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as z:
+        if "error" in z.files:
+            return str(z["error"])
+        arrays = {a: z[a][None, :].astype(np.float64) for a in _ARRAYS}
+        table = LayerTable(
+            names=tuple(str(n) for n in z["names"]),
+            kinds=tuple(str(k) for k in z["kinds"]),
+            present=np.ones((1, len(z["names"])), dtype=bool),
+            **arrays,
+        )
+        shape = tuple(int(d) for d in z["input_shape"])
+        return ModelProfile(
+            arch, (shape[0], shape[1], shape[2]), table, float(z["params"]), float(z["fvcore_macs"])
+        )
+
+
+def _work(args: tuple[str, str, int, int]) -> tuple[str, int, str | None]:
+    folder, arch, img_size, fold = args
+    from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
+
+    try:
+        if fold > 1:
+            profile = timm_folded_profile(arch, img_size, fold)
+        else:
+            profile = timm_profile(arch, img_size)
+    except Exception as exc:  # reported per model, never fatal for the survey
+        message = f"{type(exc).__name__}: {exc}"
+        save_error(Path(folder), arch, img_size, message, fold)
+        return arch, img_size, message
+    save_profile(Path(folder), profile, fold)
+    return arch, img_size, None
+
+
+def profile_all(
+    pairs: Sequence[tuple[str, int]],
+    folder: Path,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    fold: int = 1,
+) -> dict[tuple[str, int], ModelProfile | str]:
+    """Profiles (or error messages) of every (architecture, img_size), from the cache or new.
+
+    New ones are analysed in ``jobs`` worker processes and cached in ``folder``. With
+    ``fold`` > 1, of the folded models (:func:`nasfilter.survey.fold.fold`).
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    folder.mkdir(parents=True, exist_ok=True)
+    out: dict[tuple[str, int], ModelProfile | str] = {}
+    todo = []
+    for arch, size in dict.fromkeys(pairs):
+        cached = load(folder, arch, size, fold)
+        if cached is None:
+            todo.append((str(folder), arch, size, fold))
+        else:
+            out[(arch, size)] = cached
+    if todo:
+        if jobs == 1:
+            results = map(_work, todo)
+            for k, _ in enumerate(results, start=1):
+                if progress:
+                    progress(k, len(todo))
+        else:
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                for k, _ in enumerate(pool.map(_work, todo, chunksize=4), start=1):
+                    if progress:
+                        progress(k, len(todo))
+        for _, arch, size, _ in todo:
+            loaded = load(folder, arch, size, fold)
+            assert loaded is not None
+            out[(arch, size)] = loaded
+    return out

@@ -1,0 +1,199 @@
+"""Writing a survey: ``survey.csv``, ``layers.csv``, ``summary.json``, figures, ``report.html``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from nasfilter.files import atomic_write
+from nasfilter.survey.survey import COLUMNS, SurveyResult
+
+# Files a survey writes; with force=True only these are replaced in a non-empty folder.
+OUTPUTS = ("survey.csv", "layers.csv", "summary.json", "report.html")
+FIGURES = ("fig1", "fig2a", "fig2b")
+LAYER_COLUMNS = (
+    "model", "img_size", "index", "name", "kind", "gemm_m", "gemm_n", "gemm_k", "groups",
+    "macs", "weight_elems", "input_elems", "output_elems", "intensity",
+)  # fmt: skip
+
+
+def check_out_dir(out_dir: str | Path, force: bool) -> Path:
+    """``out_dir`` as a Path; FileExistsError if it is a non-empty folder and not ``force``."""
+    path = Path(out_dir)
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"--out {str(path)!r} exists and is not a folder")
+    if path.is_dir() and any(path.iterdir()) and not force:
+        raise FileExistsError(
+            f"the output folder {str(path)!r} exists and is not empty; choose a new folder "
+            "or pass --force to overwrite the files the survey writes there"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.10g}"
+    return str(value)
+
+
+def write_survey(result: SurveyResult, out: Path, figures: bool = True) -> list[Path]:
+    """Write every output of ``result`` into the folder ``out`` (already checked)."""
+    written = []
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in result.rows:
+        writer.writerow([_cell(row[c]) for c in COLUMNS])
+    with atomic_write(out / "survey.csv", "w") as fh:
+        fh.write(text.getvalue())
+    written.append(out / "survey.csv")
+
+    with atomic_write(out / "layers.csv", "w") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(LAYER_COLUMNS)
+        for row in result.rows:
+            table = result.tables[(row["model"], row["img_size"])]
+            intensity = table.intensity(int(row["batch"]))[0]
+            for i, name in enumerate(table.names):
+                w.writerow(
+                    [row["model"], row["img_size"], i, name, table.kinds[i]]
+                    + [
+                        _cell(float(getattr(table, a)[0, i]))
+                        for a in (
+                            "gemm_m",
+                            "gemm_n",
+                            "gemm_k",
+                            "groups",
+                            "macs",
+                            "weight_elems",
+                            "input_elems",
+                            "output_elems",
+                        )
+                    ]
+                    + [_cell(float(intensity[i]))]
+                )
+    written.append(out / "layers.csv")
+    with atomic_write(out / "summary.json", "w") as fh:
+        json.dump(result.summary, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    written.append(out / "summary.json")
+    if figures:
+        written += write_figures_and_report(result, out)
+    return written
+
+
+def _context(summary: dict[str, Any]) -> Any:
+    from nasfilter.plots import FigureContext
+
+    source = (
+        f"measured: {summary['measured']} (predicted where unmeasured)"
+        if summary["measured"]
+        else "predicted (no measurement)"
+    )
+    return FigureContext(
+        f"timm models, ImageNet top-1 from timm's results; {source}",
+        f"{summary['device']} {summary['layout']}, peak {summary['peak_tflops']:g} TFLOP/s, "
+        f"CMR {summary['cmr']:.0f}; predicted: {summary['predictor']}",
+    )
+
+
+def survey_figures(result: SurveyResult, out: Path) -> list[Any]:
+    """Fig. 1, 2a and 2b as PNG + SVG in ``out``; returns their FigureFiles."""
+    from nasfilter import plots as base
+    from nasfilter.survey import plots
+
+    s = result.summary
+    ctx = _context(s)
+    return [
+        base.save_figure(plots.fig1_fronts(result.rows, ctx), out, "fig1"),
+        base.save_figure(plots.fig2a_intensity(result.rows, s["cmr"], ctx), out, "fig2a"),
+        base.save_figure(
+            plots.fig2b_folding(result.rows, s["fold"], s["peak_tflops"] * 1e12, ctx), out, "fig2b"
+        ),
+    ]
+
+
+def report_section(result: SurveyResult, figures: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The survey's report figures and tables (for report.html and `nasfilter reproduce`)."""
+    from nasfilter.report import ReportFigure, ReportTable
+
+    s = result.summary
+    rho = s["spearman_utilization_top1"]
+    med = s["median_measured_utilization_cnn"]
+    captions = {
+        "fig1": (
+            f"{s['n_cnn_rows']} CNN rows ({s['n_cnn_models']} models) on {s['device']} "
+            f"({s['layout']}). On all three fronts: {', '.join(s['on_all_three_fronts']) or 'none'}"
+            f" (the study: TResNet-M on a V100)."
+        ),
+        "fig2a": (
+            f"{s['n_cnn_below_cmr']} of {s['n_cnn_rows']} CNN rows have an FP16 arithmetic "
+            f"intensity below the CMR ({s['cmr']:.0f} FLOP/byte) at their batch."
+        ),
+        "fig2b": (
+            f"Folding by f = {s['fold']}: {s['n_folded']} of {s['n_fold_candidates']} "
+            f"candidates folded (failures in summary.json); median predicted throughput gain "
+            f"{_fmt(s['median_folded_over_original_predicted_throughput'])}x, intensity "
+            f"{_fmt(s['median_folded_over_original_intensity'])}x. Throughputs predicted by "
+            f"{s['predictor']}."
+        ),
+    }
+    rows = (
+        ("CNN rows surveyed (models)", f"{s['n_cnn_rows']} ({s['n_cnn_models']})"),
+        ("rows with a measurement", str(s["n_cnn_rows_measured"])),
+        ("median measured utilization of CNNs", _pct(med)),
+        ("median predicted utilization of CNNs", _pct(s["median_predicted_utilization_cnn"])),
+        ("below the CMR (fold candidates)", str(s["n_cnn_below_cmr"])),
+        ("on all three fronts", ", ".join(s["on_all_three_fronts"]) or "none"),
+        ("Spearman ρ(utilization, top-1)", "n/a" if rho is None else f"{rho:.3f}"),
+        ("models not analysed", str(len(s["not_analysed"]))),
+    )
+    table = ReportTable(
+        f"CNN survey (§3) on {s['device']}, {s['layout']}",
+        ("question", "answer"),
+        rows,
+        caption=f"Measurements: {s['measured'] or 'none (predicted)'}; every number is in "
+        "summary.json.",
+    )
+    return [ReportFigure(f, captions.get(f.stem, "")) for f in figures], [table]
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f} %"
+
+
+def write_figures_and_report(result: SurveyResult, out: Path) -> list[Path]:
+    """The figures and ``report.html`` of the survey."""
+    from nasfilter.report import write_report
+
+    files = survey_figures(result, out)
+    figs, tables = report_section(result, files)
+    s = result.summary
+    write_report(
+        out / "report.html",
+        "nasfilter: the study's CNN survey (§3)",
+        figs,
+        tables=tables,
+        provenance={
+            "device": f"{s['device']}: {s['peak_tflops']:g} TFLOP/s FP16 tensor, "
+            f"{s['bandwidth_tbs']:g} TB/s, CMR {s['cmr']:.0f}",
+            "layout": s["layout"],
+            "batch": str(s["batch"]),
+            "measured": s["measured"] or "none",
+            "predicted throughput": s["predictor"],
+            "accuracy": "timm's published ImageNet top-1 (results-imagenet.csv, Apache-2.0)",
+        },
+        footer="Generated by `nasfilter survey`; every number is in summary.json.",
+    )
+    return [*(f.png for f in files), out / "report.html"]

@@ -1,0 +1,186 @@
+"""The survey's figures: the counterparts of the study's Fig. 1, 2a and 2b.
+
+Each takes the rows of ``survey.csv`` (dicts, :data:`nasfilter.survey.survey.COLUMNS`) and a
+:class:`~nasfilter.plots.FigureContext` naming the device and where throughputs come from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nasfilter.plots import FigureContext, _new_figure, _rc, _set_title
+
+TOP1_LABEL = "ImageNet top-1 (%)"
+THR_LABEL = "throughput (images/s)"
+UTIL_LABEL = "utilization (% of peak FLOP/s)"
+
+
+def _col(rows: Sequence[dict[str, Any]], key: str) -> np.ndarray:
+    return np.array([float(r[key]) for r in rows], dtype=float)
+
+
+def _throughput(rows: Sequence[dict[str, Any]]) -> np.ndarray:
+    return np.array(
+        [
+            r["measured_throughput"]
+            if r["utilization_source"] == "measured"
+            else r["predicted_throughput"]
+            for r in rows
+        ],
+        dtype=float,
+    )
+
+
+def _cnn(rows: Sequence[dict[str, Any]], fronts: bool = True) -> list[dict[str, Any]]:
+    """The CNN rows; for the fronts, only the measured ones when there are any (the survey
+    never mixes measured and predicted throughputs on one front)."""
+    cnn = [r for r in rows if r["is_cnn"]]
+    if not cnn:
+        raise ValueError("no CNN in the survey rows: nothing to plot")
+    measured = [r for r in cnn if r["utilization_source"] == "measured"]
+    return measured if fronts and measured else cnn
+
+
+def _log_x(ax: Any) -> None:
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _label_all_three(ax: Any, x: np.ndarray, y: np.ndarray, rows: Sequence[dict[str, Any]]) -> None:
+    for k, r in enumerate(rows):
+        if r["on_all_fronts"] and math.isfinite(x[k]) and math.isfinite(y[k]):
+            ax.annotate(
+                r["model"],
+                (x[k], y[k]),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=7,
+                color="#d62728",
+            )
+
+
+def fig1_fronts(rows: Sequence[dict[str, Any]], ctx: FigureContext) -> Any:
+    """Fig. 1: the three 2-D Pareto fronts of the CNNs (throughput, utilization, top-1)."""
+    cnn = _cnn(rows)
+    thr, util, acc = _throughput(cnn), 100 * _col(cnn, "utilization"), _col(cnn, "top1")
+    panels = (
+        (thr, acc, "pareto_throughput_accuracy", THR_LABEL, TOP1_LABEL, True),
+        (util, acc, "pareto_utilization_accuracy", UTIL_LABEL, TOP1_LABEL, False),
+        (thr, util, "pareto_throughput_utilization", THR_LABEL, UTIL_LABEL, True),
+    )
+    all_three = np.array([r["on_all_fronts"] for r in cnn], dtype=bool)
+    with _rc():
+        fig = _new_figure(13.5, 4.6)
+        axes = fig.subplots(1, 3)
+        for ax, (x, y, key, xl, yl, logx) in zip(axes, panels, strict=True):
+            ok = np.isfinite(x) & np.isfinite(y)
+            front = np.array([r[key] for r in cnn], dtype=bool) & ok
+            ax.scatter(x[ok], y[ok], s=8, color="#9aa7b1", linewidths=0, label=f"CNNs ({ok.sum()})")
+            order = np.argsort(x[front])
+            ax.plot(
+                x[front][order],
+                y[front][order],
+                "-o",
+                color="#1f77b4",
+                ms=4,
+                lw=1,
+                label=f"Pareto front ({front.sum()})",
+            )
+            sel = all_three & ok
+            ax.scatter(
+                x[sel],
+                y[sel],
+                s=60,
+                facecolors="none",
+                edgecolors="#d62728",
+                linewidths=1.4,
+                label=f"on all three fronts ({sel.sum()})",
+            )
+            _label_all_three(ax, x, y, cnn)
+            if logx:
+                _log_x(ax)
+            ax.set_xlabel(xl)
+            ax.set_ylabel(yl)
+            ax.grid(True, which="both", alpha=0.25)
+            ax.legend(loc="lower left", fontsize=7)
+        _set_title(fig, "Fig. 1: accuracy, throughput and utilization of CNNs", ctx)
+    return fig
+
+
+def fig2a_intensity(rows: Sequence[dict[str, Any]], cmr: float, ctx: FigureContext) -> Any:
+    """Fig. 2a: throughput vs top-1; marker: intensity above or below the device's CMR."""
+    cnn = _cnn(rows)
+    thr, acc = _throughput(cnn), _col(cnn, "top1")
+    below = np.array([r["below_cmr"] for r in cnn], dtype=bool)
+    front = np.array([r["pareto_throughput_accuracy"] for r in cnn], dtype=bool)
+    ok = np.isfinite(thr) & np.isfinite(acc)
+    with _rc():
+        fig = _new_figure(7.0, 5.0)
+        ax = fig.add_subplot()
+        ax.scatter(
+            thr[ok & ~below],
+            acc[ok & ~below],
+            s=14,
+            marker="o",
+            color="#2ca02c",
+            label=f"intensity ≥ CMR {cmr:.0f} ({(ok & ~below).sum()})",
+        )
+        ax.scatter(
+            thr[ok & below],
+            acc[ok & below],
+            s=14,
+            marker="x",
+            color="#ff7f0e",
+            label=f"intensity < CMR {cmr:.0f} ({(ok & below).sum()})",
+        )
+        sel = front & ok
+        order = np.argsort(thr[sel])
+        ax.plot(thr[sel][order], acc[sel][order], "-", color="#1f77b4", lw=1, label="Pareto front")
+        _log_x(ax)
+        ax.set_xlabel(THR_LABEL)
+        ax.set_ylabel(TOP1_LABEL)
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(loc="lower left", fontsize=8)
+        _set_title(fig, "Fig. 2a: the throughput–accuracy front and arithmetic intensity", ctx)
+    return fig
+
+
+def fig2b_folding(
+    rows: Sequence[dict[str, Any]], fold: int, peak_flops: float, ctx: FigureContext
+) -> Any:
+    """Fig. 2b: predicted utilization and throughput of each fold candidate, before -> after."""
+    cnn = _cnn(rows, fronts=False)
+    done = [r for r in cnn if r["below_cmr"] and math.isfinite(r["folded_utilization"])]
+    with _rc():
+        fig = _new_figure(7.0, 5.0)
+        ax = fig.add_subplot()
+        if done:
+            t0 = _col(done, "predicted_throughput")
+            u0 = 100 * t0 * _col(done, "flops") / peak_flops
+            u1 = 100 * _col(done, "folded_utilization")
+            t1 = _col(done, "folded_predicted_throughput")
+            for a, b, c, d in zip(u0, t0, u1, t1, strict=True):
+                ax.annotate(
+                    "",
+                    xy=(c, d),
+                    xytext=(a, b),
+                    arrowprops={"arrowstyle": "->", "color": "#1f77b4", "lw": 0.6, "alpha": 0.6},
+                )
+            ax.scatter(u0, t0, s=8, color="#ff7f0e", label=f"original ({len(done)})", zorder=3)
+            ax.scatter(u1, t1, s=8, color="#1f77b4", label=f"folded, f = {fold}", zorder=3)
+            ax.set_yscale("log")
+            ax.set_xlim(0, max(float(np.nanmax(u1)), float(np.nanmax(u0))) * 1.08)
+            ax.legend(loc="lower right", fontsize=8)
+        else:
+            ax.text(0.5, 0.5, "no CNN below the CMR was folded", ha="center", va="center")
+        ax.set_xlabel("predicted " + UTIL_LABEL)
+        ax.set_ylabel("predicted " + THR_LABEL)
+        ax.grid(True, which="both", alpha=0.25)
+        _set_title(fig, f"Fig. 2b: FoldedCNNs (f = {fold}) for the CNNs below the CMR", ctx)
+    return fig

@@ -1,0 +1,392 @@
+"""The study's §3 survey: intensity, throughput, utilization and folding of timm's CNNs.
+
+:func:`run_survey` analyses every requested (model, image size) (cached), keeps the CNNs
+(>= 90 % of MACs in convolutions; the others stay in ``survey.csv`` with ``is_cnn`` false),
+and computes per row: FLOPs, bytes, the network's arithmetic intensity at the batch, the plain
+roofline and the predicted throughput, the measured throughput where a measurement exists,
+utilization (measured where it exists, else predicted), the three Pareto fronts of Fig. 1
+among the CNNs, and, for the CNNs below the device's CMR (the fold candidates), the same
+figures of their folded model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nasfilter.layers import LayerTable
+from nasfilter.oracle.devices import DeviceSpec
+from nasfilter.survey import cache as cache_mod
+from nasfilter.survey.analysis import ModelProfile
+from nasfilter.survey.fold import check_fold
+from nasfilter.survey.throughput import (
+    BYTES_PER_ELEMENT,
+    PREDICTOR,
+    max_batch,
+    predicted_throughput,
+    roofline_throughput,
+)
+from nasfilter.survey.timm_data import Measurement, imagenet_top1
+
+COLUMNS = (
+    "model",
+    "img_size",
+    "batch",
+    "layout",
+    "device",
+    "macs",
+    "params",
+    "flops",
+    "weight_bytes",
+    "activation_bytes",
+    "arithmetic_intensity",
+    "cmr",
+    "conv_mac_fraction",
+    "is_cnn",
+    "top1",
+    "roofline_throughput",
+    "predicted_throughput",
+    "measured_throughput",
+    "utilization",
+    "utilization_source",
+    "pareto_throughput_accuracy",
+    "pareto_utilization_accuracy",
+    "pareto_throughput_utilization",
+    "on_all_fronts",
+    "below_cmr",
+    "folded_flops",
+    "folded_arithmetic_intensity",
+    "folded_predicted_throughput",
+    "folded_utilization",
+    "fold_error",
+)
+
+
+@dataclass(frozen=True)
+class SurveySettings:
+    """What to survey and on which device.
+
+    Attributes:
+        device: the device (peak = dense FP16 tensor rate the computation can use).
+        layout: "nchw" or "nhwc" (the layout of the measurements; passed to the predictor).
+        batch: images per batch, or None for "max" (the measured batch where there is one,
+            else the largest power of two <= 1024 that fits the device memory).
+        measured: measured rows (timm's benchmark format), or None.
+        measured_label: where the measurements come from (a file name).
+        models: (architecture, img_size or None) pairs, or None for every timm architecture
+            with a published ImageNet result; a None size means every published and measured
+            size, else the model's default.
+        fold: the fold factor f (a perfect square), 1 for no folding.
+        jobs: worker processes for new analyses.
+        cache_root: the profile cache's root folder (None: the default).
+    """
+
+    device: DeviceSpec
+    layout: str = "nchw"
+    batch: int | None = None
+    measured: Sequence[Measurement] | None = None
+    measured_label: str = ""
+    models: Sequence[tuple[str, int | None]] | None = None
+    fold: int = 4
+    jobs: int = 1
+    cache_root: str | Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.layout not in ("nchw", "nhwc"):
+            raise ValueError(f"layout must be 'nchw' or 'nhwc', got {self.layout!r}")
+        if self.batch is not None and (
+            isinstance(self.batch, bool) or not isinstance(self.batch, int) or self.batch < 1
+        ):
+            raise ValueError(f"batch must be a positive integer or None (max), got {self.batch!r}")
+        check_fold(self.fold)
+        if self.jobs < 1:
+            raise ValueError(f"jobs must be >= 1, got {self.jobs}")
+
+
+@dataclass
+class SurveyResult:
+    """Rows of ``survey.csv`` (dicts keyed by :data:`COLUMNS`), the analysed tables, summary."""
+
+    rows: list[dict[str, Any]]
+    tables: dict[tuple[str, int], LayerTable]
+    summary: dict[str, Any]
+    not_analysed: dict[str, str] = field(default_factory=dict)
+
+
+def per_original_image(table: LayerTable, f: int) -> LayerTable:
+    """A folded model's table (per folded input of f images) per original image: MACs and
+    activations divided by f, weights unchanged (read once per batch either way)."""
+    return LayerTable(
+        names=table.names,
+        kinds=table.kinds,
+        gemm_m=table.gemm_m,
+        gemm_n=table.gemm_n,
+        gemm_k=table.gemm_k,
+        groups=table.groups,
+        macs=table.macs / f,
+        weight_elems=table.weight_elems,
+        input_elems=table.input_elems / f,
+        output_elems=table.output_elems / f,
+        present=table.present,
+    )
+
+
+def _pairs(settings: SurveySettings, top1: dict[tuple[str, int], float]) -> list[tuple[str, int]]:
+    from nasfilter.survey.timm_import import import_timm
+    from nasfilter.survey.timm_models import (
+        _default_size,
+        check_names,
+        timm_architectures,
+    )
+
+    measured_sizes: dict[str, set[int]] = {}
+    for m in settings.measured or ():
+        measured_sizes.setdefault(m.model, set()).add(m.img_size)
+    published: dict[str, set[int]] = {}
+    for arch, size in top1:
+        published.setdefault(arch, set()).add(size)
+    if settings.models is None:
+        known = set(timm_architectures())
+        requested: list[tuple[str, int | None]] = [
+            (a, None) for a in sorted(published) if a in known
+        ]
+    else:
+        archs = check_names([name for name, _ in settings.models])
+        requested = [(a, size) for a, (_, size) in zip(archs, settings.models, strict=True)]
+    timm = import_timm()
+    pairs: list[tuple[str, int]] = []
+    for arch, wanted in requested:
+        if wanted is not None:
+            pairs.append((arch, wanted))
+            continue
+        found = published.get(arch, set()) | measured_sizes.get(arch, set())
+        if not found:
+            default = _default_size(timm, arch)
+            found = {default if default else 224}
+        pairs.extend((arch, s) for s in sorted(found))
+    return list(dict.fromkeys(pairs))
+
+
+def _front(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    from nasfilter.pareto import nondominated_mask
+
+    out = np.zeros(x.shape, dtype=bool)
+    idx = np.flatnonzero(mask & np.isfinite(x) & np.isfinite(y))
+    if idx.size:
+        out[idx] = nondominated_mask(np.column_stack([x[idx], y[idx]]), maximize=(True, True))
+    return out
+
+
+def run_survey(
+    settings: SurveySettings, progress: Callable[[str, int, int], None] | None = None
+) -> SurveyResult:
+    """Analyse, predict and compare; see the module docstring. ``progress(stage, k, n)``."""
+    from scipy.stats import spearmanr
+
+    device = settings.device
+    top1 = imagenet_top1()
+    pairs = _pairs(settings, top1)
+    folder = cache_mod.cache_folder(settings.cache_root)
+
+    def stage(name: str) -> Callable[[int, int], None] | None:
+        return (lambda k, n: progress(name, k, n)) if progress else None
+
+    profiles = cache_mod.profile_all(pairs, folder, settings.jobs, stage("analyse"))
+    measured = {(m.model, m.img_size): m for m in settings.measured or ()}
+    peak = device.peak("spec")
+    cmr = device.cmr("spec")
+    rows: list[dict[str, Any]] = []
+    tables: dict[tuple[str, int], LayerTable] = {}
+    kept: dict[tuple[str, int], ModelProfile] = {}
+    not_analysed: dict[str, str] = {}
+    for arch, size in pairs:
+        prof = profiles[(arch, size)]
+        if isinstance(prof, str):
+            not_analysed[f"{arch}@{size}"] = prof
+            continue
+        kept[(arch, size)] = prof
+        tables[(arch, size)] = prof.table
+        meas = measured.get((arch, size))
+        batch = settings.batch or (meas.batch if meas else max_batch(prof.table, device))
+        flops = 2.0 * prof.macs
+        t = prof.table
+        roof = roofline_throughput(t, device, batch)
+        pred = predicted_throughput(t, device, batch, settings.layout)
+        thr = meas.throughput if meas else pred
+        rows.append(
+            {
+                "model": arch,
+                "img_size": size,
+                "batch": batch,
+                "layout": settings.layout,
+                "device": device.name,
+                "macs": prof.macs,
+                "params": prof.params,
+                "flops": flops,
+                "weight_bytes": BYTES_PER_ELEMENT * float(t.weight_elems.sum()),
+                "activation_bytes": BYTES_PER_ELEMENT
+                * float((t.input_elems + t.output_elems).sum()),
+                "arithmetic_intensity": float(t.network_intensity(batch, BYTES_PER_ELEMENT)[0]),
+                "cmr": cmr,
+                "conv_mac_fraction": prof.conv_mac_fraction,
+                "is_cnn": prof.is_cnn,
+                "top1": top1.get((arch, size), math.nan),
+                "roofline_throughput": roof,
+                "predicted_throughput": pred,
+                "measured_throughput": meas.throughput if meas else math.nan,
+                "utilization": thr * flops / peak,
+                "utilization_source": "measured" if meas else "predicted",
+            }
+        )
+    cnn = np.array([r["is_cnn"] for r in rows], dtype=bool)
+    # Fronts never mix measured and predicted throughputs: with measurements, only the
+    # measured CNN rows compete (a roofline prediction would dominate real measurements).
+    measured_rows = np.array([r["utilization_source"] == "measured" for r in rows], dtype=bool)
+    if (cnn & measured_rows).any():
+        cnn = cnn & measured_rows
+    thr_all = np.array(
+        [
+            r["measured_throughput"]
+            if r["utilization_source"] == "measured"
+            else r["predicted_throughput"]
+            for r in rows
+        ],
+        dtype=float,
+    )
+    util = np.array([r["utilization"] for r in rows], dtype=float)
+    acc = np.array([r["top1"] for r in rows], dtype=float)
+    fronts = {
+        "pareto_throughput_accuracy": _front(thr_all, acc, cnn),
+        "pareto_utilization_accuracy": _front(util, acc, cnn),
+        "pareto_throughput_utilization": _front(thr_all, util, cnn),
+    }
+    for k, row in enumerate(rows):
+        for key, mask in fronts.items():
+            row[key] = bool(mask[k])
+        row["on_all_fronts"] = all(bool(m[k]) for m in fronts.values())
+        row["below_cmr"] = bool(row["is_cnn"] and row["arithmetic_intensity"] < cmr)
+
+    # Folding: the CNNs below the CMR.
+    fold_errors: dict[str, str] = {}
+    candidates = [(r["model"], r["img_size"]) for r in rows if r["below_cmr"]]
+    f = settings.fold
+    folded = (
+        cache_mod.profile_all(candidates, folder, settings.jobs, stage("fold"), fold=f)
+        if f > 1 and candidates
+        else {}
+    )
+    for row in rows:
+        row.update(
+            folded_flops=math.nan,
+            folded_arithmetic_intensity=math.nan,
+            folded_predicted_throughput=math.nan,
+            folded_utilization=math.nan,
+            fold_error="",
+        )
+        pair = (row["model"], row["img_size"])
+        if pair not in folded:
+            continue
+        fp = folded[pair]
+        if isinstance(fp, str):
+            row["fold_error"] = fp
+            fold_errors[f"{pair[0]}@{pair[1]}"] = fp
+            continue
+        ft = per_original_image(fp.table, f)
+        batch = int(row["batch"])
+        fpred = predicted_throughput(ft, device, batch, settings.layout)
+        row["folded_flops"] = 2.0 * float(ft.macs.sum())
+        row["folded_arithmetic_intensity"] = float(
+            ft.network_intensity(batch, BYTES_PER_ELEMENT)[0]
+        )
+        row["folded_predicted_throughput"] = fpred
+        row["folded_utilization"] = fpred * row["folded_flops"] / peak
+
+    summary = _summary(settings, rows, not_analysed, fold_errors, spearmanr)
+    return SurveyResult(rows, tables, summary, not_analysed)
+
+
+def _median(values: list[float]) -> float | None:
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.median(finite)) if finite else None
+
+
+def _summary(
+    settings: SurveySettings,
+    rows: list[dict[str, Any]],
+    not_analysed: dict[str, str],
+    fold_errors: dict[str, str],
+    spearmanr: Any,
+) -> dict[str, Any]:
+    device = settings.device
+    cnn_rows = [r for r in rows if r["is_cnn"]]
+    measured_cnn = [r for r in cnn_rows if r["utilization_source"] == "measured"]
+    # Like the fronts, the correlation never mixes measured and predicted utilizations.
+    pool = measured_cnn or cnn_rows
+    with_acc = [r for r in pool if math.isfinite(r["top1"])]
+    rho = (
+        float(spearmanr([r["utilization"] for r in with_acc], [r["top1"] for r in with_acc])[0])
+        if len(with_acc) >= 3
+        else None
+    )
+    measured_util = [r["utilization"] for r in cnn_rows if r["utilization_source"] == "measured"]
+    predicted_util = [
+        r["predicted_throughput"] * r["flops"] / device.peak("spec") for r in cnn_rows
+    ]
+    candidates = [r for r in cnn_rows if r["below_cmr"]]
+    folded_ok = [r for r in candidates if not r["fold_error"]]
+    return {
+        "device": device.name,
+        "peak_tflops": device.peak("spec") / 1e12,
+        "bandwidth_tbs": device.memory_bandwidth("spec") / 1e12,
+        "cmr": device.cmr("spec"),
+        "layout": settings.layout,
+        "batch": settings.batch if settings.batch is not None else "max",
+        "measured": settings.measured_label or None,
+        "predictor": PREDICTOR,
+        "cnn_mac_fraction_threshold": 0.9,
+        "n_rows": len(rows),
+        "n_models": len({r["model"] for r in rows}),
+        "n_cnn_rows": len(cnn_rows),
+        "n_cnn_models": len({r["model"] for r in cnn_rows}),
+        "non_cnn_models": sorted({r["model"] for r in rows if not r["is_cnn"]}),
+        "not_analysed": not_analysed,
+        "cnn_rows_without_accuracy": sorted(
+            f"{r['model']}@{r['img_size']}" for r in cnn_rows if not math.isfinite(r["top1"])
+        ),
+        "n_cnn_rows_measured": len(measured_util),
+        "median_measured_utilization_cnn": _median(measured_util),
+        "median_predicted_utilization_cnn": _median(predicted_util),
+        "on_all_three_fronts": sorted(
+            f"{r['model']}@{r['img_size']}" for r in cnn_rows if r["on_all_fronts"]
+        ),
+        "fronts_over": "measured CNN rows"
+        if measured_util
+        else "CNN rows (predicted throughput)",
+        "front_sizes": {
+            key: sum(1 for r in cnn_rows if r[key])
+            for key in (
+                "pareto_throughput_accuracy",
+                "pareto_utilization_accuracy",
+                "pareto_throughput_utilization",
+            )
+        },
+        "n_cnn_below_cmr": len(candidates),
+        "n_cnn_above_cmr": len(cnn_rows) - len(candidates),
+        "spearman_utilization_top1": rho,
+        "n_spearman": len(with_acc),
+        "fold": settings.fold,
+        "n_fold_candidates": len(candidates),
+        "n_folded": len(folded_ok),
+        "fold_failures": fold_errors,
+        "median_folded_over_original_predicted_throughput": _median(
+            [r["folded_predicted_throughput"] / r["predicted_throughput"] for r in folded_ok]
+        ),
+        "median_folded_over_original_intensity": _median(
+            [r["folded_arithmetic_intensity"] / r["arithmetic_intensity"] for r in folded_ok]
+        ),
+    }

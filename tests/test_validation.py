@@ -1,0 +1,64 @@
+"""Validation figures: the NHWC / NCHW ratio agreement by hand, and a SYNTHETIC round trip."""
+
+import numpy as np
+import pytest
+
+from nasfilter.oracle import calibration as cal
+from nasfilter.oracle.devices import DEVICES
+from nasfilter.oracle.validation import evaluate, format_report, layout_agreement
+from tests.test_calibration import TRUE, _synthetic_table
+
+
+def _pairs(measured: dict[str, tuple[float, float]]) -> cal.SampleSet:
+    """One sample per model and layout; tables are SYNTHETIC and irrelevant here."""
+    rng = np.random.default_rng(3)
+    samples = []
+    for model, (nchw, nhwc) in measured.items():
+        table = _synthetic_table(rng, 224)
+        for layout, thr in (("nchw", nchw), ("nhwc", nhwc)):
+            samples.append(cal.Sample(cal.BenchmarkRow(model, 224, 64, thr, 1.0), layout, table))
+    return cal.SampleSet(DEVICES["rtx3090"], samples, [])
+
+
+def test_layout_agreement_by_hand() -> None:
+    # measured NHWC / NCHW: 1.2, 0.9, 1.1; predicted: 1.1, 1.05, 1.3
+    sset = _pairs({"a": (100, 120), "b": (100, 90), "c": (100, 110)})
+    predicted = np.array([100, 110, 100, 105, 100, 130.0])
+    got = layout_agreement(sset, predicted)
+    assert got["n"] == 3 and got["direction"] == pytest.approx(2 / 3)
+    assert got["measured_nhwc_faster"] == pytest.approx(2 / 3)
+    assert got["predicted_nhwc_faster"] == 1.0
+    assert got["median_measured_ratio"] == pytest.approx(1.1)
+    assert got["median_predicted_ratio"] == pytest.approx(1.1)
+    # ranks of the log ratios: measured (3, 1, 2), predicted (2, 1, 3)
+    assert got["spearman"] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="need >= 3"):
+        layout_agreement(_pairs({"a": (1, 2)}), np.array([1.0, 2.0]))
+
+
+def test_a_model_evaluated_on_its_own_synthetic_data_is_exact() -> None:
+    rng = np.random.default_rng(5)
+    tables = [_synthetic_table(rng, 224) for _ in range(12)]
+    samples = [
+        cal.Sample(cal.BenchmarkRow(f"m{i}", 224, 128, 1.0, 1.0), layout, t)
+        for i, t in enumerate(tables)
+        for layout in ("nchw", "nhwc")
+    ]
+    sset = cal.SampleSet(DEVICES["rtx4090"], samples, [])
+    truth = cal.predict(sset, TRUE)  # SYNTHETIC "measurements"
+    sset = cal.SampleSet(
+        sset.device,
+        [
+            cal.Sample(cal.BenchmarkRow(s.row.model, 224, 128, float(x), 1.0), s.layout, s.table)
+            for s, x in zip(samples, truth, strict=True)
+        ],
+        [],
+    )
+    out = evaluate(sset, TRUE)
+    for layout in ("nchw", "nhwc"):
+        assert out[layout]["calibrated"]["mdape_percent"] < 1e-9
+        assert out[layout]["roofline"]["mdape_percent"] > 10  # the plain roofline is not exact
+    assert out["layout"]["direction"] == 1.0 and out["layout"]["pearson_log_ratio"] > 0.999
+    record = {"fit": {"device": "rtx4090"}, "held_out": out}
+    text = format_report([record])
+    assert "rtx4090 -> rtx4090" in text and "calibrated" in text and "direction agrees 100%" in text
