@@ -422,6 +422,27 @@ def group_rows(
     return out
 
 
+REACH_LEVEL = 0.99  # the hypervolume ratio whose first crossing the report marks
+
+
+def first_reaching(times: Any, curve: Any, level: float = REACH_LEVEL) -> float | None:
+    """The first of ``times`` (T,) simulated seconds at which ``curve`` (T,) is >= ``level``,
+    or None when it never is (NaN never counts)."""
+    t = np.asarray(times, dtype=np.float64)
+    c = np.asarray(curve, dtype=np.float64)
+    if t.shape != c.shape or t.ndim != 1:
+        raise ValueError(f"times and curve must be 1-D of one length, got {t.shape} and {c.shape}")
+    hit = np.flatnonzero(c >= level)
+    return float(t[hit[0]]) if len(hit) else None
+
+
+def reach_text(reached: float | None, level: float = REACH_LEVEL) -> str:
+    """``"reaches 0.99 at 12,300 s"`` or ``"never reaches 0.99"``."""
+    if reached is None:
+        return f"never reaches {level:g}"
+    return f"reaches {level:g} at {reached:,.0f} s"
+
+
 # ------------------------------------------------------------------ empty runs
 NOTHING_EVALUATED = "NOTHING EVALUATED"  # shown instead of the metrics of an empty method
 
@@ -453,6 +474,7 @@ __all__ = [
     "METRICS",
     "METRICS_VERSION",
     "NOTHING_EVALUATED",
+    "REACH_LEVEL",
     "MeanSE",
     "RunResults",
     "StaleMetricsError",
@@ -460,10 +482,12 @@ __all__ = [
     "curve_band",
     "empty_run_warning",
     "evaluated_nothing",
+    "first_reaching",
     "format_mean_se",
     "group_rows",
     "load_results",
     "mean_se",
+    "reach_text",
     "recommendations",
     "run_summary",
     "score_events",

@@ -31,6 +31,13 @@ SAMPLERS = ("nsga2", "tpe", "random")
 PARAMS = tuple(f"c{k + 1}" for k in range(N_LAYERS))
 
 
+def optuna_available() -> bool:
+    """Whether ``optuna`` can be imported (checked without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("optuna") is not None
+
+
 class OptunaMissingError(ImportError, ValueError):
     """Optuna is not installed; the message names the extra to install."""
 
