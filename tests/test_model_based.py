@@ -175,3 +175,23 @@ def test_the_other_settings_run_without_repeats(params: dict[str, object]) -> No
     result = run_search(searcher, problem, seed=2)
     assert result.n_evaluations > 100 and searcher.fallbacks == 0
     assert len(np.unique(result.evaluated)) == len(result.evaluated)
+
+
+@pytest.mark.parametrize("name", ["model-based", "model-based-hw", "optuna-nsga2"])
+def test_native_trial_searchers_run_four_workers_deterministically(name: str) -> None:
+    """Ported onto propose/observe: no legacy adapter (no FutureWarning), and two runs of
+    one seed with four simulated workers give the same trace."""
+    import warnings
+
+    if name.startswith("optuna"):
+        pytest.importorskip("optuna")
+    table, proxy = _inputs()
+    traces = []
+    for _ in range(2):
+        problem = make_problem(table, 6_000, seed=3, proxy=proxy)  # type: ignore[arg-type]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FutureWarning)
+            result = run_search(SEARCHERS.create(name), problem, seed=3, workers=4)
+        assert result.workers == 4 and result.n_evaluations > 5
+        traces.append((result.events["index"].tolist(), result.events["worker"].tolist()))
+    assert traces[0] == traces[1]
