@@ -13,8 +13,9 @@ for evaluation after all (charged again with a new training seed, as NATS-Bench 
 sampler that has converged cannot stall a run. A proposal a filter drops is told to Optuna
 as a pruned trial.
 
-Pending proposals are kept per architecture index (a list of trials each), so several may
-be outstanding at once.
+Each nasfilter trial (``propose`` / ``observe``) maps to its own Optuna trial by trial id, so
+several may be pending at once (``--workers K``), two of them even of one architecture, and
+outcomes may arrive in any order.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def import_optuna() -> Any:
 
 
 class OptunaSearcher(Searcher):
-    """An Optuna sampler behind ask/tell (module docstring).
+    """An Optuna sampler behind propose/observe (module docstring).
 
     Args:
         sampler: one of :data:`SAMPLERS` (NSGAIISampler, TPESampler, RandomSampler).
