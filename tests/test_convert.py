@@ -428,12 +428,7 @@ def test_written_meta_equals_the_official_one(tmp_path: Path) -> None:
     assert mark["synthetic"] is True and mark["table_source"] == "tests.tables.random_table"
     assert WRITTEN_MARK not in official
     assert ours == official
-    # A synthetic table also gets the marker that keeps its conversion labelled synthetic.
-    assert sorted(p.name for p in folder.iterdir()) == [
-        "000005.pickle.pbz2",
-        "SYNTHETIC-NOT-NATS-BENCH.txt",
-        "meta.pickle.pbz2",
-    ]
+    assert sorted(p.name for p in folder.iterdir()) == ["000005.pickle.pbz2", "meta.pickle.pbz2"]
 
 
 def test_written_archive_is_read_by_nats_bench_and_converts_back(
