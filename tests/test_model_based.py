@@ -177,7 +177,9 @@ def test_the_other_settings_run_without_repeats(params: dict[str, object]) -> No
     assert len(np.unique(result.evaluated)) == len(result.evaluated)
 
 
-@pytest.mark.parametrize("name", ["model-based", "model-based-hw", "optuna-nsga2"])
+@pytest.mark.parametrize(
+    "name", ["model-based", "model-based-hw", "optuna-nsga2", "optuna-tpe", "optuna-random"]
+)
 def test_native_trial_searchers_run_four_workers_deterministically(name: str) -> None:
     """Ported onto propose/observe: no legacy adapter (no FutureWarning), and two runs of
     one seed with four simulated workers give the same trace."""
