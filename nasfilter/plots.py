@@ -442,6 +442,59 @@ def comparison_curves(
     return fig
 
 
+def reach_curves(
+    times: Any,
+    bands: Mapping[str, tuple[Any, Any]],
+    ctx: FigureContext,
+    level: float = 0.99,
+) -> Figure:
+    """Hypervolume ratio over simulated time, one line and band per method, marking where
+    each method's mean first reaches ``level`` (its legend says when, or that it never does).
+
+    Args:
+        times: simulated seconds of the ticks, shape (T,).
+        bands: method label -> (mean (T,), standard error (T,)) over seeds, as
+            :func:`nasfilter.results.curve_band` computes them.
+    """
+    from nasfilter.results import first_reaching, reach_text
+
+    t = _column("times", times)
+    if not bands:
+        raise ValueError("bands must hold at least one method")
+    with _rc():
+        fig = _new_figure(6.8, 4.6 + 0.18 * ((len(bands) + 1) // 2))
+        ax = fig.add_subplot()
+        ax.axhline(level, color="0.4", lw=0.8, ls=":", zorder=1)
+        for k, (label, (mean, se)) in enumerate(bands.items()):
+            m = np.asarray(mean, dtype=np.float64)
+            if m.shape != t.shape:
+                raise ValueError(f"bands[{label!r}] mean must have shape {t.shape}, got {m.shape}")
+            colour = method_colour(k)
+            reached = first_reaching(t, m, level)
+            ax.plot(
+                t,
+                m,
+                color=colour,
+                lw=1.4,
+                ls=_LINESTYLES[(k // 2) % len(_LINESTYLES)],
+                label=f"{label}: {reach_text(reached, level)}",
+            )
+            _fill_band(ax, t, m, se, colour)
+            if reached is not None:
+                ax.plot([reached], [level], "o", color=colour, ms=6, mec="black", mew=0.6)
+        ax.set_xlabel("simulated time (s)")
+        ax.set_ylabel("hypervolume ratio")
+        ax.grid(True, alpha=0.25)
+        fig.legend(loc="outside lower center", ncols=2, fontsize="small")
+        _set_title(
+            fig,
+            f"Hypervolume ratio over simulated time; dots: first reaching {level:g} "
+            "(mean ± standard error over seeds)",
+            ctx,
+        )
+    return fig
+
+
 def _fill_band(ax: Axes, t: np.ndarray, mean: Any, se: Any, colour: str) -> None:
     """The mean ± standard error band where there is one (none for a single run)."""
     mean, se = np.asarray(mean, dtype=np.float64), np.asarray(se, dtype=np.float64)

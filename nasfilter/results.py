@@ -405,7 +405,8 @@ def group_rows(
     rows: Sequence[dict[str, Any]], columns: Sequence[str], by: Sequence[str] = GROUP_FIELDS
 ) -> list[dict[str, Any]]:
     """One dict per distinct ``by`` tuple, in first-seen order: the group's fields,
-    ``n_seeds``, ``statuses`` and a :class:`MeanSE` per column of ``columns``."""
+    ``n_seeds``, ``statuses``, ``n_empty`` (runs that evaluated nothing,
+    :func:`evaluated_nothing`) and a :class:`MeanSE` per column of ``columns``."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(tuple(row[k] for k in by), []).append(row)
@@ -414,10 +415,51 @@ def group_rows(
         entry: dict[str, Any] = dict(zip(by, key, strict=True))
         entry["n_seeds"] = len(members)
         entry["statuses"] = sorted({m["status"] for m in members})
+        entry["n_empty"] = sum(1 for m in members if evaluated_nothing(m))
         for col in columns:
             entry[col] = mean_se([m.get(col) for m in members])
         out.append(entry)
     return out
+
+
+REACH_LEVEL = 0.99  # the hypervolume ratio whose first crossing the report marks
+
+
+def first_reaching(times: Any, curve: Any, level: float = REACH_LEVEL) -> float | None:
+    """The first of ``times`` (T,) simulated seconds at which ``curve`` (T,) is >= ``level``,
+    or None when it never is (NaN never counts)."""
+    t = np.asarray(times, dtype=np.float64)
+    c = np.asarray(curve, dtype=np.float64)
+    if t.shape != c.shape or t.ndim != 1:
+        raise ValueError(f"times and curve must be 1-D of one length, got {t.shape} and {c.shape}")
+    hit = np.flatnonzero(c >= level)
+    return float(t[hit[0]]) if len(hit) else None
+
+
+def reach_text(reached: float | None, level: float = REACH_LEVEL) -> str:
+    """``"reaches 0.99 at 12,300 s"`` or ``"never reaches 0.99"``."""
+    if reached is None:
+        return f"never reaches {level:g}"
+    return f"reaches {level:g} at {reached:,.0f} s"
+
+
+# ------------------------------------------------------------------ empty runs
+NOTHING_EVALUATED = "NOTHING EVALUATED"  # shown instead of the metrics of an empty method
+
+
+def evaluated_nothing(summary: dict[str, Any]) -> bool:
+    """True when a run (its :func:`run_summary`, or a :meth:`RunResults.row`) completed no
+    evaluation: its metrics are then no result (hv_ratio 0, accuracies NaN)."""
+    return not summary.get("n_evaluations")
+
+
+def empty_run_warning(label: str, n_empty: int, n_runs: int, budget: float) -> str:
+    """The one wording of the warning for a method with runs that evaluated nothing."""
+    return (
+        f"warning: {label} evaluated nothing in {n_empty} of {n_runs} run(s) at {budget:g} s: "
+        "the budget went to proxy queries, so its metrics there are not a result (see "
+        "docs/searchers.md, smallest budgets)"
+    )
 
 
 def curve_band(results: Sequence[RunResults], metric: str = "hv_ratio") -> MeanSE:
@@ -431,15 +473,21 @@ __all__ = [
     "DEFAULT_TICKS",
     "METRICS",
     "METRICS_VERSION",
+    "NOTHING_EVALUATED",
+    "REACH_LEVEL",
     "MeanSE",
     "RunResults",
     "StaleMetricsError",
     "completed_evaluations",
     "curve_band",
+    "empty_run_warning",
+    "evaluated_nothing",
+    "first_reaching",
     "format_mean_se",
     "group_rows",
     "load_results",
     "mean_se",
+    "reach_text",
     "recommendations",
     "run_summary",
     "score_events",

@@ -83,7 +83,11 @@ def test_plugins_run_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--searchers", "reinforcement"], "known searchers: evolution, random"),
+        (
+            ["--searchers", "reinforcement"],
+            "known searchers: evolution, model-based, model-based-hw, optuna-nsga2, "
+            "optuna-random, optuna-tpe, random",
+        ),
         (["--searchers", "random", "--filters", "paretoo"], "known filters: drop-all, none"),
         (["--searchers", "random", "--seeds", ","], "--seeds ',' is empty"),
         (["--searchers", "random", "--seeds", "5-2"], "cannot read --seeds '5-2'"),

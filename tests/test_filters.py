@@ -173,6 +173,7 @@ def test_registry_and_bad_parameters() -> None:
     assert make_filter("proxy-threshold[tolerance=0.1,scan=False]").config() == {
         "tolerance": 0.1,
         "scan": False,
+        "scan_share": 0.6,
     }
     with pytest.raises(UnknownNameError, match="known filters: drop-all, none"):
         make_filter("pareto")

@@ -88,6 +88,18 @@ def _make_report(folder: Path) -> tuple[Path, list[plots.FigureFiles]]:
             "comparison",
         ),
         plots.save_figure(
+            plots.reach_curves(
+                times,
+                {
+                    "reaches": (np.linspace(0.5, 1.0, 20), np.full(20, 0.01)),
+                    "never": (np.linspace(0.2, 0.9, 20), np.full(20, 0.02)),
+                },
+                ctx,
+            ),
+            folder,
+            "hv_reach",
+        ),
+        plots.save_figure(
             plots.metrics_table_figure(["method", "HV"], [["a", "0.5 ± 0.1"]], ctx),
             folder,
             "metrics",

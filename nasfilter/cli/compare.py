@@ -29,6 +29,7 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("evaluation_seconds", "accuracy s", 0),
     ("clock", "wall-clock s", 0),
 )
+_COST_COLUMNS = ("n_evaluations", "proxy_seconds", "evaluation_seconds")
 JSON_FIELDS = (
     "searcher",
     "filter",
@@ -90,13 +91,32 @@ def _inputs_key(e: dict[str, Any]) -> tuple[str, str, str, float, str]:
     return (e["table_label"], e["dataset"], e["oracle_label"], e["budget"], e["budget_clock"])
 
 
+def empty_run_warnings(summary: Sequence[dict[str, Any]]) -> list[str]:
+    """One warning per method with runs that evaluated no architecture at all."""
+    from nasfilter.results import empty_run_warning
+
+    return [
+        empty_run_warning(
+            method_label(e["searcher"], e["filter"], e["workers"]),
+            e["n_empty"],
+            e["n_seeds"],
+            e["budget"],
+        )
+        for e in summary
+        if e.get("n_empty")
+    ]
+
+
 def format_summary(summary: Sequence[dict[str, Any]]) -> str:
     """A plain-text table of :func:`summarize`'s output, one line per method.
+
+    A method none of whose runs evaluated anything shows NOTHING EVALUATED instead of its
+    metrics; warning lines after the table name every method with such runs.
 
     When the rows mix datasets, budgets, tables or oracles, a column per varying field
     tells them apart (tables and oracles as ``[k]``, the k-th line of
     :func:`describe_inputs`)."""
-    from nasfilter.results import format_mean_se
+    from nasfilter.results import NOTHING_EVALUATED, format_mean_se
 
     varying = _varying(summary)
     legend = {
@@ -114,7 +134,12 @@ def format_summary(summary: Sequence[dict[str, Any]]) -> str:
             method_label(e["searcher"], e["filter"], e["workers"]),
             *(show(f, e[f]) for f, _ in varying),
             str(e["n_seeds"]),
-            *(format_mean_se(e[c].mean, e[c].se, d) for c, _, d in COLUMNS),
+            *(
+                (NOTHING_EVALUATED if c == "hv_ratio" else "-")
+                if e.get("n_empty") == e["n_seeds"] and c not in _COST_COLUMNS
+                else format_mean_se(e[c].mean, e[c].se, d)
+                for c, _, d in COLUMNS
+            ),
         ]
         for e in summary
     ]
@@ -127,7 +152,8 @@ def format_summary(summary: Sequence[dict[str, Any]]) -> str:
         )
 
     rule = "-" * len(fmt_row(headers))
-    return "\n".join([fmt_row(headers), rule, *(fmt_row(r) for r in lines)])
+    table = [fmt_row(headers), rule, *(fmt_row(r) for r in lines)]
+    return "\n".join(table + empty_run_warnings(summary))
 
 
 def describe_inputs(summary: Sequence[dict[str, Any]]) -> str:

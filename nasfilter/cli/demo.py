@@ -1,7 +1,9 @@
 """``nasfilter demo``: the study's comparison on the embedded table, in a few seconds.
 
 Approximate filtering (evaluate only the throughput–utilization Pareto front) against
-REINFORCE with the MnasNet reward, random search and regularized evolution; nine seeds of
+REINFORCE with the MnasNet reward, random search and regularized evolution, and the peers
+(model-based search with and without utilization features; Optuna NSGA-II and random
+search when Optuna is installed); nine seeds of
 110000 simulated seconds each; the metrics table, mean ± standard error over seeds.
 """
 
@@ -21,7 +23,8 @@ def register(sub: Any) -> None:
         "demo",
         help="run the study's comparison on the embedded table",
         description="Approximate filtering vs REINFORCE (MnasNet reward) vs random search vs "
-        "regularized evolution, nine seeds, 110000 simulated seconds, on the embedded "
+        "regularized evolution vs model-based search (and Optuna NSGA-II and random search "
+        "when Optuna is installed), nine seeds, 110000 simulated seconds, on the embedded "
         "SYNTHETIC surrogate table (or --table).",
     )
     p.add_argument("--seeds", default="0-8", help="seeds (default 0-8: nine)")
@@ -55,7 +58,10 @@ def _demo(args: argparse.Namespace) -> int:
             args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache}
         )
     seeds = check_seeds(parse_seeds(args.seeds))
-    specs = build_specs(args, list(STUDY_SEARCHERS), ["none"])
+    from nasfilter.reproduce import PEER_METHODS
+
+    searchers = [*STUDY_SEARCHERS, *(m.searcher for m in PEER_METHODS)]
+    specs = build_specs(args, searchers, ["none"])
     check_inputs(args)
     with naming("--table"):  # the oracle is loaded: what can fail now is the table's
         table, proxy, ref = inputs(specs[0])

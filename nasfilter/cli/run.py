@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nasfilter.cli.args import add_dataset, int_at_least, seconds
@@ -213,6 +214,21 @@ def check_inputs(args: argparse.Namespace) -> None:
         load_proxy(args.oracle, args.device, args.dataset, args.oracle_cache)
 
 
+def empty_run_lines(records: Sequence[Any]) -> list[str]:
+    """A warning per method among ``records`` (RunRecords) with runs that evaluated
+    nothing, worded and decided by :mod:`nasfilter.results` from the runs' events."""
+    from nasfilter.results import empty_run_warning, evaluated_nothing
+
+    by_label: dict[str, list[Any]] = {}
+    for record in records:
+        by_label.setdefault(record.spec.label, []).append(record)
+    return [
+        empty_run_warning(label, n_empty, len(mine), mine[0].spec.budget)
+        for label, mine in by_label.items()
+        if (n_empty := sum(evaluated_nothing(r.summary) for r in mine))
+    ]
+
+
 def worker_died(command: str, exc: Exception) -> int:
     """Report a dead worker process (the completed runs are stored); exit status 1."""
     print(f"nasfilter {command}: error: {exc}", file=sys.stderr)
@@ -256,6 +272,8 @@ def run(args: argparse.Namespace) -> int:
             )
         except WorkerDied as exc:
             return worker_died("run", exc)
+        for line in empty_run_lines(records):
+            print(line, file=sys.stderr)
         skipped = total - len(records)
         # Another process writing the same database may have stored some of these first.
         wrote = len(records) - store.duplicates

@@ -15,6 +15,7 @@ from nasfilter.checks import check_positive_int, check_real
 from nasfilter.filters.base import Filter
 from nasfilter.metered import ProxyHandle
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
+from nasfilter.scan import DEFAULT_SCAN_SHARE, check_scan_share, scan
 from nasfilter.space import N_ARCHS, Arch, index_of
 
 
@@ -36,11 +37,6 @@ class DropAll(Filter):
         return False
 
 
-def _scan(proxy: ProxyHandle, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Query every architecture in a random order; (answered indices (k,), readings (k, 2))."""
-    return proxy.query_many(rng.permutation(N_ARCHS))
-
-
 class SuccessiveFrontiers(Filter):
     """Pass only the current throughput–utilization front layer; move on when it is used up.
 
@@ -52,18 +48,27 @@ class SuccessiveFrontiers(Filter):
     after ``patience`` candidates in a row were dropped (the searcher is not finding the rest
     of the layer); ``patience=None`` rises only on exhaustion.
 
+    The scan follows :mod:`nasfilter.scan`: by default it covers everything when that costs
+    at most ``scan_share`` of the budget, else a random sample costing that share; a
+    candidate outside the scanned sample is dropped.
+
     Args:
         patience: consecutive drops before the level rises (>= 1), or None.
+        scan_share: the largest share of the budget the scan may spend, in (0, 1], or None
+            for the study's full scan.
     """
 
     name: ClassVar[str] = "successive-frontiers"
     needs_proxy = True
 
-    def __init__(self, patience: int | None = 100) -> None:
+    def __init__(
+        self, patience: int | None = 100, scan_share: float | None = DEFAULT_SCAN_SHARE
+    ) -> None:
         self.patience = None if patience is None else check_positive_int(patience, "patience")
+        self.scan_share = check_scan_share(scan_share)
 
     def config(self) -> dict[str, Any]:
-        return {"patience": self.patience}
+        return {"patience": self.patience, "scan_share": self.scan_share}
 
     def reset(self) -> None:
         self._ranks: list[int] | None = None  # layer per index, -1 if unanswered
@@ -78,7 +83,7 @@ class SuccessiveFrontiers(Filter):
         return self._level
 
     def _start(self, proxy: ProxyHandle) -> None:
-        answered, readings = _scan(proxy, self.rng)
+        answered, readings = scan(proxy, self.rng, self.scan_share)
         ranks = np.full(N_ARCHS, -1, dtype=np.int64)
         if len(answered):
             ranks[answered] = nondominated_ranks(readings[:, ::-1])
@@ -147,37 +152,61 @@ class ProxyThreshold(Filter):
     Args:
         tolerance: relative slack (>= 0); 0.05 = within 5 % of the front.
         scan: True: query every architecture at the first candidate (charged, as the study
-            does) and judge against the true proxy front. False: query only the candidates
-            (charged once each; the filter remembers readings) and judge against the front
-            of the readings seen so far, which is cheaper but lenient early in a run.
+            does; under a small budget a random sample, see ``scan_share``) and judge
+            against that proxy front; a candidate outside a sample is queried and judged
+            against it too. False: query only the candidates (charged once each; the filter
+            remembers readings) and judge against the front of the readings seen so far,
+            which is cheaper but lenient early in a run.
+        scan_share: with ``scan=True``, the largest share of the budget the scan may spend,
+            in (0, 1] (:mod:`nasfilter.scan`), or None for the study's full scan.
     """
 
     name: ClassVar[str] = "proxy-threshold"
     needs_proxy = True
 
-    def __init__(self, tolerance: float = 0.05, scan: bool = True) -> None:
+    def __init__(
+        self,
+        tolerance: float = 0.05,
+        scan: bool = True,
+        scan_share: float | None = DEFAULT_SCAN_SHARE,
+    ) -> None:
         self.tolerance = check_real(tolerance, "tolerance", low=0.0)
         if not isinstance(scan, bool):
             raise ValueError(f"scan must be True or False, got {scan!r}")
         self.scan = scan
+        self.scan_share = check_scan_share(scan_share)
         self._slack = math.log1p(self.tolerance)
 
     def config(self) -> dict[str, Any]:
-        return {"tolerance": self.tolerance, "scan": self.scan}
+        return {"tolerance": self.tolerance, "scan": self.scan, "scan_share": self.scan_share}
 
     def reset(self) -> None:
         self._near: list[bool] | None = None  # scan mode: one flag per index
+        self._scanned: list[bool] = []  # scan mode: whether the scan answered each index
+        self._front = np.zeros((0, 2))  # scan mode: the scanned proxy front
         self._readings: dict[int, tuple[float, float]] = {}  # online: log readings
         self._front_logs: list[tuple[float, float]] = []  # online: front of those
 
     def _start_scan(self, proxy: ProxyHandle) -> None:
-        answered, readings = _scan(proxy, self.rng)
+        answered, readings = scan(proxy, self.rng, self.scan_share)
         points = readings[:, ::-1]  # (throughput, utilization)
         near = np.zeros(N_ARCHS, dtype=bool)
+        scanned = np.zeros(N_ARCHS, dtype=bool)
+        scanned[answered] = True
         if len(answered):
-            front = points[nondominated_mask(points)]
-            near[answered] = log_epsilon(points, front) <= self._slack
+            self._front = points[nondominated_mask(points)]
+            near[answered] = log_epsilon(points, self._front) <= self._slack
         self._near = near.tolist()
+        self._scanned = scanned.tolist()
+
+    def _judge(self, arch: Arch, proxy: ProxyHandle) -> bool:
+        """Scan mode, a candidate outside the scanned sample: query it, judge it."""
+        index = index_of(arch)
+        util, thr = proxy.query(index)
+        eps = log_epsilon(np.array([[thr, util]]), self._front)[0]
+        self._near[index] = bool(eps <= self._slack)  # type: ignore[index]
+        self._scanned[index] = True
+        return bool(eps <= self._slack)
 
     def _online(self, arch: Arch, proxy: ProxyHandle) -> bool:
         # Plain Python on purpose: the front of what was seen is small (tens of points)
@@ -204,4 +233,5 @@ class ProxyThreshold(Filter):
             self._start_scan(self.proxy)
         near = self._near
         assert near is not None
-        return near[index_of(arch)]
+        index = index_of(arch)
+        return near[index] if self._scanned[index] else self._judge(arch, self.proxy)

@@ -13,6 +13,8 @@ from typing import Any
 from nasfilter.registry import Registry
 from nasfilter.searchers.base import SearchContext, Searcher
 from nasfilter.searchers.evolution import RegularizedEvolution
+from nasfilter.searchers.model_based import ModelBased
+from nasfilter.searchers.optuna_adapter import OptunaSearcher
 from nasfilter.searchers.random_search import RandomSearch
 from nasfilter.searchers.reinforce import Reinforce
 from nasfilter.searchers.utilization_pareto import UtilizationPareto
@@ -40,6 +42,27 @@ SEARCHERS.register(
     functools.partial(UtilizationPareto, layers=None),
     "approximate filtering over successive front layers until the budget is spent",
 )
+SEARCHERS.register(
+    "model-based",
+    ModelBased,
+    "learned accuracy model on measured throughput, hypervolume-driven (hardware=False)",
+)
+SEARCHERS.register(
+    "model-based-hw",
+    functools.partial(ModelBased, hardware=True),
+    "model-based with log throughput and utilization as accuracy features",
+)
+
+for _sampler, _what in (
+    ("nsga2", "Optuna's NSGAIISampler (population 50)"),
+    ("tpe", "Optuna's multivariate TPESampler"),
+    ("random", "Optuna's RandomSampler"),
+):
+    SEARCHERS.register(
+        f"optuna-{_sampler}",
+        functools.partial(OptunaSearcher, sampler=_sampler),
+        f"{_what}, two objectives: accuracy, throughput (needs nasfilter[optuna])",
+    )
 
 
 def make_searcher(spec: str | Searcher, **overrides: Any) -> Searcher:
@@ -53,6 +76,8 @@ def make_searcher(spec: str | Searcher, **overrides: Any) -> Searcher:
 
 __all__ = [
     "SEARCHERS",
+    "ModelBased",
+    "OptunaSearcher",
     "RandomSearch",
     "RegularizedEvolution",
     "Reinforce",

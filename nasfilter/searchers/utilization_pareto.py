@@ -1,9 +1,11 @@
 """The study's approximate filtering (arXiv 2212.07936), as a searcher.
 
 1. Query the proxy (utilization and throughput) for every architecture, each query charged
-   (``query_proxy_many``, vectorized). The scan visits the architectures in a random order
-   drawn from the run's generator, so a budget too small for the whole scan still sees an
-   unbiased sample; the front is then taken over what was answered.
+   (``query_proxy_many``, vectorized), in a random order drawn from the run's generator.
+   When the whole scan would cost more than ``scan_share`` of the budget (60 % by default),
+   only a uniform random sample costing that share is scanned, leaving the rest for
+   evaluations (:mod:`nasfilter.scan`); ``scan_share=None`` is the study's full scan. The
+   front is then taken over what was answered.
 2. Take the throughput–utilization Pareto set (both maximized; :mod:`nasfilter.pareto`).
 3. Propose its members for accuracy evaluation, each once, in the chosen ``order``.
 
@@ -30,8 +32,9 @@ import numpy as np
 
 from nasfilter.checks import check_positive_int
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
+from nasfilter.scan import DEFAULT_SCAN_SHARE, check_scan_share, scan
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_ARCHS, Arch, arch_from_index
+from nasfilter.space import Arch, arch_from_index
 
 ORDERS = ("spread", "utilization", "throughput")
 
@@ -76,19 +79,28 @@ class UtilizationPareto(Searcher):
     Args:
         layers: front layers to evaluate (>= 1), or None for all of them; the study uses 1.
         order: order within a layer, one of ``ORDERS`` (see the module docstring).
+        scan_share: the largest share of the budget the scan may spend, in (0, 1]: the
+            whole space when it fits, else a random sample that costs this share
+            (:mod:`nasfilter.scan`); None for the study's full scan whatever it costs.
     """
 
     name: ClassVar[str] = "utilization-pareto"
     needs_proxy = True
 
-    def __init__(self, layers: int | None = 1, order: str = "spread") -> None:
+    def __init__(
+        self,
+        layers: int | None = 1,
+        order: str = "spread",
+        scan_share: float | None = DEFAULT_SCAN_SHARE,
+    ) -> None:
         self.layers = None if layers is None else check_positive_int(layers, "layers")
         if order not in ORDERS:
             raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
         self.order = order
+        self.scan_share = check_scan_share(scan_share)
 
     def config(self) -> dict[str, Any]:
-        return {"layers": self.layers, "order": self.order}
+        return {"layers": self.layers, "order": self.order, "scan_share": self.scan_share}
 
     def reset(self) -> None:
         self._queue: list[int] | None = None
@@ -96,7 +108,7 @@ class UtilizationPareto(Searcher):
         self._ranks: np.ndarray | None = None
 
     def _scan(self) -> None:
-        answered, readings = self.proxy.query_many(self.rng.permutation(N_ARCHS))
+        answered, readings = scan(self.proxy, self.rng, self.scan_share)
         self._indices = answered
         self._util = readings[:, 0]
         self._thr = readings[:, 1]

@@ -1,0 +1,124 @@
+"""Free features of every architecture and a Bayesian ridge model over them.
+
+The channel choices, MACs and parameter counts are closed-form, so a searcher may use them
+for all 32768 architectures without charge. :func:`base_features` holds them as one
+standardized design matrix; :class:`RidgeModel` is a linear model with a Gaussian prior on
+the weights, its penalty chosen by generalized cross-validation (so nothing is tuned to one
+table), whose posterior gives a mean and a standard deviation per architecture.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from nasfilter.costs import network_costs
+from nasfilter.space import CHANNEL_CHOICES, N_LAYERS, all_channels
+
+RIDGE_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the GCV grid, standardized units
+
+
+@functools.cache
+def _base_features() -> np.ndarray:
+    ch = all_channels()
+    logc = np.log2(ch / 8.0)  # 0..3 per layer
+    onehot = (ch[:, :, None] == np.asarray(CHANNEL_CHOICES)[None, None, :]).reshape(
+        len(ch), N_LAYERS * len(CHANNEL_CHOICES)
+    )
+    costs = network_costs("cifar10")  # 32x32 inputs; another input size shifts logs only
+    cols = [
+        onehot.astype(np.float64),
+        logc,
+        logc**2,
+        logc[:, :-1] * logc[:, 1:],  # neighbouring layers
+        np.log(costs.macs)[:, None],
+        np.log(costs.params)[:, None],
+        np.log(ch.min(axis=1))[:, None],  # the narrowest layer: a bottleneck
+    ]
+    x = np.concatenate(cols, axis=1)
+    std = x.std(axis=0)
+    x = (x - x.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    x.setflags(write=False)
+    return x
+
+
+def base_features() -> np.ndarray:
+    """Standardized free features, float64 (32768, 57), read-only; row i is architecture i.
+
+    Columns: one-hot channel per layer (40), log2(c/8) per layer (5), their squares (5),
+    products of neighbouring layers' log2 (4), log MACs and log parameters (at 32x32 input),
+    log of the narrowest layer.
+    """
+    return _base_features()
+
+
+@dataclass(frozen=True)
+class RidgeModel:
+    """A fitted Bayesian ridge regression y ~ (x - center) @ w + b.
+
+    Attributes:
+        weights: (d,); intercept: the mean of the training targets; center: the mean of
+            the training rows (d,), subtracted before the weights apply.
+        covariance: (X'X + penalty I)^-1 of the centred rows, (d, d); times noise_sd**2 it
+            is the posterior covariance of the weights.
+        noise_sd: residual standard deviation (targets' units).
+        penalty: the ridge penalty GCV chose.
+    """
+
+    weights: np.ndarray
+    intercept: float
+    center: np.ndarray
+    covariance: np.ndarray
+    noise_sd: float
+    penalty: float
+
+    @classmethod
+    def fit(
+        cls, x: np.ndarray, y: np.ndarray, penalties: tuple[float, ...] = RIDGE_PENALTIES
+    ) -> RidgeModel:
+        """Fit to rows x (n, d) and targets y (n,); the penalty minimizes GCV.
+
+        One inverse of a d x d matrix per penalty (no eigen-decomposition: LAPACK's is
+        slow for small matrices when BLAS threads compete for cores). Raises ValueError for
+        fewer than 3 rows or non-finite input, numpy.linalg.LinAlgError when a solve fails.
+        """
+        n = len(y)
+        if n < 3:
+            raise ValueError(f"a ridge fit needs at least 3 observations, got {n}")
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):
+            raise ValueError("a ridge fit needs finite features and targets")
+        b = float(y.mean())
+        yc = y - b
+        center = x.mean(axis=0)
+        xc = x - center
+        gram = xc.T @ xc
+        xty = xc.T @ yc
+        eye = np.eye(len(gram))
+        best: tuple[float, float, np.ndarray, np.ndarray, float] | None = None
+        for lam in penalties:
+            inv = np.linalg.inv(gram + lam * eye)
+            coef = inv @ xty
+            resid = yc - xc @ coef
+            rss = float(resid @ resid)
+            dof = float(np.sum(inv * gram))  # trace of the hat matrix
+            gcv = rss / max(n - dof, 0.5) ** 2 * n
+            if best is None or gcv < best[0]:
+                best = (gcv, lam, coef, inv, rss / max(n - dof, 1.0))
+        assert best is not None
+        _, lam, coef, inv, var = best
+        return cls(coef, b, center, inv, max(float(np.sqrt(var)), 1e-9), lam)
+
+    def mean(self, x: np.ndarray) -> np.ndarray:
+        """Posterior mean at rows x (k, d) -> (k,)."""
+        # einsum, not BLAS: a matrix-vector product is memory-bound, and BLAS threads that
+        # compete for busy cores make it many times slower.
+        offset = self.intercept - float(self.center @ self.weights)
+        return np.asarray(np.einsum("ij,j->i", x, self.weights) + offset)
+
+    def sd(self, x: np.ndarray) -> np.ndarray:
+        """Posterior standard deviation of the mean at rows x (k, d) -> (k,)."""
+        xc = x - self.center
+        var = np.einsum("ij,ij->i", xc @ self.covariance, xc)
+        return np.asarray(self.noise_sd * np.sqrt(np.maximum(var, 0.0)))

@@ -1,0 +1,140 @@
+"""Any Optuna sampler as a nasfilter searcher (optional extra: ``pip install nasfilter[optuna]``).
+
+The search space is five categorical parameters ``c1..c5`` over the channel choices; the
+study is multi-objective, both maximized: validation accuracy (percent, from evaluations)
+and log10 throughput (images/s, from the proxy, charged like any query; a repeated proxy
+query is free by the problem's default rule). The sampler is built with a seed drawn from
+the run's generator, so a run is a pure function of its seed.
+
+Repeat rule: Optuna may propose an architecture it has already had evaluated. Such a trial
+is answered from the adapter's memory (the first accuracy seen for it, no new charge) and
+the sampler is asked again; after ``max_repeats`` repeats in a row the repeat is proposed
+for evaluation after all (charged again with a new training seed, as NATS-Bench does), so a
+sampler that has converged cannot stall a run. A proposal a filter drops is told to Optuna
+as a pruned trial.
+
+Each nasfilter trial (``propose`` / ``observe``) maps to its own Optuna trial by trial id, so
+several may be pending at once (``--workers K``), two of them even of one architecture, and
+outcomes may arrive in any order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from nasfilter.checks import check_positive_int
+from nasfilter.searchers.base import Searcher
+from nasfilter.space import CHANNEL_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
+from nasfilter.trial import Trial
+
+SAMPLERS = ("nsga2", "tpe", "random")
+PARAMS = tuple(f"c{k + 1}" for k in range(N_LAYERS))
+
+
+def optuna_available() -> bool:
+    """Whether ``optuna`` can be imported (checked without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("optuna") is not None
+
+
+class OptunaMissingError(ImportError, ValueError):
+    """Optuna is not installed; the message names the extra to install."""
+
+
+def import_optuna() -> Any:
+    """The ``optuna`` module, or OptunaMissingError naming the ``optuna`` extra."""
+    try:
+        import optuna
+    except ImportError as exc:
+        raise OptunaMissingError(
+            "the Optuna searchers (optuna-nsga2, optuna-tpe, optuna-random) need optuna: "
+            "pip install 'nasfilter[optuna]'"
+        ) from exc
+    return optuna
+
+
+class OptunaSearcher(Searcher):
+    """An Optuna sampler behind propose/observe (module docstring).
+
+    Args:
+        sampler: one of :data:`SAMPLERS` (NSGAIISampler, TPESampler, RandomSampler).
+        population_size: NSGA-II's population (>= 2; ignored by the others).
+        max_repeats: repeated proposals in a row answered from memory before one is
+            evaluated again (>= 0).
+    """
+
+    name: ClassVar[str] = "optuna"
+    needs_proxy = True
+
+    def __init__(self, sampler: str = "nsga2", population_size: int = 50, max_repeats: int = 100):
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+        self.sampler = sampler
+        self.population_size = check_positive_int(
+            population_size, "population_size (valid range: >= 2)", minimum=2
+        )
+        self.max_repeats = check_positive_int(
+            max_repeats, "max_repeats (valid range: >= 0)", minimum=0
+        )
+        import_optuna()  # fail now, naming the extra, rather than inside a run
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "sampler": self.sampler,
+            "population_size": self.population_size,
+            "max_repeats": self.max_repeats,
+        }
+
+    def _make_sampler(self, optuna: Any, seed: int) -> Any:
+        if self.sampler == "nsga2":
+            return optuna.samplers.NSGAIISampler(population_size=self.population_size, seed=seed)
+        if self.sampler == "tpe":
+            return optuna.samplers.TPESampler(seed=seed, multivariate=True)
+        return optuna.samplers.RandomSampler(seed=seed)
+
+    def reset(self) -> None:
+        optuna = import_optuna()
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        seed = int(self.rng.integers(0, 2**31 - 1))
+        self._study = optuna.create_study(
+            directions=["maximize", "maximize"], sampler=self._make_sampler(optuna, seed)
+        )
+        self._space = {
+            p: optuna.distributions.CategoricalDistribution(CHANNEL_CHOICES) for p in PARAMS
+        }
+        self._pruned = optuna.trial.TrialState.PRUNED
+        self._pending: dict[int, Any] = {}  # nasfilter trial id -> Optuna trial
+        self._proposed = 0  # proposals so far (the next trial id)
+        self._known: dict[int, tuple[float, float]] = {}  # index -> (accuracy, log10 thr)
+        self._repeats = 0
+
+    def propose(self) -> Arch | None:
+        while True:
+            trial = self._study.ask(self._space)
+            arch = arch_from_index(Arch(tuple(int(trial.params[p]) for p in PARAMS)).index)
+            index = index_of(arch)
+            known = self._known.get(index)
+            if known is not None and self._repeats < self.max_repeats:
+                self._repeats += 1
+                self._study.tell(trial, list(known))
+                continue
+            self._repeats = 0
+            self.proxy.query(index)  # throughput, charged (free for a repeat)
+            # The k-th proposal becomes trial id k (nasfilter.trial).
+            self._pending[self._proposed] = trial
+            self._proposed += 1
+            return arch
+
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        study_trial = self._pending.pop(trial.id, None)
+        if study_trial is None:
+            return
+        if accuracy is None:
+            self._study.tell(study_trial, state=self._pruned)
+            return
+        index = index_of(trial.arch)
+        log_thr = math.log10(self.proxy.query(index).throughput)  # free: asked before
+        self._known.setdefault(index, (float(accuracy), log_thr))
+        self._study.tell(study_trial, [float(accuracy), log_thr])
