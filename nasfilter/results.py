@@ -89,6 +89,10 @@ def mean_se(values: Any) -> MeanSE:
         dev = np.where(present, arr - mean, 0.0)
         var = (dev**2).sum(axis=0) / np.maximum(n_each - 1, 1)
         se = np.sqrt(var / np.maximum(n_each, 1))
+        # Runs that agree exactly have no spread: rounding in the mean must not invent one.
+        if arr.shape[0]:
+            low = np.where(present, arr, np.inf).min(axis=0)
+            se = np.where(low == np.where(present, arr, -np.inf).max(axis=0), 0.0, se)
     finite = np.isfinite(np.where(present, arr, 0.0)).all(axis=0)
     se = np.where((n_each >= 2) & finite, se, np.nan)
     n = int(n_each.max()) if arr.size else 0

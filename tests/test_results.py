@@ -112,3 +112,14 @@ def test_curves_of_k_workers_count_evaluations_when_they_complete() -> None:
     assert summary["clock"] == end.max() == result.clock
     assert summary["worker_seconds"] == pytest.approx(ev["cost"].sum())
     assert summary["n_asked"] == result.n_asked
+
+
+def test_runs_that_agree_show_no_band_despite_rounding_in_the_mean() -> None:
+    # 0.1 + 0.2 + 0.3 style rounding: nine equal values whose float mean is not exactly the
+    # value would give a standard error of ~1e-17 and a misleading "± 0.000".
+    value = 0.9127555772777217  # sum / 9 != value in float64
+    agree = mean_se([value] * 9)
+    assert agree.se == 0.0
+    assert format_mean_se(agree.mean, agree.se, 3) == "0.913"
+    curve = mean_se(np.array([[value, 0.1], [value, 0.2]]))
+    assert curve.se[0] == 0.0 and curve.se[1] > 0
