@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,7 +36,8 @@ import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.layers import LayerTable
-from nasfilter.oracle.base import Backend, BackendSpec
+from nasfilter.oracle.analytic import AnalyticBackend
+from nasfilter.oracle.base import BackendSpec
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import (
     ENGINES,
@@ -48,7 +48,6 @@ from nasfilter.oracle.gpumodel import (
     layer_work,
     max_batch,
 )
-from nasfilter.oracle.measurement import Measurement, Status
 from nasfilter.proxy import ProxyTable
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "data" / "calibration"
@@ -288,7 +287,7 @@ def predict_throughput(
     return float(batch / seconds.sum())
 
 
-class CalibratedBackend(Backend):
+class CalibratedBackend(AnalyticBackend):
     """The calibrated GPU model as an oracle backend: instant, deterministic.
 
     Args:
@@ -363,29 +362,6 @@ class CalibratedBackend(Backend):
             config["calibration"] = self.calibration_path
         return BackendSpec(self.name, device, config)
 
-    def _row(self, res: CalibratedResult, arch: int, config: dict[str, Any]) -> Measurement:
-        batch = int(res.batch[arch])
-        return Measurement(
-            arch=arch,
-            dataset=res.dataset.name,
-            backend=self.name,
-            config=config,
-            device=self.device.to_dict(),
-            status=Status.OK,
-            throughput=float(res.throughput[arch]),
-            batch_size=batch,
-            max_batch=batch,
-            flops_per_image=float(res.flops_per_image[arch]),
-            peak_flops=res.peak_flops,
-            peak_source=res.peak_source,
-            timings={"batch_seconds": float(res.batch_seconds[arch])},
-        )
-
-    def measure(self, arch: int, dataset: Dataset) -> Measurement:
-        return self._row(self.result(dataset), int(arch), self.config)
-
-    def measure_many(self, archs: Sequence[int], dataset: Dataset) -> Iterator[Measurement]:
-        res = self.result(dataset)
-        config = self.config
-        for arch in archs:
-            yield self._row(res, int(arch), config)
+    def batch_of(self, prediction: CalibratedResult, arch: int) -> tuple[int, int | None]:
+        batch = int(prediction.batch[arch])  # the largest that fits the memory
+        return batch, batch

@@ -31,7 +31,6 @@ Model settings, and why (see docs/oracle.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -39,9 +38,9 @@ import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.layers import LayerTable
-from nasfilter.oracle.base import Backend, BackendSpec
+from nasfilter.oracle.analytic import AnalyticBackend
+from nasfilter.oracle.base import BackendSpec
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
-from nasfilter.oracle.measurement import Measurement, Status
 from nasfilter.proxy import ProxyTable
 
 DEFAULT_BATCH = 1024
@@ -219,7 +218,7 @@ def roofline(
     )
 
 
-class RooflineBackend(Backend):
+class RooflineBackend(AnalyticBackend):
     """The roofline as an oracle backend: instant, deterministic, no dependencies.
 
     Args:
@@ -281,28 +280,5 @@ class RooflineBackend(Backend):
             },
         )
 
-    def _row(self, res: RooflineResult, arch: int, config: dict[str, Any]) -> Measurement:
-        return Measurement(
-            arch=arch,
-            dataset=res.dataset.name,
-            backend=self.name,
-            config=config,
-            device=self.device.to_dict(),
-            status=Status.OK,
-            throughput=float(res.throughput[arch]),
-            batch_size=res.batch,
-            max_batch=None,
-            flops_per_image=float(res.flops_per_image[arch]),
-            peak_flops=res.peak_flops,
-            peak_source=res.peak_source,
-            timings={"batch_seconds": float(res.batch_seconds[arch])},
-        )
-
-    def measure(self, arch: int, dataset: Dataset) -> Measurement:
-        return self._row(self.result(dataset), int(arch), self.config)
-
-    def measure_many(self, archs: Sequence[int], dataset: Dataset) -> Iterator[Measurement]:
-        res = self.result(dataset)
-        config = self.config
-        for arch in archs:
-            yield self._row(res, int(arch), config)
+    def batch_of(self, prediction: RooflineResult, arch: int) -> tuple[int, int | None]:
+        return prediction.batch, None  # memory capacity is not modelled
