@@ -29,7 +29,8 @@ import numpy as np
 
 KINDS = ("conv", "grouped_conv", "linear", "memory")
 
-_ARRAYS = (
+# The per-layer array fields of a LayerTable, in order (each (B, L), float64).
+ARRAY_FIELDS = (
     "gemm_m",
     "gemm_n",
     "gemm_k",
@@ -82,7 +83,7 @@ class LayerTable:
         shape = np.shape(self.present)
         if len(shape) != 2 or shape[1] != n_layers:
             raise ValueError(f"present must have shape (B, {n_layers}), got {shape}")
-        for name in _ARRAYS:
+        for name in ARRAY_FIELDS:
             value = getattr(self, name)
             if np.shape(value) != shape:
                 raise ValueError(f"{name} must have shape {shape}, got {np.shape(value)}")

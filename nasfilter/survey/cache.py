@@ -16,20 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from nasfilter.files import atomic_write
-from nasfilter.layers import LayerTable
+from nasfilter.layers import ARRAY_FIELDS, LayerTable
 from nasfilter.survey.analysis import ModelProfile
 
 ANALYSIS = 2
-_ARRAYS = (
-    "gemm_m",
-    "gemm_n",
-    "gemm_k",
-    "groups",
-    "macs",
-    "weight_elems",
-    "input_elems",
-    "output_elems",
-)
 
 
 def default_cache_root() -> Path:
@@ -64,7 +54,7 @@ def save_profile(folder: Path, profile: ModelProfile, fold: int = 1) -> None:
             params=np.float64(profile.params),
             fvcore_macs=np.float64(profile.fvcore_macs),
             input_shape=np.array(profile.input_shape),
-            **{a: getattr(t, a)[0] for a in _ARRAYS},
+            **{a: getattr(t, a)[0] for a in ARRAY_FIELDS},
         )
 
 
@@ -84,7 +74,7 @@ def load(folder: Path, arch: str, img_size: int, fold: int = 1) -> ModelProfile 
     with np.load(path, allow_pickle=False) as z:
         if "error" in z.files:
             return str(z["error"])
-        arrays = {a: z[a][None, :].astype(np.float64) for a in _ARRAYS}
+        arrays = {a: z[a][None, :].astype(np.float64) for a in ARRAY_FIELDS}
         table = LayerTable(
             names=tuple(str(n) for n in z["names"]),
             kinds=tuple(str(k) for k in z["kinds"]),

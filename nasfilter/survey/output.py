@@ -10,15 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from nasfilter.files import atomic_write
+from nasfilter.layers import ARRAY_FIELDS
 from nasfilter.survey.survey import COLUMNS, SurveyResult
 
 # Files a survey writes; with force=True only these are replaced in a non-empty folder.
 OUTPUTS = ("survey.csv", "layers.csv", "summary.json", "report.html")
 FIGURES = ("fig1", "fig2a", "fig2b")
-LAYER_COLUMNS = (
-    "model", "img_size", "index", "name", "kind", "gemm_m", "gemm_n", "gemm_k", "groups",
-    "macs", "weight_elems", "input_elems", "output_elems", "intensity",
-)  # fmt: skip
+LAYER_COLUMNS = ("model", "img_size", "index", "name", "kind", *ARRAY_FIELDS, "intensity")
 
 
 def _cell(value: Any) -> str:
@@ -50,19 +48,7 @@ def write_survey(result: SurveyResult, out: Path, figures: bool = True) -> list[
             for i, name in enumerate(table.names):
                 w.writerow(
                     [row["model"], row["img_size"], i, name, table.kinds[i]]
-                    + [
-                        _cell(float(getattr(table, a)[0, i]))
-                        for a in (
-                            "gemm_m",
-                            "gemm_n",
-                            "gemm_k",
-                            "groups",
-                            "macs",
-                            "weight_elems",
-                            "input_elems",
-                            "output_elems",
-                        )
-                    ]
+                    + [_cell(float(getattr(table, a)[0, i])) for a in ARRAY_FIELDS]
                     + [_cell(float(intensity[i]))]
                 )
     written.append(out / "layers.csv")
