@@ -11,6 +11,7 @@ transaction per run, and pairs already in the store are skipped (resume).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import multiprocessing
@@ -276,15 +277,46 @@ def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
     return table, proxy, ref
 
 
+_TABLE_ARRAYS = (
+    "valid_acc",
+    "test_acc",
+    "train_time",
+    "valid_time",
+    "latency",
+    "params",
+    "macs",
+    "present",
+)
+
+
+def content_digest(*arrays: np.ndarray) -> str:
+    """SHA-256 (hex) of ``arrays``' shapes, dtypes and bytes: what identifies a table's or
+    an oracle's numbers, wherever they were read from."""
+    digest = hashlib.sha256()
+    for arr in arrays:
+        a = np.ascontiguousarray(arr)
+        digest.update(f"{a.dtype.str}{a.shape};".encode())
+        digest.update(a.tobytes())
+    return digest.hexdigest()
+
+
 def provenance(spec: RunSpec) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(table provenance, oracle provenance) of ``spec``, JSON-serialisable."""
+    """(table provenance, oracle provenance) of ``spec``, JSON-serialisable, each with the
+    ``sha256`` of its numbers (:func:`content_digest`)."""
     table, proxy, _ = inputs(spec)
     table_prov = asdict(table.provenance) | {
         "label": table.provenance.label,
         "dataset": table.dataset.name,
         "path": spec.table,
+        "sha256": content_digest(
+            np.asarray(table.seeds), *(getattr(table, c) for c in _TABLE_ARRAYS)
+        ),
     }
-    oracle_prov = {"label": proxy.label, **proxy.provenance}
+    oracle_prov = {
+        "label": proxy.label,
+        **proxy.provenance,
+        "sha256": content_digest(proxy.utilization, proxy.throughput),
+    }
     return table_prov, json.loads(json.dumps(oracle_prov, default=str))
 
 

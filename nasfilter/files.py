@@ -1,13 +1,18 @@
-"""Writing files so that a failure never leaves a half-written one behind."""
+"""Writing files so that a failure never leaves a half-written one behind, and the one rule
+every writer follows: never write onto any input of the same operation."""
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import quote
+
+PathArg = str | os.PathLike[str] | None
 
 
 @contextmanager
@@ -31,9 +36,114 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO[
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise named_os_error(exc, target) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def named_os_error(exc: OSError, target: Path) -> OSError:
+    """``exc`` as an OSError of the same type whose message names ``target`` (a full disk's
+    ``[Errno 28]`` names no file), saying that ``target`` was left as it was."""
+    if exc.filename is not None and str(target) in str(exc):
+        return exc
+    reason = exc.strerror or str(exc)
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    hint = " (the disk is full: free some space)" if full else ""
+    message = f"cannot write {str(target)!r}: {reason}{hint}; the file was left as it was"
+    return type(exc)(exc.errno, message) if exc.errno is not None else OSError(message)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell that no spreadsheet runs as a formula: text beginning with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return gets a leading ``'``; numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def write_csv(target: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """Write ``rows`` (dicts with the keys of the first; at least one) as CSV with a header,
+    whole or not at all, every text cell made safe by :func:`csv_cell`."""
+    import csv
+
+    rows = list(rows)
+    with atomic_write(target, "w") as fh:  # never half a file, nor a clobbered one
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
+
+
+# ------------------------------------------------------------------ inputs and outputs
+def same_file(a: Path, b: Path) -> bool:
+    """True when ``a`` and ``b`` name one file (or one path, for files not yet there)."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:  # pragma: no cover (a race with a deletion)
+        pass
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def sqlite_family(path: Path) -> list[Path]:
+    """``path`` and the files SQLite keeps beside it."""
+    return [path, *(Path(f"{path}{s}") for s in ("-wal", "-shm", "-journal"))]
+
+
+def check_not_input(
+    target: Path, flag: str, inputs: Mapping[str, PathArg], databases: tuple[str, ...] = ()
+) -> None:
+    """ValueError when ``target`` is one of ``inputs`` (flag or name -> path); for the
+    names in ``databases`` the SQLite side files (``-wal``, ``-shm``, ``-journal``) count
+    too. The rule of every writer, whatever ``--force`` says."""
+    for in_flag, in_path in inputs.items():
+        if in_path is None:
+            continue
+        source = Path(in_path)
+        family = sqlite_family(source) if in_flag in databases else [source]
+        if any(same_file(target, p) for p in family):
+            raise ValueError(
+                f"{flag} {str(target)!r} is the command's input {in_flag} {str(in_path)!r}; "
+                "refusing to write over an input, even with --force: choose another name"
+            )
+
+
+def check_path_text(path: PathArg, flag: str) -> None:
+    """ValueError for an empty path (``''`` would mean the current folder) or a symbolic
+    link that leads nowhere (a loop, or a missing target), naming ``flag``."""
+    if path is None:
+        return
+    if not os.fspath(path):
+        raise ValueError(f"{flag} is empty; give a file name")
+    target = Path(path)
+    if target.is_symlink() and not os.path.exists(target):
+        try:
+            target.resolve(strict=True)
+            why = "its target does not exist"
+        except RuntimeError:
+            why = "it is a symbolic link loop"
+        except OSError as exc:
+            why = "it is a symbolic link loop" if exc.errno == errno.ELOOP else str(exc.strerror)
+        raise ValueError(
+            f"{flag} {str(target)!r} is a symbolic link that leads to no file ({why}); "
+            "remove the link or give another name"
+        )
+
+
+def sqlite_uri(path: str | os.PathLike[str], **params: str) -> str:
+    """An SQLite ``file:`` URI of ``path`` with its bytes percent-quoted, so that ``#``,
+    ``?``, ``%`` and names that are not UTF-8 reach the file system as they are."""
+    absolute = os.fsencode(os.path.abspath(os.fspath(path)))
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    return "file:" + quote(absolute, safe=b"/") + (f"?{query}" if query else "")
 
 
 def read_npz(path: str | os.PathLike[str], kind: str, origin: str) -> dict[str, Any]:
@@ -118,14 +228,18 @@ def connect_sqlite_readonly(path: str | os.PathLike[str], what: str) -> Any:
     holds data raises PermissionError (those rows would be missed), naming the file.
     """
     import sqlite3
-    from urllib.parse import quote
 
     target = Path(path)
-    uri = "file:" + quote(str(target.resolve()))
     side = [Path(f"{target}-wal"), Path(f"{target}-journal")]
+    if not os.access(target, os.R_OK):
+        raise PermissionError(
+            f"cannot read {what} {str(target)!r}: the file is not readable for this user "
+            "(no read permission); ask its owner, or make it readable (chmod u+r)"
+        )
+    immutable = sqlite_uri(target.resolve(), immutable="1")
     if not any(p.exists() for p in side):
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
-    con = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+        return sqlite3.connect(immutable, uri=True, isolation_level=None)
+    con = sqlite3.connect(sqlite_uri(target.resolve(), mode="ro"), uri=True, isolation_level=None)
     try:
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return con
@@ -139,4 +253,4 @@ def connect_sqlite_readonly(path: str | os.PathLike[str], what: str) -> Any:
                 f"write its folder can read ({exc}); open it once where it is writable, or "
                 "copy the files to a writable folder"
             ) from exc
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+        return sqlite3.connect(immutable, uri=True, isolation_level=None)

@@ -32,11 +32,12 @@ import numpy as np
 
 from nasfilter.metrics import METRICS, FrontReference, front_of, score
 from nasfilter.problem import ASK, DROP, EVALUATE, PROXY, RECOMMEND, UNLOGGED_FIELDS
+from nasfilter.registry import parse_spec
 from nasfilter.table import BenchmarkTable
 
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.experiment import RunSpec
-    from nasfilter.storage import Storage
+    from nasfilter.storage import Storage, StoredRun
 
 _TRIAL_KINDS = (ASK, DROP, EVALUATE)  # each trial appears in exactly one such event
 METRICS_VERSION = 2  # bump when a metric or a summary field changes meaning
@@ -281,8 +282,11 @@ class RunResults:
         status: why it stopped; ``info``: what the run recorded besides events (searcher and
             filter configs, real seconds).
         summary: :func:`run_summary`; ``metrics``, ``curves``: :func:`score_events`.
-        table_label, oracle_label: the provenance labels of its inputs.
+        table_label, oracle_label: the provenance labels of its inputs; ``table_id``,
+            ``oracle_id``: what identifies their content
+            (:func:`~nasfilter.storage.input_id`).
         events: the event columns, when loaded with ``with_events=True``.
+        computed: True when the scores were computed now (the storage had none cached).
     """
 
     run_id: int
@@ -296,6 +300,9 @@ class RunResults:
     table_label: str
     oracle_label: str
     events: dict[str, np.ndarray] | None = None
+    table_id: str = ""
+    oracle_id: str = ""
+    computed: bool = False
 
     def row(self) -> dict[str, Any]:
         """A flat dict: the spec's fields, seed, status, summary and metrics."""
@@ -309,10 +316,17 @@ class RunResults:
             "budget": spec.budget,
             "budget_clock": spec.budget_clock,
             "workers": spec.workers,
+            "proxy_cost": spec.proxy_cost,
+            "max_idle": spec.max_idle,
+            "n_ticks": spec.n_ticks,
+            "oracle": spec.oracle,
+            "device": spec.device,
             "seed": self.seed,
             "status": self.status,
             "table_label": self.table_label,
             "oracle_label": self.oracle_label,
+            "table_id": self.table_id,
+            "oracle_id": self.oracle_id,
             **self.summary,
             **self.metrics,
         }
@@ -335,12 +349,35 @@ class StaleMetricsError(ValueError):
     """Stored scores were computed by another metrics version; recompute them."""
 
 
+class UntrustedPluginError(ValueError):
+    """Scoring a stored run would import plugin code named inside the storage."""
+
+
+def oracle_plugin(spec: RunSpec) -> str | None:
+    """The plugin path (``module:Class``, ``file.py:Class``) of ``spec``'s oracle backend,
+    or None for a built-in one. Built-in names never hold ``:``."""
+    name, _ = parse_spec(spec.oracle)
+    return name if ":" in name else None
+
+
+def _refuse_plugin(run: StoredRun, storage: Storage) -> None:
+    plugin = oracle_plugin(run.spec)
+    if plugin is not None:
+        raise UntrustedPluginError(
+            f"run {run.run_id} of {storage.describe()} has no cached scores, and computing "
+            f"them would import and run the oracle plugin {plugin!r} that the database names. "
+            "nasfilter never runs code named by a file it reads; if you trust this database "
+            "and that plugin, pass --trust-plugins (trust_plugins=True)"
+        )
+
+
 def load_results(
     storage: Storage,
     *,
     recompute: bool = False,
     select: Iterable[tuple[str, int]] | None = None,
     with_events: bool = False,
+    trust_plugins: bool = False,
 ) -> list[RunResults]:
     """Every stored run (or those whose (spec key, seed) is in ``select``), scored.
 
@@ -350,6 +387,10 @@ def load_results(
     the versions (and ``nasfilter compare --recompute``) unless ``recompute``. A
     :attr:`~nasfilter.storage.Storage.readonly` storage is never written: missing or
     stale scores are computed in memory.
+
+    Scoring needs the run's oracle; where that is a plugin named inside the storage, it is
+    imported only with ``trust_plugins`` (else :class:`UntrustedPluginError`, naming it):
+    reading results never runs code that the file being read names.
     """
     wanted = None if select is None else set(select)
     out = []
@@ -369,6 +410,8 @@ def load_results(
         events = storage.events(run.run_id) if cached is None or with_events else None
         if cached is None:
             assert events is not None
+            if not trust_plugins:
+                _refuse_plugin(run, storage)
             summary, metrics, curves = score_spec_events(run.spec, events, run.info.get("unlogged"))
             if not storage.readonly:
                 storage.put_scores(run.run_id, METRICS_VERSION, summary, metrics, curves)
@@ -387,12 +430,16 @@ def load_results(
                 table_label=run.table_label,
                 oracle_label=run.oracle_label,
                 events=events if with_events else None,
+                table_id=run.table_id,
+                oracle_id=run.oracle_id,
+                computed=cached is None,
             )
         )
     return out
 
 
 # ------------------------------------------------------------------ over seeds
+# Every setting that changes a result: a table and an oracle count by their content.
 GROUP_FIELDS = (
     "searcher",
     "filter",
@@ -400,6 +447,13 @@ GROUP_FIELDS = (
     "budget",
     "budget_clock",
     "workers",
+    "proxy_cost",
+    "max_idle",
+    "n_ticks",
+    "oracle",
+    "device",
+    "table_id",
+    "oracle_id",
     "table_label",
     "oracle_label",
 )
@@ -410,14 +464,24 @@ def group_rows(
 ) -> list[dict[str, Any]]:
     """One dict per distinct ``by`` tuple, in first-seen order: the group's fields,
     ``n_seeds``, ``statuses``, ``n_empty`` (runs that evaluated nothing,
-    :func:`evaluated_nothing`) and a :class:`MeanSE` per column of ``columns``."""
+    :func:`evaluated_nothing`) and a :class:`MeanSE` per column of ``columns``.
+
+    A seed counts once per group: a second run of it (the same inputs read from another
+    path) is left out, and counted in ``n_repeated``."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    repeated: dict[tuple[Any, ...], int] = {}
     for row in rows:
-        groups.setdefault(tuple(row[k] for k in by), []).append(row)
+        key = tuple(row[k] for k in by)
+        members = groups.setdefault(key, [])
+        if "seed" in row and any(m.get("seed") == row["seed"] for m in members):
+            repeated[key] = repeated.get(key, 0) + 1
+            continue
+        members.append(row)
     out = []
     for key, members in groups.items():
         entry: dict[str, Any] = dict(zip(by, key, strict=True))
         entry["n_seeds"] = len(members)
+        entry["n_repeated"] = repeated.get(key, 0)
         entry["statuses"] = sorted({m["status"] for m in members})
         entry["n_empty"] = sum(1 for m in members if evaluated_nothing(m))
         for col in columns:
@@ -482,6 +546,7 @@ __all__ = [
     "MeanSE",
     "RunResults",
     "StaleMetricsError",
+    "UntrustedPluginError",
     "completed_evaluations",
     "curve_band",
     "empty_run_warning",
@@ -491,6 +556,7 @@ __all__ = [
     "group_rows",
     "load_results",
     "mean_se",
+    "oracle_plugin",
     "reach_text",
     "recommendations",
     "run_summary",

@@ -13,6 +13,7 @@ table and oracle. Nothing else is stored except a cache of the scores that
 from __future__ import annotations
 
 import abc
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
 @dataclass(frozen=True)
 class StoredRun:
     """One stored run, as written: ids, what ran, why it stopped, and the run's info
-    (``searcher_config``, ``filter_config``, ``wall_seconds``: real seconds)."""
+    (``searcher_config``, ``filter_config``, ``wall_seconds``: real seconds).
+    ``table_id`` and ``oracle_id`` identify the content of its inputs (:func:`input_id`)."""
 
     run_id: int
     spec: RunSpec
@@ -35,6 +37,32 @@ class StoredRun:
     info: dict[str, Any]
     table_label: str
     oracle_label: str
+    table_id: str = ""
+    oracle_id: str = ""
+
+
+def input_id(provenance: dict[str, Any]) -> str:
+    """What identifies a table's or oracle's content: the SHA-256 of its arrays that the
+    provenance records (``sha256``), whatever file it was read from; for provenance written
+    before that was recorded, a digest of the whole provenance (its path included)."""
+    digest = provenance.get("sha256")
+    if isinstance(digest, str) and digest:
+        return digest
+    text = json.dumps(provenance, sort_keys=True, default=str)
+    return "provenance:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def changed_inputs(old: dict[str, Any], new: dict[str, Any], what: str = "table") -> list[str]:
+    """What differs between the stored provenance ``old`` and ``new`` of one spec's
+    ``what`` ("table" or "oracle"), one phrase per field both record (a field only one
+    records tells nothing)."""
+    out = []
+    for key in sorted(set(old) & set(new)):
+        if old[key] != new[key]:
+            shown = [str(v)[:80] for v in (old[key], new[key])]
+            name = "content (sha256)" if key == "sha256" else key
+            out.append(f"the {what}'s {name} was {shown[0]!r}, now {shown[1]!r}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -139,7 +167,8 @@ class InMemoryStorage(Storage):
 
     def __init__(self) -> None:
         self.duplicates = 0
-        self._specs: dict[str, tuple[str, str]] = {}  # key -> (table label, oracle label)
+        # spec key -> (table provenance, oracle provenance)
+        self._specs: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._provenance: list[dict[str, Any]] = []
         self._runs: list[StoredRun] = []
         self._by_key: dict[tuple[str, int], int] = {}
@@ -152,19 +181,25 @@ class InMemoryStorage(Storage):
     def add_spec(
         self, spec: RunSpec, table_provenance: dict[str, Any], oracle_provenance: dict[str, Any]
     ) -> None:
+        known = self._specs.get(spec.key())
+        if known is not None:
+            changes = changed_inputs(known[0], table_provenance)
+            changes += changed_inputs(known[1], oracle_provenance, "oracle")
+            if changes:
+                raise ValueError(
+                    f"{self.describe()} holds runs of {spec.label!r} made with other inputs: "
+                    f"{'; '.join(changes)}"
+                )
         for kind, data in (("table", table_provenance), ("oracle", oracle_provenance)):
             entry = {"kind": kind, "label": str(data.get("label", "")), "data": data}
             if entry not in self._provenance:
                 self._provenance.append(entry)
-        self._specs.setdefault(
-            spec.key(),
-            (str(table_provenance.get("label", "")), str(oracle_provenance.get("label", ""))),
-        )
+        self._specs.setdefault(spec.key(), (table_provenance, oracle_provenance))
 
     def add_run(self, record: RunRecord) -> int | None:
         key = (record.spec.key(), record.seed)
-        labels = self._specs.get(key[0])
-        if labels is None:
+        inputs = self._specs.get(key[0])
+        if inputs is None:
             raise LookupError(f"spec {record.spec.label!r} is not stored; add_spec first")
         if key in self._by_key:
             self.duplicates += 1
@@ -177,7 +212,10 @@ class InMemoryStorage(Storage):
                 record.seed,
                 str(record.summary["status"]),
                 run_info(record),
-                *labels,
+                str(inputs[0].get("label", "")),
+                str(inputs[1].get("label", "")),
+                input_id(inputs[0]),
+                input_id(inputs[1]),
             )
         )
         self._by_key[key] = run_id

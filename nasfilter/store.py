@@ -24,7 +24,7 @@ Safety: WAL journal (readers never block the writer), each run written in one tr
 processes can write one database, and ``INSERT OR IGNORE`` on (spec, seed) so that a run
 computed twice is stored once. A database of another schema version is refused before
 anything is read from it, naming the version and the migration command
-(``nasfilter migrate-db``; :func:`migrate`).
+(``nasfilter migrate-db``; :func:`nasfilter.migration.migrate`).
 """
 
 from __future__ import annotations
@@ -36,21 +36,36 @@ import sqlite3
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nasfilter.files import atomic_write, check_sqlite_writable, connect_sqlite_readonly
-from nasfilter.problem import EVENT_KINDS
-from nasfilter.storage import Storage, StoredRun, StoredScores, run_info, scored_summary
+from nasfilter.files import (
+    atomic_write,
+    check_not_input,
+    check_sqlite_writable,
+    connect_sqlite_readonly,
+    sqlite_uri,
+    write_csv,
+)
+from nasfilter.problem import EVENT_KINDS, TRACE_LIMIT
+from nasfilter.storage import (
+    Storage,
+    StoredRun,
+    StoredScores,
+    changed_inputs,
+    input_id,
+    run_info,
+    scored_summary,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.experiment import RunRecord, RunSpec
 
 SCHEMA_VERSION = 2
+MIGRATABLE = ("1",)  # older schema versions nasfilter.migration rewrites in this one
 BUSY_TIMEOUT = 60.0  # seconds a writer waits for another one
 
 _SPEC_COLUMNS = (
@@ -113,7 +128,51 @@ CREATE TABLE IF NOT EXISTS scores (
 
 
 class StoreError(ValueError):
-    """The file is not a nasfilter results database, or has another schema version."""
+    """The file is not a nasfilter results database, has another schema version, is
+    damaged, locked or on a full disk; the message names the file (and the run)."""
+
+
+def database_problem(path: Path, exc: Exception, timeout: float = BUSY_TIMEOUT) -> StoreError:
+    """A :class:`StoreError` naming ``path`` and saying what to do about an SQLite error."""
+    text = str(exc)
+    where = repr(str(path))
+    if "locked" in text or "busy" in text:
+        return StoreError(
+            f"results database {where} is locked by another program (waited {timeout:g} s: "
+            f"{text}); try again when that program has finished"
+        )
+    if "full" in text or "I/O error" in text:
+        return StoreError(
+            f"cannot write results database {where}: {text} (the disk may be full or failing; "
+            "free some space and run the command again: runs already stored are kept)"
+        )
+    if "malformed" in text or "not a database" in text or isinstance(exc, zlib.error):
+        return StoreError(
+            f"results database {where} is damaged ({text}); restore it from a copy, or "
+            "write the runs again to a new --db file"
+        )
+    return StoreError(f"results database {where}: {text}")
+
+
+# Bounds of what a database row may claim, so that a crafted row cannot make a reader
+# inflate gigabytes: a run logs at most TRACE_LIMIT events (plus a few recommendations).
+MAX_EVENTS = 2 * TRACE_LIMIT
+MAX_CURVE_CELLS = 64 * 100_000  # curves x ticks
+
+
+def inflate_exactly(blob: bytes, size: int, what: str) -> bytes:
+    """``blob`` decompressed, which must be exactly ``size`` bytes; zlib.error otherwise,
+    without ever inflating more than ``size + 1`` bytes."""
+    if not isinstance(blob, bytes):
+        raise zlib.error(f"{what} is not a compressed blob")
+    inflater = zlib.decompressobj()
+    data = inflater.decompress(blob, size + 1)
+    if len(data) != size or not inflater.eof:
+        raise zlib.error(
+            f"{what} does not hold {size} bytes as its row says (it inflates to "
+            f"{'more' if len(data) > size else len(data)})"
+        )
+    return data
 
 
 def _json_number(x: Any) -> Any:
@@ -160,10 +219,16 @@ def _encode_events(events: dict[str, np.ndarray]) -> list[bytes]:
 
 
 def _decode_events(n: int, blobs: tuple[bytes, ...]) -> dict[str, np.ndarray]:
+    if not 0 <= n <= MAX_EVENTS:
+        raise zlib.error(f"the events row claims {n} events (at most {MAX_EVENTS})")
     raw = {
-        name: np.frombuffer(zlib.decompress(blob), dtype=dtype)
+        name: np.frombuffer(
+            inflate_exactly(blob, n * np.dtype(dtype).itemsize, f"column {name!r}"), dtype
+        )
         for (name, dtype), blob in zip(_EVENT_DTYPES.items(), blobs, strict=True)
     }
+    if np.any(raw["kind"] >= len(_KIND_NAMES)):
+        raise zlib.error("column 'kind' holds an unknown event kind")
     out: dict[str, np.ndarray] = {"step": np.arange(n, dtype=np.int64)}
     for name, dtype in _EVENT_DTYPES.items():
         arr = raw[name]
@@ -225,11 +290,14 @@ class Store(Storage):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             if not self.readonly:
-                self._con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+                self._con = sqlite3.connect(
+                    sqlite_uri(self.path), timeout=timeout, isolation_level=None, uri=True
+                )
             else:  # a reader: never writes, and works on a read-only file and folder
                 self._con = connect_sqlite_readonly(self.path, "results database")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open results database {str(self.path)!r}: {exc}") from exc
+        self._timeout = timeout
         try:
             self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             self._refuse_foreign(create)
@@ -252,9 +320,31 @@ class Store(Storage):
             raise
         except sqlite3.DatabaseError as exc:
             self._con.close()
+            text = str(exc)
+            if "locked" in text or "busy" in text or "full" in text or "I/O" in text:
+                raise database_problem(self.path, exc, timeout) from exc
             raise StoreError(
                 f"{str(self.path)!r} is not a nasfilter results database: {exc}"
             ) from exc
+
+    @contextmanager
+    def _guard(self, run_id: int | None = None) -> Iterator[None]:
+        """Turn SQLite's and zlib's errors inside into a StoreError naming the database
+        (and the run)."""
+        try:
+            yield
+        except (sqlite3.DatabaseError, zlib.error) as exc:
+            problem = database_problem(self.path, exc, self._timeout)
+            if run_id is not None:
+                problem.args = (f"run {run_id}: {problem.args[0]}",)
+            raise problem from exc
+
+    def _refuse_readonly(self, what: str) -> None:
+        if self.readonly:
+            raise StoreError(
+                f"{self.describe()} was opened read-only, so {what} cannot be written; open "
+                "it with Store(path) or Store(path, create=False, readonly=False)"
+            )
 
     # ------------------------------------------------------------------ plumbing
     def _refuse_foreign(self, create: bool) -> None:
@@ -293,7 +383,7 @@ class Store(Storage):
             how = (
                 f"migrate it with `nasfilter migrate-db --db {self.path}` (the old file is "
                 "kept beside it), or use a new --db file"
-                if row[0] in MIGRATIONS
+                if row[0] in MIGRATABLE
                 else "use a new --db file, or the nasfilter version that wrote it"
             )
             raise StoreError(
@@ -320,15 +410,22 @@ class Store(Storage):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; BEGIN IMMEDIATE takes the write lock up front."""
+        """One write transaction; BEGIN IMMEDIATE takes the write lock up front. SQLite's
+        errors (a full disk, a lock held too long) come out as a StoreError naming the
+        file; a transaction SQLite already rolled back is not rolled back twice."""
         con = self._con
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            yield con
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("COMMIT")
+        with self._guard():
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                yield con
+            except BaseException:
+                if con.in_transaction:
+                    try:
+                        con.execute("ROLLBACK")
+                    except sqlite3.DatabaseError:  # pragma: no cover (SQLite gave up already)
+                        pass
+                raise
+            con.execute("COMMIT")
 
     def _provenance_id(self, con: sqlite3.Connection, kind: str, data: dict[str, Any]) -> int:
         text = json.dumps(data, sort_keys=True, default=str)
@@ -345,8 +442,12 @@ class Store(Storage):
     def add_spec(
         self, spec: RunSpec, table_provenance: dict[str, Any], oracle_provenance: dict[str, Any]
     ) -> None:
-        """Record ``spec`` and the provenance of its table and oracle."""
+        """Record ``spec`` and the provenance of its table and oracle. StoreError when the
+        spec is stored already with other inputs (its table or oracle changed since: a
+        resumed run would mix both), naming what changed."""
+        self._refuse_readonly("a run spec")
         with self._write() as con:
+            self._refuse_changed_inputs(con, spec, table_provenance, oracle_provenance)
             table_id = self._provenance_id(con, "table", table_provenance)
             oracle_id = self._provenance_id(con, "oracle", oracle_provenance)
             values = (
@@ -371,6 +472,27 @@ class Store(Storage):
                 (spec.key(), *values, table_id, oracle_id),
             )
 
+    def _refuse_changed_inputs(
+        self, con: sqlite3.Connection, spec: RunSpec, table: dict[str, Any], oracle: dict[str, Any]
+    ) -> None:
+        row = con.execute(
+            "SELECT tp.json, op.json FROM specs JOIN provenance tp ON specs.table_provenance = "
+            "tp.id JOIN provenance op ON specs.oracle_provenance = op.id WHERE specs.key = ?",
+            (spec.key(),),
+        ).fetchone()
+        if row is None:
+            return
+        changes = changed_inputs(json.loads(row[0]), json.loads(json.dumps(table, default=str)))
+        changes += changed_inputs(
+            json.loads(row[1]), json.loads(json.dumps(oracle, default=str)), "oracle"
+        )
+        if changes:
+            raise StoreError(
+                f"{self.describe()} holds runs of {spec.label!r} made with other inputs: "
+                f"{'; '.join(changes)}. Resuming would mix both in one result; restore the "
+                "inputs those runs used, or write the new runs to a new --db file"
+            )
+
     def _spec_id(self, con: sqlite3.Connection, spec: RunSpec) -> int:
         row = con.execute("SELECT id FROM specs WHERE key = ?", (spec.key(),)).fetchone()
         if row is None:
@@ -380,6 +502,7 @@ class Store(Storage):
     def add_run(self, record: RunRecord) -> int | None:
         """Write one run (status, info, events, and its scores as a cache) in one
         transaction; return its id, or None if that (spec, seed) is already stored."""
+        self._refuse_readonly("a run")
         events = record.events
         blobs = _encode_events(events)
         with self._write() as con:
@@ -448,107 +571,130 @@ class Store(Storage):
         metrics: dict[str, float],
         curves: dict[str, np.ndarray],
     ) -> None:
-        if self.readonly:
-            raise StoreError(
-                f"{self.describe()} was opened read-only; its scores cache cannot be "
-                "written (open it with readonly=False)"
-            )
+        self._refuse_readonly("its scores cache")
         with self._write() as con:
             self._put_scores(con, run_id, version, summary, metrics, curves)
 
     # -------------------------------------------------------------------- reading
     def completed(self) -> set[tuple[str, int]]:
         """Every stored (spec key, seed)."""
-        rows = self._con.execute(
-            "SELECT specs.key, runs.seed FROM runs JOIN specs ON runs.spec_id = specs.id"
-        ).fetchall()
+        with self._guard():
+            rows = self._con.execute(
+                "SELECT specs.key, runs.seed FROM runs JOIN specs ON runs.spec_id = specs.id"
+            ).fetchall()
         return {(key, int(seed)) for key, seed in rows}
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        cur = self._con.execute(sql, params)
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        with self._guard():
+            cur = self._con.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
     def stored_runs(self) -> list[StoredRun]:
+        """Every stored run; StoreError naming the database and the run for a run whose
+        spec, info or provenance is missing or corrupt."""
+        rows = self._query(
+            "SELECT runs.id, specs.key, runs.seed, runs.status, runs.info, tp.json AS tj, "
+            "tp.label AS tl, op.json AS oj, op.label AS ol FROM runs "
+            "LEFT JOIN specs ON runs.spec_id = specs.id "
+            "LEFT JOIN provenance tp ON specs.table_provenance = tp.id "
+            "LEFT JOIN provenance op ON specs.oracle_provenance = op.id ORDER BY runs.id"
+        )
+        specs: dict[str, RunSpec] = {}
+        return [self._stored_run(row, specs) for row in rows]
+
+    def _stored_run(self, row: dict[str, Any], specs: dict[str, RunSpec]) -> StoredRun:
         from nasfilter.experiment import RunSpec
 
-        rows = self._con.execute(
-            "SELECT runs.id, specs.key, runs.seed, runs.status, runs.info, tp.label, op.label "
-            "FROM runs JOIN specs ON runs.spec_id = specs.id "
-            "JOIN provenance tp ON specs.table_provenance = tp.id "
-            "JOIN provenance op ON specs.oracle_provenance = op.id ORDER BY runs.id"
-        ).fetchall()
-        specs: dict[str, RunSpec] = {}
-        out = []
-        for run_id, key, seed, status, info, table_label, oracle_label in rows:
-            if key not in specs:
-                specs[key] = RunSpec.from_key(key)
-            out.append(
-                StoredRun(
-                    int(run_id),
-                    specs[key],
-                    int(seed),
-                    status,
-                    json.loads(info),
-                    table_label,
-                    oracle_label,
-                )
+        run_id = row["id"]
+        where = f"run {run_id} of {self.describe()}"
+        if row["key"] is None or row["tj"] is None or row["oj"] is None:
+            what = "run spec" if row["key"] is None else "table and oracle provenance"
+            raise StoreError(
+                f"{where} has lost its {what} (rows deleted from the database); restore "
+                "the database from a copy, or run again into a new --db file"
             )
-        return out
+        try:
+            if row["key"] not in specs:
+                specs[row["key"]] = RunSpec.from_key(row["key"])
+            info = json.loads(row["info"])
+            if not isinstance(info, dict) or not isinstance(row["seed"], int):
+                raise ValueError("its info is not a JSON object, or its seed no integer")
+            table, oracle = json.loads(row["tj"]), json.loads(row["oj"])
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StoreError(
+                f"{where} is corrupt: {exc}; restore the database from a copy, or run "
+                "again into a new --db file"
+            ) from exc
+        return StoredRun(
+            int(run_id),
+            specs[row["key"]],
+            int(row["seed"]),
+            str(row["status"]),
+            info,
+            str(row["tl"]),
+            str(row["ol"]),
+            input_id(table),
+            input_id(oracle),
+        )
 
     def provenance(self) -> list[dict[str, Any]]:
         """Every stored table and oracle description, with its JSON decoded."""
         rows = self._query("SELECT id, kind, label, json FROM provenance ORDER BY id")
         for row in rows:
-            row["data"] = json.loads(row.pop("json"))
+            try:
+                row["data"] = json.loads(row.pop("json"))
+            except ValueError as exc:
+                raise StoreError(
+                    f"provenance row {row['id']} of {self.describe()} is corrupt: {exc}"
+                ) from exc
         return rows
 
     def events(self, run_id: int) -> dict[str, np.ndarray]:
-        """The event columns of one run, as :meth:`nasfilter.problem.EventLog.arrays`."""
-        row = self._con.execute(
-            f"SELECT n, {', '.join(f'{chr(34)}{c}{chr(34)}' for c in _EVENT_DTYPES)} "
-            "FROM events WHERE run_id = ?",
-            (run_id,),
-        ).fetchone()
-        if row is None:
-            raise LookupError(f"no run {run_id} in {str(self.path)!r}")
-        return _decode_events(int(row[0]), tuple(row[1:]))
+        """The event columns of one run, as :meth:`nasfilter.problem.EventLog.arrays`.
+        Each column inflates to no more than its row's event count implies; StoreError
+        naming the run for a blob that does not match it."""
+        with self._guard(run_id):
+            row = self._con.execute(
+                f"SELECT n, {', '.join(f'{chr(34)}{c}{chr(34)}' for c in _EVENT_DTYPES)} "
+                "FROM events WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                raise LookupError(f"no run {run_id} in {str(self.path)!r}")
+            if not isinstance(row[0], int):
+                raise zlib.error(f"the events row's count is {row[0]!r}, not an integer")
+            return _decode_events(int(row[0]), tuple(row[1:]))
 
     def scores(self, run_id: int) -> StoredScores | None:
-        row = self._con.execute(
-            "SELECT version, summary, metrics, curve_names, curves FROM scores WHERE run_id = ?",
-            (run_id,),
-        ).fetchone()
-        if row is None:
-            return None
-        version, summary, metrics, names_shape, blob = row
-        names, shape = json.loads(names_shape)
-        stacked = np.frombuffer(zlib.decompress(blob), dtype="<f8").reshape(shape)
-        curves = {
-            k: (stacked[i].astype(np.int64) if k == "n_evaluations" else stacked[i].copy())
-            for i, k in enumerate(names)
-        }
-        return StoredScores(
-            int(version),
-            {k: _from_json_number(v) for k, v in json.loads(summary).items()},
-            {k: _from_json_number(v) for k, v in json.loads(metrics).items()},
-            curves,
-        )
+        with self._guard(run_id):
+            row = self._con.execute(
+                "SELECT version, summary, metrics, curve_names, curves FROM scores "
+                "WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            try:
+                return _decode_scores(*row)
+            except (ValueError, TypeError) as exc:
+                raise zlib.error(f"its cached scores are corrupt: {exc}") from exc
 
     # -------------------------------------------------------------------- export
-    def rows(self, what: str = "runs") -> list[dict[str, Any]]:
+    def rows(self, what: str = "runs", trust_plugins: bool = False) -> list[dict[str, Any]]:
         """Rows of ``what``: "runs" (one per run, with its metrics, computed by
-        :mod:`nasfilter.results`), "events" (one row per event, with run_id) or
-        "provenance"."""
+        :mod:`nasfilter.results`; ``trust_plugins`` as there), "events" (one row per
+        event, with run_id) or "provenance"."""
         if what == "runs":
             from nasfilter.results import load_results
 
-            return [r.row() for r in load_results(self)]
+            return [r.row() for r in load_results(self, trust_plugins=trust_plugins)]
         if what == "provenance":
             return [{**r, "data": json.dumps(r["data"], sort_keys=True)} for r in self.provenance()]
         if what == "events":
             out: list[dict[str, Any]] = []
-            for (run_id,) in self._con.execute("SELECT run_id FROM events ORDER BY run_id"):
+            for found in self._query("SELECT run_id FROM events ORDER BY run_id"):
+                run_id = found["run_id"]
                 cols = self.events(int(run_id))
                 names = list(cols)
                 lists = [cols[k].tolist() for k in names]
@@ -567,174 +713,46 @@ class Store(Storage):
             raise ImportError("to_pandas needs pandas: pip install nasfilter[pandas]") from exc
         return pd.DataFrame(self.rows(what))
 
-    def export_csv(self, path: str | os.PathLike[str], what: str = "runs") -> Path:
-        """Write ``what`` (see :meth:`rows`) as CSV with a header row; return the path."""
-        import csv
-
-        rows = self.rows(what)
+    def export_csv(
+        self, path: str | os.PathLike[str], what: str = "runs", trust_plugins: bool = False
+    ) -> Path:
+        """Write ``what`` (see :meth:`rows`) as CSV with a header row; return the path.
+        ValueError when ``path`` is this database (or a file SQLite keeps beside it)."""
         target = Path(path)
-        with atomic_write(target, "w") as fh:  # never half a file, nor a clobbered one
-            if not rows:
-                return target
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        check_not_input(target, "export_csv", {"the database": self.path}, ("the database",))
+        rows = self.rows(what, trust_plugins=trust_plugins)
+        if rows:
+            write_csv(target, rows)
+        else:  # nothing to export: an empty file
+            with atomic_write(target, "w"):
+                pass
         return target
 
 
-# ------------------------------------------------------------------ migrations
-_V1_EVENT_DTYPES = {
-    "kind": "<u1",
-    "index": "<i4",
-    "value": "<f8",
-    "throughput": "<f8",
-    "seed": "<i4",
-    "cost": "<f8",
-    "clock": "<f8",
-}
-
-
-def _v1_runs(con: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(spec key, run row, event columns in the current layout) of every v1 run."""
-    cur = con.execute(
-        "SELECT specs.key, runs.id, runs.seed, runs.status, runs.best_index, "
-        "runs.best_valid_acc, runs.wall_seconds, runs.searcher_config, runs.filter_config "
-        "FROM runs JOIN specs ON runs.spec_id = specs.id ORDER BY runs.id"
+def _decode_scores(
+    version: int, summary: str, metrics: str, names_shape: str, blob: bytes
+) -> StoredScores:
+    """A scores row decoded, the curves inflated no further than their stated shape."""
+    names, shape = json.loads(names_shape)
+    if (
+        not isinstance(names, list)
+        or not all(isinstance(k, str) for k in names)
+        or not isinstance(shape, list)
+        or len(shape) != 2
+        or not all(isinstance(d, int) and d >= 0 for d in shape)
+        or shape[0] != len(names)
+        or shape[0] * shape[1] > MAX_CURVE_CELLS
+    ):
+        raise ValueError(f"curve names and shape {names_shape[:200]!r} do not match")
+    data = inflate_exactly(blob, shape[0] * shape[1] * 8, "the curves")
+    stacked = np.frombuffer(data, dtype="<f8").reshape(shape)
+    curves = {
+        k: (stacked[i].astype(np.int64) if k == "n_evaluations" else stacked[i].copy())
+        for i, k in enumerate(names)
+    }
+    return StoredScores(
+        int(version),
+        {k: _from_json_number(v) for k, v in json.loads(summary).items()},
+        {k: _from_json_number(v) for k, v in json.loads(metrics).items()},
+        curves,
     )
-    names = [d[0] for d in cur.description]
-    for values in cur.fetchall():
-        row = dict(zip(names, values, strict=True))
-        blobs = con.execute(
-            f"SELECT n, {', '.join(f'{chr(34)}{c}{chr(34)}' for c in _V1_EVENT_DTYPES)} "
-            "FROM events WHERE run_id = ?",
-            (row["id"],),
-        ).fetchone()
-        old = {
-            name: np.frombuffer(zlib.decompress(blob), dtype=dtype)
-            for (name, dtype), blob in zip(_V1_EVENT_DTYPES.items(), blobs[1:], strict=True)
-        }
-        kind = np.where(old["kind"] == 0, "evaluate", "proxy")
-        is_eval = kind == "evaluate"
-        cost, clock = old["cost"].astype(np.float64), old["clock"].astype(np.float64)
-        events: dict[str, Any] = {
-            "kind": kind,
-            "trial": np.full(len(kind), -1),
-            "index": old["index"].astype(np.int64),
-            "value": old["value"].astype(np.float64),
-            "throughput": old["throughput"].astype(np.float64),
-            "seed": old["seed"].astype(np.int64),
-            "cost": cost,
-            "clock": clock,
-            "start": clock - cost,  # one worker: the wall clock was the charged seconds
-            "end": clock,
-            "worker": np.where(is_eval, 0, -1),
-        }
-        if row["best_index"] is not None and row["best_index"] >= 0:
-            # v1 stored the selected architecture (the searcher's recommendation when it
-            # made one); keep it as the run's final recommendation.
-            end = float(clock[-1]) if len(clock) else 0.0
-            extra = {
-                "kind": "recommend",
-                "trial": -1,
-                "index": int(row["best_index"]),
-                "value": math.nan if row["best_valid_acc"] is None else row["best_valid_acc"],
-                "throughput": math.nan,
-                "seed": -1,
-                "cost": 0.0,
-                "clock": end,
-                "start": end,
-                "end": end,
-                "worker": -1,
-            }
-            events = {k: np.append(v, extra[k]) for k, v in events.items()}
-        events["step"] = np.arange(len(events["kind"]), dtype=np.int64)
-        yield row["key"], row, events
-
-
-@dataclass
-class _MigratedRun:
-    """What :meth:`Store.add_run` reads of a record, for a migrated v1 run."""
-
-    spec: Any
-    seed: int
-    summary: dict[str, Any]
-    events: dict[str, np.ndarray]
-    metrics: dict[str, float] = field(default_factory=dict)
-    curves: dict[str, np.ndarray] = field(default_factory=dict)
-    scores_version: int | None = None
-
-
-def _migrate_v1(source: Path, target: Path) -> int:
-    """Copy a schema-1 database into a new schema-2 one at ``target``; return the runs."""
-    from nasfilter.experiment import RunSpec
-
-    con = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    try:
-        prov = {
-            int(i): json.loads(text)
-            for i, text in con.execute("SELECT id, json FROM provenance").fetchall()
-        }
-        specs = con.execute(
-            "SELECT key, table_provenance, oracle_provenance FROM specs ORDER BY id"
-        ).fetchall()
-        n = 0
-        with Store(target) as store:
-            for key, table_id, oracle_id in specs:
-                store.add_spec(RunSpec.from_key(key), prov[table_id], prov[oracle_id])
-            for key, row, events in _v1_runs(con):
-                summary = {
-                    "status": row["status"],
-                    "wall_seconds": row["wall_seconds"],
-                    "searcher_config": json.loads(row["searcher_config"] or "{}"),
-                    "filter_config": json.loads(row["filter_config"] or "{}"),
-                }
-                record: Any = _MigratedRun(RunSpec.from_key(key), int(row["seed"]), summary, events)
-                n += store.add_run(record) is not None
-    finally:
-        con.close()
-    return n
-
-
-MIGRATIONS = {"1": _migrate_v1}
-
-
-def schema_version(path: str | os.PathLike[str]) -> str | None:
-    """The schema version recorded in the database at ``path``, or None if it has none."""
-    con = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)
-    try:
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except sqlite3.DatabaseError:
-        return None
-    finally:
-        con.close()
-    return None if row is None else str(row[0])
-
-
-def migrate(path: str | os.PathLike[str]) -> tuple[Path, int]:
-    """Rewrite the database at ``path`` in the current schema; return (where the old file
-    was kept, runs copied). Metrics are recomputed from the events when next read.
-
-    The new database is built beside it and swapped in by renames, so an interruption
-    leaves the old file as it was. StoreError for a file that needs no or no known migration.
-    """
-    source = Path(path)
-    if not source.is_file():
-        raise StoreError(f"results database {str(source)!r} does not exist")
-    version = schema_version(source)
-    if version == str(SCHEMA_VERSION):
-        raise StoreError(f"{str(source)!r} already has schema version {SCHEMA_VERSION}")
-    if version not in MIGRATIONS:
-        raise StoreError(
-            f"{str(source)!r} has no known results schema version to migrate from "
-            f"(found {version!r}; migrations exist from {', '.join(MIGRATIONS)})"
-        )
-    kept = source.with_name(f"{source.name}.v{version}")
-    if kept.exists():
-        raise StoreError(f"{str(kept)!r} exists; move it away before migrating {str(source)!r}")
-    temp = source.with_name(f"{source.name}.migrating")
-    for leftover in (temp, Path(f"{temp}-wal"), Path(f"{temp}-shm")):
-        leftover.unlink(missing_ok=True)
-    n = MIGRATIONS[version](source, temp)
-    os.replace(source, kept)
-    os.replace(temp, source)
-    return kept, n

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 from nasfilter.experiment import RunSpec, provenance, run_experiment, run_one
+from nasfilter.migration import migrate
 from nasfilter.results import METRICS_VERSION, load_results
 from nasfilter.storage import InMemoryStorage, Storage
-from nasfilter.store import SCHEMA_VERSION, Store, StoreError, migrate
+from nasfilter.store import SCHEMA_VERSION, Store, StoreError
 
 
 def rows(store: Storage) -> list[dict[str, object]]:

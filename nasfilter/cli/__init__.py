@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sqlite3
 import sys
+import zlib
 from collections.abc import Sequence
 
 # Subcommand modules, in the order `--help` lists them.
@@ -54,9 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help, --version, or a bad argument (named)
         return exc.code if isinstance(exc.code, int) else 2
+    if sys.stdout is not None and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="surrogateescape")  # non-UTF-8 file names, as they are
     try:
         code: int = args.func(args)
-        sys.stdout.flush()  # inside the try, so a closed pipe is caught here
+        if sys.stdout is not None:  # None when standard output is closed (`>&-`)
+            sys.stdout.flush()  # inside the try, so a closed pipe is caught here
     except BrokenPipeError:
         # The reader went away (`nasfilter show 0 | head -1`): stop quietly, as cat does.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -64,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (ValueError, LookupError, OSError) as exc:
         print(f"nasfilter {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (sqlite3.Error, zlib.error) as exc:  # a database read outside nasfilter.store
+        print(f"nasfilter {args.command}: error: a database is damaged: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"nasfilter {args.command}: interrupted", file=sys.stderr)

@@ -21,7 +21,9 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-PathArg = str | os.PathLike[str] | None
+from nasfilter.files import PathArg as PathArg
+from nasfilter.files import check_not_input as check_not_input  # the one rule, shared
+from nasfilter.files import check_path_text
 
 
 # ---------------------------------------------------------------- argument types
@@ -110,20 +112,6 @@ ORACLE_FLAGS = "--oracle/--device/--oracle-cache"
 
 
 # ---------------------------------------------------------------------- paths
-def _same(a: Path, b: Path) -> bool:
-    try:
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    except OSError:  # pragma: no cover (a race with a deletion)
-        pass
-    return a.resolve() == b.resolve()
-
-
-def _sqlite_family(path: Path) -> list[Path]:
-    """``path`` and the files SQLite keeps beside it."""
-    return [path, *(Path(f"{path}{s}") for s in ("-wal", "-shm", "-journal"))]
-
-
 def check_parent(path: str | os.PathLike[str], flag: str) -> Path:
     """``path`` as a Path; FileNotFoundError naming ``flag`` when its folder is missing."""
     target = Path(path)
@@ -138,23 +126,6 @@ def check_parent(path: str | os.PathLike[str], flag: str) -> Path:
     return target
 
 
-def check_not_input(
-    target: Path, flag: str, inputs: Mapping[str, PathArg], databases: tuple[str, ...] = ()
-) -> None:
-    """ValueError when ``target`` is one of ``inputs`` (flag -> path); for the flags in
-    ``databases`` the SQLite side files (``-wal``, ``-shm``, ``-journal``) count too."""
-    for in_flag, in_path in inputs.items():
-        if in_path is None:
-            continue
-        source = Path(in_path)
-        family = _sqlite_family(source) if in_flag in databases else [source]
-        if any(_same(target, p) for p in family):
-            raise ValueError(
-                f"{flag} {str(target)!r} is the command's input {in_flag} {str(in_path)!r}; "
-                "refusing to write over an input, even with --force: choose another name"
-            )
-
-
 def check_output_file(
     path: str | os.PathLike[str],
     flag: str,
@@ -165,6 +136,7 @@ def check_output_file(
     suffix: str | None = None,
 ) -> Path:
     """The output file ``path`` of ``flag``, checked by the rules of this module."""
+    check_path_text(path, flag)
     target = Path(path)
     if suffix is not None and target.suffix != suffix:
         raise ValueError(f"{flag} must name a {suffix} file, got {str(target)!r}")
@@ -197,6 +169,7 @@ def check_database(
 ) -> Path:
     """A database ``flag`` adds to (created if missing): not a folder, its folder exists,
     and it is none of ``inputs``."""
+    check_path_text(path, flag)
     target = Path(path)
     if target.is_dir():
         raise IsADirectoryError(
@@ -211,6 +184,7 @@ def check_database(
 
 def check_input_file(path: str | os.PathLike[str], flag: str, what: str) -> Path:
     """An existing input file of ``flag``; FileNotFoundError or IsADirectoryError naming it."""
+    check_path_text(path, flag)
     source = Path(path)
     if source.is_dir():
         raise IsADirectoryError(f"{flag} {str(source)!r} is a folder, not a {what} file")

@@ -72,13 +72,19 @@ def method_label(searcher: str, filter: str, workers: int = 1) -> str:
     return label if workers == 1 else f"{label} (K={workers})"
 
 
-# Group fields that tell rows apart when a database mixes them: (field, header).
+# Group fields that tell rows apart when a database mixes them: (field, header). Tables
+# and oracles count by their content (table_id, oracle_id), shown as [k].
 _DISTINGUISH = (
     ("dataset", "dataset"),
     ("budget", "budget s"),
     ("budget_clock", "budget clock"),
-    ("table_label", "table"),
-    ("oracle_label", "oracle"),
+    ("proxy_cost", "proxy cost s"),
+    ("max_idle", "max idle"),
+    ("n_ticks", "ticks"),
+    ("device", "device"),
+    ("oracle", "oracle spec"),
+    ("table_id", "table"),
+    ("oracle_id", "oracle"),
 )
 
 
@@ -88,7 +94,20 @@ def _varying(summary: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def _inputs_key(e: dict[str, Any]) -> tuple[str, str, str, float, str]:
-    return (e["table_label"], e["dataset"], e["oracle_label"], e["budget"], e["budget_clock"])
+    return (e["table_id"], e["dataset"], e["oracle_id"], e["budget"], e["budget_clock"])
+
+
+def _legend(summary: Sequence[dict[str, Any]], kind: str) -> list[tuple[str, str]]:
+    """(content id, label) of every distinct table or oracle (``kind``), first seen first."""
+    return list(dict.fromkeys((e[f"{kind}_id"], e[f"{kind}_label"]) for e in summary))
+
+
+def _named(item: tuple[str, str], legend: list[tuple[str, str]]) -> str:
+    """A label, with the start of its content id where two contents share that label."""
+    content, label = item
+    if sum(1 for _, other in legend if other == label) < 2:
+        return label
+    return f"{label} (content {content.removeprefix('provenance:')[:12]})"
 
 
 def empty_run_warnings(summary: Sequence[dict[str, Any]]) -> list[str]:
@@ -119,9 +138,7 @@ def format_summary(summary: Sequence[dict[str, Any]]) -> str:
     from nasfilter.results import NOTHING_EVALUATED, format_mean_se
 
     varying = _varying(summary)
-    legend = {
-        f: list(dict.fromkeys(e[f] for e in summary)) for f in ("table_label", "oracle_label")
-    }
+    legend = {f: list(dict.fromkeys(e[f] for e in summary)) for f in ("table_id", "oracle_id")}
 
     def show(field: str, value: Any) -> str:
         if field in legend:
@@ -153,7 +170,14 @@ def format_summary(summary: Sequence[dict[str, Any]]) -> str:
 
     rule = "-" * len(fmt_row(headers))
     table = [fmt_row(headers), rule, *(fmt_row(r) for r in lines)]
-    return "\n".join(table + empty_run_warnings(summary))
+    repeated = [
+        f"note: {method_label(e['searcher'], e['filter'], e['workers'])}: {e['n_repeated']} "
+        "run(s) repeat a seed with the same inputs (read from another path); each seed "
+        "counts once"
+        for e in summary
+        if e.get("n_repeated")
+    ]
+    return "\n".join(table + empty_run_warnings(summary) + repeated)
 
 
 def describe_inputs(summary: Sequence[dict[str, Any]]) -> str:
@@ -161,13 +185,15 @@ def describe_inputs(summary: Sequence[dict[str, Any]]) -> str:
     :func:`format_summary`'s columns) when there is more than one of either."""
     seen = list(dict.fromkeys(_inputs_key(e) for e in summary))
     if len(seen) == 1:
-        t, d, o, b, c = seen[0]
-        return f"table: {t} ({d}); oracle: {o}; budget {b:g} simulated {c}-seconds per run"
-    tables = list(dict.fromkeys(e["table_label"] for e in summary))
-    oracles = list(dict.fromkeys(e["oracle_label"] for e in summary))
+        e = summary[0]
+        return (
+            f"table: {e['table_label']} ({e['dataset']}); oracle: {e['oracle_label']}; budget "
+            f"{e['budget']:g} simulated {e['budget_clock']}-seconds per run"
+        )
+    tables, oracles = _legend(summary, "table"), _legend(summary, "oracle")
     out = ["this database mixes inputs; the columns below tell its rows apart:"]
-    out += [f"table [{k}]: {t}" for k, t in enumerate(tables, 1)]
-    out += [f"oracle [{k}]: {o}" for k, o in enumerate(oracles, 1)]
+    out += [f"table [{k}]: {_named(t, tables)}" for k, t in enumerate(tables, 1)]
+    out += [f"oracle [{k}]: {_named(o, oracles)}" for k, o in enumerate(oracles, 1)]
     return "\n".join(out)
 
 
@@ -182,6 +208,12 @@ def register(sub: Any) -> None:
     p.add_argument("--db", required=True, help="the SQLite results database")
     p.add_argument("--json", action="store_true", help="print one JSON list, one object per run")
     p.add_argument("--csv", metavar="PATH", help="also export the runs as CSV to PATH (a new file)")
+    p.add_argument(
+        "--trust-plugins",
+        action="store_true",
+        help="let scoring a run import the oracle plugin its database names (only for a "
+        "database you trust: without it, such a run without cached scores is refused)",
+    )
     add_force(p, "--csv file")
     p.add_argument(
         "--recompute",
@@ -199,38 +231,50 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def _write_csv(target: Path, rows: list[dict[str, Any]]) -> None:
-    """Write ``rows`` (at least one) to ``target`` whole or not at all."""
-    import csv
+def keep_scores(db: Path, results: Sequence[Any]) -> None:
+    """Cache in ``db`` the scores computed now (a migrated database has none), where this
+    user may write it, so that the next compare need not compute them again; a database
+    that cannot be written (read-only, locked, a full disk) is left as it was."""
+    import os
 
-    from nasfilter.files import atomic_write
+    from nasfilter.results import METRICS_VERSION
+    from nasfilter.store import Store, StoreError
 
-    with atomic_write(target, "w") as fh:  # never half a file, nor a clobbered one
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    fresh = [r for r in results if r.computed]
+    folder = db.parent if str(db.parent) else Path(".")
+    if not fresh or not (os.access(db, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)):
+        return
+    try:
+        with Store(db, create=False, readonly=False, timeout=1.0) as store:
+            for r in fresh:
+                store.put_scores(r.run_id, METRICS_VERSION, r.summary, r.metrics, r.curves)
+    except (StoreError, OSError):
+        pass  # only a cache: the numbers printed are computed anyway
 
 
 def run(args: argparse.Namespace) -> int:
     import sys
 
     from nasfilter.cli.args import check_input_file, check_output_file
+    from nasfilter.files import write_csv
     from nasfilter.results import load_results
     from nasfilter.store import Store
 
-    check_input_file(args.db, "--db", "results database")
+    db = check_input_file(args.db, "--db", "results database")
     csv = None
-    if args.csv:
+    if args.csv is not None:
         csv = check_output_file(
             args.csv, "--csv", force=args.force, inputs={"--db": args.db}, databases=("--db",)
         )
     # Read-only unless --recompute rewrites the scores cache: never sets up or alters a file
     with Store(args.db, create=False, readonly=not args.recompute) as store:
-        results = load_results(store, recompute=args.recompute)
+        results = load_results(store, recompute=args.recompute, trust_plugins=args.trust_plugins)
+    if not args.recompute:
+        keep_scores(db, results)
     rows = [r.row() for r in results]
     if csv is not None:
         if rows:
-            _write_csv(csv, rows)
+            write_csv(csv, rows)
         else:
             print(
                 f"nasfilter compare: {args.db} holds no runs yet, so no CSV was written "

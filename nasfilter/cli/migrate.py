@@ -19,7 +19,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.store import SCHEMA_VERSION, migrate
+    from nasfilter.migration import migrate
+    from nasfilter.store import SCHEMA_VERSION
 
     kept, n = migrate(args.db)
     print(
