@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nasfilter.files import atomic_write
 from nasfilter.results import mean_se
 
 if TYPE_CHECKING:
@@ -583,7 +584,9 @@ def save_figure(fig: Figure, out_dir: str | Path, stem: str, dpi: int = 110) -> 
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     png, svg = folder / f"{stem}.png", folder / f"{stem}.svg"
-    with _rc():
-        fig.savefig(png, format="png", dpi=dpi, metadata={"Software": None})
-        fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+    with _rc():  # each file whole or not at all (a full disk leaves no truncated figure)
+        with atomic_write(png) as fh:
+            fig.savefig(fh, format="png", dpi=dpi, metadata={"Software": None})
+        with atomic_write(svg) as fh:
+            fig.savefig(fh, format="svg", metadata={"Date": None, "Creator": None})
     return FigureFiles(stem=stem, png=png, svg=svg, title=figure_title(fig))

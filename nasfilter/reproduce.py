@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.files import atomic_write, check_path_text, same_file
 from nasfilter.problem import DEFAULT_PROXY_COST
 from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.searchers.optuna_adapter import optuna_available
@@ -121,9 +122,24 @@ TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
 
 
 # ------------------------------------------------------------------ checks
-def check_out_dir(out_dir: str | os.PathLike[str], force: bool) -> Path:
-    """``out_dir`` as a Path; FileExistsError if it is a non-empty folder and not ``force``."""
+def check_out_dir(
+    out_dir: str | os.PathLike[str], force: bool, inputs: dict[str, Any] | None = None
+) -> Path:
+    """``out_dir`` as a Path; FileExistsError if it is a non-empty folder and not ``force``;
+    ValueError for an empty name, and for an input (``inputs``: name -> path or None) that
+    lies inside it, where reproduce writes its files, whatever ``force`` says."""
+    check_path_text(out_dir, "--out")
     path = Path(out_dir)
+    for name, value in (inputs or {}).items():
+        if value is None:
+            continue
+        inside = Path(os.path.abspath(value))
+        if inside.is_relative_to(os.path.abspath(path)) or same_file(inside, path):
+            raise ValueError(
+                f"{name} {str(value)!r} lies inside the output folder --out {str(path)!r}, "
+                "where reproduce writes its files; refusing to write over an input, even "
+                "with --force: move it out of that folder, or choose another --out"
+            )
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"--out {str(path)!r} exists and is not a folder")
     if path.is_dir() and any(path.iterdir()) and not force:
@@ -260,7 +276,8 @@ def _plan(
     from nasfilter.experiment import RunSpec, check_seeds
     from nasfilter.oracle.registry import backend_name
 
-    out = check_out_dir(out_dir, force)
+    inputs = {f"--{k.replace('_', '-')}": spec_fields[k] for k in ("table", "oracle_cache")}
+    out = check_out_dir(out_dir, force, inputs)
     seed_list = check_seeds(seeds)
     budget = _check_budget(budget)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -360,7 +377,7 @@ def reproduce(
     every = [spec for k in plan.workers for spec in plan.specs[k]]
     with InMemoryStorage() as storage:
         run_experiment(every, plan.seeds, store=storage, jobs=jobs, progress=not quiet)
-        results = load_results(storage, with_events=True)
+        results = load_results(storage, with_events=True, trust_plugins=True)  # ours
     t_runs = time.perf_counter()
 
     summary = _summarize(methods, plan, results, bench, proxy, reference)
@@ -393,7 +410,8 @@ def reproduce(
     _write_report(plan.out, summary, figures, extra_figures, extra_tables)
     summary["timings_seconds"]["total"] = time.perf_counter() - started
     text = json.dumps(_json_safe(summary), indent=1, allow_nan=False)
-    (plan.out / "summary.json").write_text(text + "\n", encoding="utf-8")
+    with atomic_write(plan.out / "summary.json", "w") as fh:
+        fh.write(text + "\n")
     result: dict[str, Any] = json.loads(text)
     return result
 
@@ -675,8 +693,12 @@ def _write_tables(out: Path, summary: dict[str, Any]) -> None:
     for row in summary["metrics_table"]:
         values = [row[k][s] for k in keys for s in ("mean", "se")]
         writer.writerow([row["method"], row["searcher"], row["filter"], row["runs"], *values])
-    (out / "metrics.csv").write_text(buffer.getvalue(), encoding="utf-8")
-    (out / "metrics.md").write_text(metrics_markdown(summary), encoding="utf-8")
+    for name, text in (
+        ("metrics.csv", buffer.getvalue()),
+        ("metrics.md", metrics_markdown(summary)),
+    ):
+        with atomic_write(out / name, "w") as fh:  # never half a file (a full disk)
+            fh.write(text)
 
 
 def _draw(

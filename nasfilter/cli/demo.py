@@ -51,7 +51,7 @@ def _demo(args: argparse.Namespace) -> int:
     from nasfilter.results import format_mean_se, load_results, mean_se
     from nasfilter.storage import InMemoryStorage, Storage
 
-    if args.db:
+    if args.db is not None:
         from nasfilter.cli.args import check_database
 
         check_database(
@@ -76,7 +76,7 @@ def _demo(args: argparse.Namespace) -> int:
     )
 
     storage: Storage
-    if args.db:
+    if args.db is not None:
         from nasfilter.store import Store
 
         storage = Store(args.db)
@@ -84,7 +84,9 @@ def _demo(args: argparse.Namespace) -> int:
         storage = InMemoryStorage()
     with storage:
         run_experiment(specs, seeds, store=storage, jobs=jobs, progress=not args.no_progress)
-        results = load_results(storage, select=[(s.key(), seed) for s in specs for seed in seeds])
+        # The runs of this command line: any plugin in them was named by the user here.
+        selected = [(s.key(), seed) for s in specs for seed in seeds]
+        results = load_results(storage, select=selected, trust_plugins=True)
     rows = [r.row() for r in results]
     summary = summarize(rows)
     print(format_summary(summary))

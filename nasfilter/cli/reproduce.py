@@ -85,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
     from nasfilter.cli.run import check_inputs, parse_seeds, worker_died
     from nasfilter.experiment import WorkerDied, default_jobs
+    from nasfilter.files import check_path_text
     from nasfilter.reproduce import reproduce
 
+    check_path_text(args.out, "--out")
     out = check_parent(args.out, "--out")
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")

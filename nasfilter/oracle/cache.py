@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly
+from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly, sqlite_uri
 from nasfilter.oracle.measurement import (
     SCHEMA_VERSION,
     InvalidMeasurement,
@@ -158,6 +158,13 @@ def _inflate(
     return Measurement.from_dict(data)
 
 
+def _disk_problem(path: Path, exc: Exception) -> CacheFileError:
+    return CacheFileError(
+        f"cannot write measurement cache {str(path)!r}: {exc} (the disk may be full or "
+        "failing; free some space and run again: measurements already cached are kept)"
+    )
+
+
 class MeasurementCache:
     """An open cache file. Use as a context manager or call :meth:`close`.
 
@@ -179,12 +186,13 @@ class MeasurementCache:
         if not readonly:
             check_sqlite_writable(self.path, "measurement cache")
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
         try:
             if readonly:
                 self._conn = connect_sqlite_readonly(self.path, "measurement cache")
             else:
                 self._conn = sqlite3.connect(
-                    str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None
+                    sqlite_uri(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None, uri=True
                 )
         except sqlite3.Error as exc:
             raise CacheFileError(f"cannot open cache {str(self.path)!r}: {exc}") from exc
@@ -200,6 +208,10 @@ class MeasurementCache:
                     f"cache {str(self.path)!r} stayed locked by another process for "
                     f"{_BUSY_TIMEOUT_S:g} s ({exc}); try again when it is done"
                 ) from exc
+            if "full" in str(exc) or "I/O" in str(exc):
+                if created and self.path.is_file() and not self.path.stat().st_size:
+                    self.path.unlink()  # the empty file this call made
+                raise _disk_problem(self.path, exc) from exc
             raise CacheFileError(
                 f"{str(self.path)!r} is not a usable nasfilter measurement cache ({exc}); "
                 f"it may be corrupt; refusing to touch it: {self._hint}"
@@ -247,7 +259,8 @@ class MeasurementCache:
                     c.execute(f"PRAGMA application_id={APPLICATION_ID}")
                 c.execute("COMMIT")
             except BaseException:
-                c.execute("ROLLBACK")
+                if c.in_transaction:  # SQLite rolls back by itself on a full disk
+                    c.execute("ROLLBACK")
                 raise
         row = c.execute("SELECT value FROM meta WHERE key='format'").fetchone()
         if row is None or row[0] != str(CACHE_FORMAT):
@@ -351,9 +364,12 @@ class MeasurementCache:
             c.executemany("INSERT OR IGNORE INTO measurements VALUES (?,?,?,?,?,?)", records)
             added = c.total_changes - before
             c.execute("COMMIT")
-        except BaseException:
-            c.execute("ROLLBACK")
+        except BaseException as exc:
+            if c.in_transaction:  # SQLite rolls back by itself on a full disk
+                c.execute("ROLLBACK")
             self._ids.clear()  # ids created in the rolled-back transaction are gone
+            if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
+                raise _disk_problem(self.path, exc) from exc
             raise
         return added
 
