@@ -86,13 +86,15 @@ def run(args: argparse.Namespace) -> int:
     from nasfilter.cli.run import check_inputs, parse_seeds, worker_died
     from nasfilter.experiment import WorkerDied, default_jobs
     from nasfilter.files import check_path_text
-    from nasfilter.reproduce import reproduce
+    from nasfilter.reproduce import check_out_dir, reproduce
 
     check_path_text(args.out, "--out")
     out = check_parent(args.out, "--out")
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")
-    check_not_input(out, "--out", {"--table": args.table, "--oracle-cache": args.oracle_cache})
+    inputs = {"--table": args.table, "--oracle-cache": args.oracle_cache}
+    check_not_input(out, "--out", inputs)
+    check_out_dir(out, args.force, inputs)  # no input inside --out, where files are written
     check_writable_folder(out if out.is_dir() else (out.parent or Path(".")), "--out", out)
     check_inputs(
         argparse.Namespace(

@@ -1,0 +1,345 @@
+"""The results database and every file a command writes, under faults and crafted input:
+migrations with a ``-wal``, plugins named inside a database, outputs onto inputs, results
+mixed across settings, decompression bombs, file names that are not UTF-8, damaged,
+locked, unreadable and full databases, and CSV cells a spreadsheet would run.
+
+Full disks are real: a small ``tmpfs`` (where this process may mount one, as root).
+Read-only cases run the CLI unprivileged (``setpriv``), as in ``test_audit3_faults``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tracemalloc
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nasfilter.cli import main
+from nasfilter.migration import migrate
+from nasfilter.store import Store, StoreError
+from tests.tables import random_table
+from tests.test_audit3_faults import read_only, run_as, shared_dir, unprivileged
+from tests.test_store import _v1_database
+
+REPO = Path(__file__).resolve().parents[1]
+__all__ = ["shared_dir", "unprivileged"]  # fixtures shared with test_audit3_faults
+
+
+def cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def make_db(path: Path, *extra: str, seeds: str = "0", budget: str = "3000") -> Path:
+    argv = ["run", "--searchers", "random", "--seeds", seeds, "--budget", budget, "--db"]
+    assert main([*argv, str(path), "--no-progress", "--jobs", "1", *extra]) == 0
+    return path
+
+
+def nasfilter(*args: str | bytes, cwd: Path | None = None, shell_tail: str = "") -> tuple[int, str]:
+    """The CLI in a fresh process: (exit status, stdout + stderr)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "nasfilter", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        timeout=300,
+    )
+    return proc.returncode, (proc.stdout + proc.stderr).decode("utf-8", "backslashreplace")
+
+
+def count(db: Path, table: str) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return int(con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+    finally:
+        con.close()
+
+
+def execute(db: Path, sql: str, params: tuple[object, ...] = ()) -> None:
+    con = sqlite3.connect(db)
+    con.execute(sql, params)
+    con.commit()
+    con.close()
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 512 KiB tmpfs: a disk that really fills up."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("a full disk needs a small tmpfs, which only root may mount here")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)])
+    if done.returncode != 0:
+        pytest.skip("this sandbox cannot mount a tmpfs")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(disk: Path, leave: int) -> None:
+    """Fill ``disk`` until ``leave`` bytes are free."""
+    st = os.statvfs(disk)
+    free = st.f_bavail * st.f_frsize
+    with open(disk / "filler", "wb") as fh:
+        fh.write(b"\0" * max(0, free - leave))
+
+
+# ---------------------------------------------------------------- bug 1: migrate-db
+_HOLD_OPEN = """
+import os, sqlite3, sys
+sys.path.insert(0, {repo!r})
+path = {path!r}
+keep = sqlite3.connect(path)  # held open: no connection's close checkpoints the -wal
+keep.execute("PRAGMA journal_mode=WAL")
+keep.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # maps the -shm, as readers do
+{body}
+os._exit(0)
+"""
+
+
+def _in_wal(path: Path, body: str) -> None:
+    script = _HOLD_OPEN.format(repo=str(REPO), path=str(path), body=body)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
+    assert Path(f"{path}-wal").stat().st_size > 0
+
+
+_SECOND_RUN = """
+con = sqlite3.connect(path)
+con.execute("INSERT INTO runs SELECT 2, spec_id, 1, status, best_index, best_valid_acc, "
+            "wall_seconds, searcher_config, filter_config, hv_ratio FROM runs WHERE id = 1")
+con.execute("INSERT INTO events SELECT 2, n, kind, \\"index\\", value, throughput, seed, cost, "
+            "clock FROM events WHERE run_id = 1")
+con.commit()
+con.close()
+"""
+
+
+def _runs_in(path: Path) -> int:
+    con = sqlite3.connect(path)  # reads the file with its own -wal, as SQLite pairs them
+    try:
+        return int(con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_migrate_keeps_the_run_that_is_only_in_the_wal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "old.db"
+    _v1_database(db)
+    _in_wal(db, _SECOND_RUN)
+    code, out, err = cli("migrate-db", "--db", str(db), capsys=capsys)
+    assert code == 0, err
+    assert "migrated 2 runs" in out
+    assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0
+    assert _runs_in(db) == 2 and count(db, "events") == 2
+    assert _runs_in(tmp_path / "old.db.v1") == 2  # the kept copy holds every run too
+    code, out, err = cli("compare", "--db", str(db), capsys=capsys)
+    assert code == 0, err
+    assert "malformed" not in err and "2 " in out
+
+
+def test_migrate_a_database_whose_every_page_is_in_the_wal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "old.db"
+    _in_wal(db, "from pathlib import Path\nfrom tests.test_store import _v1_database\n"
+            "_v1_database(Path(path))")  # fmt: skip
+    alone = tmp_path / "main-only.db"
+    shutil.copyfile(db, alone)
+    assert count(alone, "sqlite_master") == 0  # the main file alone holds no table yet
+    alone.unlink()
+    code, out, err = cli("migrate-db", "--db", str(db), capsys=capsys)
+    assert code == 0, err
+    assert "migrated 1 runs" in out
+    assert _runs_in(db) == 1
+    with Store(db, create=False) as store:
+        assert len(store.stored_runs()) == 1
+    assert _runs_in(tmp_path / "old.db.v1") == 1
+
+
+def test_migrate_never_deletes_a_users_migrating_file(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    _v1_database(db)
+    before = db.read_bytes()
+    mine = tmp_path / "old.db.migrating"
+    mine.write_text("my notes")
+    with pytest.raises(StoreError, match=r"old\.db\.migrating' exists.*never deletes"):
+        migrate(db)
+    assert mine.read_text() == "my notes" and db.read_bytes() == before
+    assert not (tmp_path / "old.db.v1").exists()
+
+
+def test_migrate_on_a_folder_says_it_is_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli("migrate-db", "--db", str(tmp_path), capsys=capsys)
+    assert code == 2 and "is a folder" in err and "does not exist" not in err
+
+
+@pytest.mark.parametrize("name", ["a#h.db", "b?q=1.db", "c%41.db"])
+def test_migrate_quotes_database_paths_in_sqlite_uris(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    db = tmp_path / name
+    _v1_database(db)
+    code, out, err = cli("migrate-db", "--db", str(db), capsys=capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, f"{name}.v1"])
+    code, out, err = cli("compare", "--db", str(db), capsys=capsys)
+    assert code == 0 and "reinforce" in out, err
+
+
+def test_migrate_does_not_replace_a_read_only_database_in_a_shared_folder(
+    unprivileged: list[str], shared_dir: Path
+) -> None:
+    db = shared_dir / "old.db"
+    _v1_database(db)
+    db.chmod(0o444)  # root's, read-only, in a folder everyone may write
+    before, inode = db.read_bytes(), db.stat().st_ino
+    code, text = run_as(unprivileged, "migrate-db", "--db", str(db), home=Path("/tmp"))
+    assert code == 2 and "Traceback" not in text, text
+    assert "read-only" in text and str(db) in text
+    assert db.stat().st_ino == inode and db.read_bytes() == before and db.stat().st_uid == 0
+    assert sorted(p.name for p in shared_dir.iterdir()) == ["old.db"]
+
+
+# ------------------------------------------------- bug 2: no code run from a data file
+def _craft_spec(db: Path, **fields: object) -> None:
+    """Rewrite the spec of ``db``'s runs, as a hostile file would."""
+    con = sqlite3.connect(db)
+    (key,) = con.execute("SELECT key FROM specs").fetchone()
+    con.execute("UPDATE specs SET key = ?", (json.dumps({**json.loads(key), **fields}),))
+    con.commit()
+    con.close()
+
+
+def test_compare_never_imports_a_plugin_named_in_the_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = make_db(tmp_path / "crafted.db")
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.py"
+    evil.write_text(f"open({str(marker)!r}, 'w').close()\nX = 1\n")
+    _craft_spec(db, oracle=f"{evil}:X")
+    execute(db, "DELETE FROM scores")  # computing them would need the oracle
+    code, _, err = cli("compare", "--db", str(db), capsys=capsys)
+    assert code == 2 and not marker.exists()
+    assert f"{evil}:X" in err and "--trust-plugins" in err and "run 1" in err
+    with Store(db, create=False) as store, pytest.raises(ValueError, match="trust_plugins"):
+        store.export_csv(tmp_path / "r.csv")
+    assert not marker.exists()
+    cli("compare", "--db", str(db), "--trust-plugins", capsys=capsys)  # the user opts in
+    assert marker.exists()
+
+
+def test_stored_scores_of_a_plugin_oracle_run_are_read_without_importing_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = make_db(tmp_path / "r.db")
+    _craft_spec(db, oracle=f"{tmp_path / 'absent.py'}:X")
+    code, out, err = cli("compare", "--db", str(db), capsys=capsys)
+    assert code == 0 and "random" in out, err
+
+
+# -------------------------------------------------- bug 3: never write onto an input
+def test_export_csv_never_replaces_its_own_database(tmp_path: Path) -> None:
+    db = make_db(tmp_path / "r.db")
+    before = db.read_bytes()
+    with Store(db, create=False) as store:
+        for target in (db, Path(f"{db}-wal"), tmp_path / "." / "r.db"):
+            with pytest.raises(ValueError, match="refusing to write over an input"):
+                store.export_csv(target)
+    assert db.read_bytes() == before
+    with Store(db, create=False) as store:
+        assert len(store.stored_runs()) == 1
+
+
+def test_reproduce_never_writes_over_an_input_inside_its_out_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nasfilter.reproduce import check_out_dir
+
+    out = tmp_path / "D"
+    out.mkdir()
+    cache = out / "metrics.csv"  # a file reproduce writes
+    cache.write_bytes(b"the user's cache")
+    args = ["reproduce", "--out", str(out), "--oracle-cache", str(cache), "--force"]
+    code, _, err = cli(*args, "--oracle", "onnxruntime", "--quiet", capsys=capsys)
+    assert code == 2 and "lies inside the output folder" in err and "even with --force" in err
+    assert cache.read_bytes() == b"the user's cache"
+    with pytest.raises(ValueError, match="--table .* lies inside"):
+        check_out_dir(out, True, {"--table": out / "survey" / "t.npz"})
+    assert check_out_dir(out, True, {"--table": tmp_path / "t.npz"}) == out
+
+
+# --------------------------------------- bug 4: one row per experiment, a seed counted once
+def _rows(out: str, method: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith(method)]
+
+
+def test_compare_keeps_runs_of_other_proxy_costs_and_oracles_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    make_db(db, "--proxy-cost", "0")
+    make_db(db, "--proxy-cost", "50")
+    make_db(db, "--oracle", "roofline")
+    make_db(db, "--oracle", "roofline[batch=1]")
+    code, out, err = cli("compare", "--db", str(db), capsys=capsys)
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if line.startswith("method"))
+    assert "proxy cost s" in header and "oracle spec" in header
+    rows = _rows(out, "random")
+    assert len(rows) == 4 and len(set(rows)) == 4
+    end = header.index(" seeds") + len(" seeds")  # a right-aligned column
+    assert [r[end - 6 : end].strip() for r in rows] == ["1"] * 4, rows
+
+
+def _table(path: Path, seed: int) -> Path:
+    random_table(seed).save(path)
+    return path
+
+
+def test_a_moved_table_counts_each_seed_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    first = _table(tmp_path / "t.npz", 1)
+    make_db(db, "--table", str(first))
+    moved = tmp_path / "moved.npz"
+    first.rename(moved)
+    make_db(db, "--table", str(moved), seeds="0-1")
+    code, out, err = cli("compare", "--db", str(db), capsys=capsys)
+    assert code == 0, err
+    (row,) = _rows(out, "random")
+    assert row.split()[1] == "2"  # seeds 0 and 1, not 0, 0 and 1
+    assert "repeat a seed" in out
+
+
+def test_resuming_after_the_table_changed_is_refused_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    table = _table(tmp_path / "t.npz", 1)
+    make_db(db, "--table", str(table))
+    _table(table, 2)  # replaced in place: other numbers under the same name
+    argv = ["run", "--searchers", "random", "--seeds", "0-1", "--budget", "3000"]
+    code, _, err = cli(*argv, "--table", str(table), "--db", str(db), "--no-progress",
+                       "--jobs", "1", capsys=capsys)  # fmt: skip
+    assert code == 2 and "made with other inputs" in err and "content (sha256)" in err
+    assert count(db, "runs") == 1
