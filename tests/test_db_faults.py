@@ -20,14 +20,13 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from nasfilter.cli import main
 from nasfilter.migration import migrate
 from nasfilter.store import Store, StoreError
 from tests.tables import random_table
-from tests.test_audit3_faults import read_only, run_as, shared_dir, unprivileged
+from tests.test_audit3_faults import run_as, shared_dir, unprivileged
 from tests.test_store import _v1_database
 
 REPO = Path(__file__).resolve().parents[1]
@@ -282,7 +281,7 @@ def test_reproduce_never_writes_over_an_input_inside_its_out_folder(
     code, _, err = cli(*args, "--oracle", "onnxruntime", "--quiet", capsys=capsys)
     assert code == 2 and "lies inside the output folder" in err and "even with --force" in err
     assert cache.read_bytes() == b"the user's cache"
-    with pytest.raises(ValueError, match="--table .* lies inside"):
+    with pytest.raises(ValueError, match=r"--table .* lies inside"):
         check_out_dir(out, True, {"--table": out / "survey" / "t.npz"})
     assert check_out_dir(out, True, {"--table": tmp_path / "t.npz"}) == out
 
@@ -343,3 +342,247 @@ def test_resuming_after_the_table_changed_is_refused_by_name(
                        "--jobs", "1", capsys=capsys)  # fmt: skip
     assert code == 2 and "made with other inputs" in err and "content (sha256)" in err
     assert count(db, "runs") == 1
+
+
+# ----------------------------------------------------------- bug 6: decompression bombs
+def _bomb(size: int) -> bytes:
+    """A zlib stream of ``size`` zero bytes, built a megabyte at a time (small in memory)."""
+    deflater = zlib.compressobj(9)
+    chunk = b"\0" * (1 << 20)
+    parts = [deflater.compress(chunk) for _ in range(size >> 20)]
+    return b"".join(parts) + deflater.flush()
+
+
+def _peak_bytes(fn: object, *args: object) -> tuple[BaseException | None, int]:
+    tracemalloc.start()
+    try:
+        fn(*args)  # type: ignore[operator]
+        raised = None
+    except BaseException as exc:
+        raised = exc
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return raised, peak
+
+
+def _load(db: Path) -> None:
+    from nasfilter.results import load_results
+
+    with Store(db, create=False) as store:
+        load_results(store)
+
+
+@pytest.mark.parametrize("column", ["events", "scores"])
+def test_a_blob_that_inflates_past_its_stated_size_is_refused_in_bounded_memory(
+    tmp_path: Path, column: str
+) -> None:
+    db = make_db(tmp_path / "bomb.db")
+    bomb = _bomb(256 << 20)  # 256 MiB of zeros in about 250 KB
+    if column == "events":
+        execute(db, "DELETE FROM scores")
+        execute(db, 'UPDATE events SET "value" = ?', (bomb,))
+    else:
+        execute(db, "UPDATE scores SET curves = ?", (bomb,))
+    raised, peak = _peak_bytes(_load, db)
+    assert isinstance(raised, StoreError), raised
+    assert "run 1" in str(raised) and "bomb.db" in str(raised)
+    assert peak < 64 << 20, f"inflated {peak / 2**20:.0f} MiB"
+
+
+def test_an_events_row_whose_count_does_not_match_its_blobs_is_refused(tmp_path: Path) -> None:
+    db = make_db(tmp_path / "r.db")
+    execute(db, "DELETE FROM scores")
+    execute(db, "UPDATE events SET n = n - 1")
+    with Store(db, create=False) as store, pytest.raises(StoreError, match=r"run 1.*bytes"):
+        store.events(1)
+    execute(db, "UPDATE events SET n = 1000000000000")
+    with Store(db, create=False) as store, pytest.raises(StoreError, match="claims"):
+        store.events(1)
+
+
+# ------------------------------------------------------ bug 7: names that are not UTF-8
+@pytest.mark.parametrize("name", [b"bad\xff.db", "lat\u00e9.db".encode("latin-1")])
+def test_database_names_that_are_not_utf8(tmp_path: Path, name: bytes) -> None:
+    db = os.fsencode(tmp_path) + b"/" + name
+    argv = ["run", "--searchers", "random", "--seeds", "0", "--budget", "2000"]
+    code, text = nasfilter(*argv, "--no-progress", "--jobs", "1", "--db", db)
+    assert code == 0, text
+    assert os.path.exists(db)
+    code, text = nasfilter("compare", "--db", db)
+    assert code == 0 and "random" in text and "codec" not in text, text
+    csv_path = os.fsencode(tmp_path) + b"/out\xfe.csv"
+    code, text = nasfilter("compare", "--db", db, "--csv", csv_path, "--json")
+    assert code == 0 and os.path.exists(csv_path), text
+
+
+# ------------------------------------------------------ damaged and crafted databases
+def _no_traceback(code: int, err: str) -> None:
+    assert code == 2 and "Traceback" not in err and "error:" in err, err
+
+
+def test_damaged_database_pages_are_named_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = make_db(tmp_path / "r.db", seeds="0-2")
+    data = bytearray(db.read_bytes())
+    keep = 6 * 4096  # the schema pages stay: the file opens, its rows do not read
+    data[keep:] = b"\xa5" * (len(data) - keep)
+    db.write_bytes(bytes(data))
+    code, _, err = cli("compare", "--db", str(db), capsys=capsys)
+    _no_traceback(code, err)
+    assert str(db) in err
+    argv = ["run", "--searchers", "random", "--seeds", "3", "--budget", "2000", "--db", str(db)]
+    code, _, err = cli(*argv, "--no-progress", "--jobs", "1", capsys=capsys)
+    _no_traceback(code, err)
+    assert str(db) in err
+
+
+@pytest.mark.parametrize(
+    ("sql", "words"),
+    [
+        ("UPDATE events SET \"value\" = x'00112233'", "damaged"),
+        ("UPDATE scores SET curves = x'00112233'", "damaged"),
+        ("UPDATE scores SET curve_names = '[[\"clock\"], [5, 5]]'", "damaged"),
+        ("UPDATE runs SET info = '{not json'", "corrupt"),
+        ("UPDATE specs SET key = '{\"searcher\": 5}'", "corrupt"),
+        ("DELETE FROM provenance", "lost its table and oracle provenance"),
+    ],
+)
+def test_corrupt_rows_name_the_database_and_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sql: str, words: str
+) -> None:
+    db = make_db(tmp_path / "r.db")
+    if "events" in sql:
+        execute(db, "DELETE FROM scores")
+    execute(db, sql)
+    code, out, err = cli("compare", "--db", str(db), capsys=capsys)
+    _no_traceback(code, err)
+    assert words in err and "run 1" in err and str(db) in err, err
+    assert "no runs yet" not in out
+
+
+def test_a_read_only_store_refuses_writes_by_name(tmp_path: Path) -> None:
+    from nasfilter.experiment import RunSpec, provenance, run_one
+
+    db = make_db(tmp_path / "r.db")
+    spec = RunSpec("random", budget=1000.0, n_ticks=3)
+    with Store(db, create=False) as store:
+        with pytest.raises(StoreError, match=r"opened read-only.*run spec"):
+            store.add_spec(spec, *provenance(spec))
+        with pytest.raises(StoreError, match="opened read-only"):
+            store.add_run(run_one(spec, 0))
+
+
+def test_a_locked_database_is_called_locked(tmp_path: Path) -> None:
+    db = make_db(tmp_path / "r.db")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="is locked by another program") as caught:
+            Store(db, timeout=0.2)
+        assert "not a nasfilter results database" not in str(caught.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_an_unreadable_database_says_read_permission(
+    unprivileged: list[str], shared_dir: Path
+) -> None:
+    db = make_db(shared_dir / "r.db")
+    db.chmod(0o000)
+    code, text = run_as(unprivileged, "compare", "--db", str(db), home=Path("/tmp"))
+    assert code == 2 and "Traceback" not in text, text
+    assert "no read permission" in text and str(db) in text
+
+
+def test_csv_cells_are_never_spreadsheet_formulas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import csv
+
+    db = make_db(tmp_path / "r.db")
+    _craft_spec(db, searcher="=HYPERLINK(1).py:X")  # a plugin file of that name
+    out = tmp_path / "r.csv"
+    code, _, err = cli("compare", "--db", str(db), "--csv", str(out), capsys=capsys)
+    assert code == 0, err
+    for path in (out, tmp_path / "export.csv"):
+        if path.name == "export.csv":
+            with Store(db, create=False) as store:
+                store.export_csv(path)
+        (row,) = csv.DictReader(path.open(encoding="utf-8"))
+        assert row["searcher"] == "'=HYPERLINK(1).py:X"
+        assert row["best_index"] == str(int(row["best_index"]))  # numbers stay numbers
+    from nasfilter.files import csv_cell
+
+    assert [csv_cell(v) for v in ("+1", "-x", "@a", "\tb", "\rc", "ok", -1)] == [
+        "'+1", "'-x", "'@a", "'\tb", "'\rc", "ok", -1,
+    ]  # fmt: skip
+
+
+def test_compare_keeps_the_scores_it_computes_in_a_writable_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nasfilter.results as results
+
+    db = make_db(tmp_path / "r.db", seeds="0-2")
+    code, before, _ = cli("compare", "--db", str(db), "--json", capsys=capsys)
+    execute(db, "DELETE FROM scores")  # as after migrate-db
+    code, first, _ = cli("compare", "--db", str(db), "--json", capsys=capsys)
+    assert code == 0 and json.loads(first) == json.loads(before)
+    assert count(db, "scores") == 3
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compare recomputed a score it had kept")
+
+    monkeypatch.setattr(results, "score_spec_events", never)
+    code, again, _ = cli("compare", "--db", str(db), "--json", capsys=capsys)
+    assert code == 0 and json.loads(again) == json.loads(before)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "--db", "{db}", "--csv", ""],
+        ["demo", "--db", "", "--seeds", "0", "--budget", "1000"],
+        ["reproduce", "--out", "", "--seeds", "0"],
+        ["run", "--searchers", "random", "--db", ""],
+        ["migrate-db", "--db", ""],
+    ],
+)
+def test_empty_file_names_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    db = make_db(tmp_path / "r.db")
+    listing = sorted(p.name for p in tmp_path.iterdir())
+    code, _, err = cli(*[a.format(db=db) for a in argv], capsys=capsys)
+    assert code == 2 and "is empty; give a" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == listing
+
+
+@pytest.mark.parametrize("flag", ["--db", "--csv", "--out"])
+def test_a_symlink_loop_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    db = make_db(tmp_path / "r.db")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    argv = {
+        "--db": ["compare", "--db", str(loop)],
+        "--csv": ["compare", "--db", str(db), "--csv", str(loop)],
+        "--out": ["reproduce", "--out", str(loop), "--seeds", "0"],
+    }[flag]
+    code, _, err = cli(*argv, capsys=capsys)
+    assert code == 2 and "symbolic link loop" in err and flag in err, err
+    assert loop.is_symlink()
+    code, _, err = cli("run", "--searchers", "random", "--db", str(loop), capsys=capsys)
+    assert code == 2 and "symbolic link loop" in err, err
+
+
+def test_closed_standard_output_is_no_error(tmp_path: Path) -> None:
+    db = make_db(tmp_path / "r.db")
+    script = f'"{sys.executable}" -m nasfilter compare --db "{db}" >&-'
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
