@@ -20,6 +20,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nasfilter.cli import main
@@ -586,3 +587,73 @@ def test_closed_standard_output_is_no_error(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+# ------------------------------------------------------------------------- full disks
+def test_run_onto_a_full_disk_names_the_database_and_keeps_its_runs(
+    small_disk: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = make_db(small_disk / "r.db")
+    fill(small_disk, leave=8 << 10)
+    argv = ["run", "--searchers", "random", "--seeds", "1-6", "--budget", "20000"]
+    code, _, err = cli(*argv, "--db", str(db), "--no-progress", "--jobs", "1", capsys=capsys)
+    _no_traceback(code, err)
+    assert str(db) in err and "disk may be full" in err
+    assert "cannot rollback" not in err and "not a nasfilter results database" not in err
+    (small_disk / "filler").unlink()
+    with Store(db, create=False) as store:
+        assert 0 in {run.seed for run in store.stored_runs()}  # what was stored is intact
+
+
+def test_a_new_database_on_a_nearly_full_disk_says_disk(
+    small_disk: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(small_disk, leave=24 << 10)
+    argv = ["run", "--searchers", "random", "--seeds", "0-3", "--budget", "20000"]
+    db = small_disk / "new.db"
+    code, _, err = cli(*argv, "--db", str(db), "--no-progress", "--jobs", "1", capsys=capsys)
+    _no_traceback(code, err)
+    assert "disk may be full" in err and "not a nasfilter results database" not in err
+
+
+def test_measure_onto_a_full_disk_names_the_cache(
+    small_disk: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = small_disk / "c.db"
+    fill(small_disk, leave=4 << 10)
+    argv = ["measure", "--backend", "roofline", "--archs", "sample:400", "--quiet"]
+    code, _, err = cli(*argv, "--cache", str(cache), capsys=capsys)
+    _no_traceback(code, err)
+    assert str(cache) in err and "disk may be full" in err
+    assert "cannot rollback" not in err and "may be corrupt" not in err
+    assert not cache.exists() or cache.stat().st_size > 0  # no empty cache left behind
+
+
+def test_compare_csv_onto_a_full_disk_names_the_file(
+    tmp_path: Path, small_disk: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = make_db(tmp_path / "r.db", seeds="0-5")
+    fill(small_disk, leave=0)
+    out = small_disk / "r.csv"
+    code, _, err = cli("compare", "--db", str(db), "--csv", str(out), capsys=capsys)
+    _no_traceback(code, err)
+    assert str(out) in err and "disk is full" in err
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]  # no part of a file
+
+
+def test_a_figure_onto_a_full_disk_is_named_and_never_truncated(small_disk: Path) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from nasfilter.plots import save_figure
+
+    fig, ax = plt.subplots()
+    ax.plot(np.arange(20_000), np.random.default_rng(0).random(20_000))
+    fill(small_disk, leave=16 << 10)
+    with pytest.raises(OSError, match=r"fig3\.(png|svg).*disk is full"):
+        save_figure(fig, small_disk, "fig3")
+    plt.close(fig)
+    left = {p.name for p in small_disk.iterdir()}
+    assert left <= {"filler", "fig3.png"}, left  # no truncated fig3.svg, no temporary file
+    if "fig3.png" in left:  # written whole before the disk filled
+        assert (small_disk / "fig3.png").read_bytes().endswith(b"IEND\xaeB`\x82")
