@@ -6,7 +6,9 @@ Rules for the files a command writes (one place, so every command behaves alike)
   folders, even at the filesystem root);
 - an existing output file is refused unless the command's ``--force`` is given;
 - an output that is one of the command's own inputs is refused, even with ``--force``;
-- a folder where a file is expected (or a file where a folder is) is named as such.
+- a folder where a file is expected (or a file where a folder is) is named as such;
+- an empty name (``''``, which would mean the current folder) and a symbolic link that
+  leads nowhere (a loop) are refused by flag.
 
 Databases a command adds to (``run --db``, ``measure --cache``) are not overwritten, so they
 need no ``--force``; they get the folder and input checks.
