@@ -621,7 +621,7 @@ class Store(Storage):
             if not isinstance(info, dict) or not isinstance(row["seed"], int):
                 raise ValueError("its info is not a JSON object, or its seed no integer")
             table, oracle = json.loads(row["tj"]), json.loads(row["oj"])
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise StoreError(
                 f"{where} is corrupt: {exc}; restore the database from a copy, or run "
                 "again into a new --db file"
@@ -677,7 +677,7 @@ class Store(Storage):
                 return None
             try:
                 return _decode_scores(*row)
-            except (ValueError, TypeError) as exc:
+            except (ValueError, TypeError, AttributeError) as exc:
                 raise zlib.error(f"its cached scores are corrupt: {exc}") from exc
 
     # -------------------------------------------------------------------- export

@@ -27,7 +27,7 @@ from nasfilter.cli import main
 from nasfilter.migration import migrate
 from nasfilter.store import Store, StoreError
 from tests.tables import random_table
-from tests.test_audit3_faults import run_as, shared_dir, unprivileged
+from tests.test_audit3_faults import NOBODY, run_as, shared_dir, unprivileged
 from tests.test_store import _v1_database
 
 REPO = Path(__file__).resolve().parents[1]
@@ -204,16 +204,19 @@ def test_migrate_quotes_database_paths_in_sqlite_uris(
     assert code == 0 and "reinforce" in out, err
 
 
-def test_migrate_does_not_replace_a_read_only_database_in_a_shared_folder(
-    unprivileged: list[str], shared_dir: Path
+@pytest.mark.parametrize(("mode", "words"), [(0o444, "read-only"), (0o666, "another user")])
+def test_migrate_does_not_replace_another_users_database_in_a_shared_folder(
+    unprivileged: list[str], shared_dir: Path, mode: int, words: str
 ) -> None:
+    if mode == 0o666 and unprivileged != NOBODY:
+        pytest.skip("only another user than root can show the owner check")
     db = shared_dir / "old.db"
     _v1_database(db)
-    db.chmod(0o444)  # root's, read-only, in a folder everyone may write
+    db.chmod(mode)  # root's, in a folder everyone may write
     before, inode = db.read_bytes(), db.stat().st_ino
     code, text = run_as(unprivileged, "migrate-db", "--db", str(db), home=Path("/tmp"))
     assert code == 2 and "Traceback" not in text, text
-    assert "read-only" in text and str(db) in text
+    assert words in text and str(db) in text
     assert db.stat().st_ino == inode and db.read_bytes() == before and db.stat().st_uid == 0
     assert sorted(p.name for p in shared_dir.iterdir()) == ["old.db"]
 
