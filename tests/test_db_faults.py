@@ -419,6 +419,26 @@ def test_database_names_that_are_not_utf8(tmp_path: Path, name: bytes) -> None:
     assert code == 0 and os.path.exists(csv_path), text
 
 
+def test_an_out_folder_whose_name_is_not_utf8_gets_its_files(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from nasfilter.files import atomic_write
+    from nasfilter.plots import save_figure
+    from nasfilter.reproduce import check_out_dir
+
+    out = Path(os.fsdecode(os.fsencode(tmp_path) + b"/out\xff"))
+    assert check_out_dir(out, False) == out
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    files = save_figure(fig, out, "fig3")
+    plt.close(fig)
+    with atomic_write(out / "summary.json", "w") as fh:
+        fh.write("{}")
+    assert files.svg.exists() and (out / "summary.json").read_text() == "{}"
+    assert os.fsencode(tmp_path) + b"/out\xff" in [os.fsencode(p) for p in tmp_path.iterdir()]
+
+
 # ------------------------------------------------------ damaged and crafted databases
 def _no_traceback(code: int, err: str) -> None:
     assert code == 2 and "Traceback" not in err and "error:" in err, err
