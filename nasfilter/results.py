@@ -471,7 +471,7 @@ def group_rows(
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     repeated: dict[tuple[Any, ...], int] = {}
     for row in rows:
-        key = tuple(row[k] for k in by)
+        key = tuple(row.get(k) for k in by)  # a field a row lacks groups as None
         members = groups.setdefault(key, [])
         if "seed" in row and any(m.get("seed") == row["seed"] for m in members):
             repeated[key] = repeated.get(key, 0) + 1
