@@ -56,9 +56,12 @@ def changed_inputs(old: dict[str, Any], new: dict[str, Any], what: str = "table"
     """What differs between the stored provenance ``old`` and ``new`` of one spec's
     ``what`` ("table" or "oracle"), one phrase per field both record (a field only one
     records tells nothing)."""
+    def text(value: Any) -> str:  # NaN equals NaN here, a tuple its list
+        return json.dumps(value, sort_keys=True, default=str)
+
     out = []
     for key in sorted(set(old) & set(new)):
-        if old[key] != new[key]:
+        if text(old[key]) != text(new[key]):
             shown = [str(v)[:80] for v in (old[key], new[key])]
             name = "content (sha256)" if key == "sha256" else key
             out.append(f"the {what}'s {name} was {shown[0]!r}, now {shown[1]!r}")

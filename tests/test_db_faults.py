@@ -680,3 +680,12 @@ def test_a_figure_onto_a_full_disk_is_named_and_never_truncated(small_disk: Path
     assert left <= {"filler", "fig3.png"}, left  # no truncated fig3.svg, no temporary file
     if "fig3.png" in left:  # written whole before the disk filled
         assert (small_disk / "fig3.png").read_bytes().endswith(b"IEND\xaeB`\x82")
+
+
+def test_inputs_that_only_look_different_do_not_block_a_resume() -> None:
+    from nasfilter.storage import changed_inputs
+
+    old = {"rms": float("nan"), "shape": [3, 4], "label": "t", "sha256": "ab"}
+    assert changed_inputs(old, {**old, "shape": (3, 4), "new_field": 1}) == []
+    (change,) = changed_inputs(old, {**old, "sha256": "cd"})
+    assert "content (sha256)" in change and "'ab'" in change and "'cd'" in change
