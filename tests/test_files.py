@@ -47,19 +47,19 @@ def test_read_npz_refuses_missing_foreign_and_pickled_files(tmp_path: Path) -> N
 
     good = tmp_path / "good.npz"
     np.savez(good, a=np.arange(3))
-    assert read_npz(good, "thing", "`make thing`")["a"].tolist() == [0, 1, 2]
+    assert read_npz(good, "thing", "`make thing`", {"a": 1024})["a"].tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match=r"thing file .* does not exist"):
-        read_npz(tmp_path / "absent.npz", "thing", "`make thing`")
+        read_npz(tmp_path / "absent.npz", "thing", "`make thing`", {"a": 1024})
     (tmp_path / "junk.npz").write_text("not a zip")
     with pytest.raises(ValueError, match=r"is not a thing: it is not an .npz file") as junk:
-        read_npz(tmp_path / "junk.npz", "thing", "`make thing`")
+        read_npz(tmp_path / "junk.npz", "thing", "`make thing`", {"a": 1024})
     assert "the .npz file (a zip of arrays) that `make thing` writes" in str(junk.value)
     (tmp_path / "empty.npz").write_bytes(b"")
     with pytest.raises(ValueError, match=r"is not a thing: it is an empty file"):
-        read_npz(tmp_path / "empty.npz", "thing", "`make thing`")
+        read_npz(tmp_path / "empty.npz", "thing", "`make thing`", {"a": 1024})
     pickled = tmp_path / "pickled.npz"
     np.savez(pickled, a=np.array([{"x": 1}], dtype=object))
     with pytest.raises(ValueError, match="is not a thing: it holds pickled Python") as info:
-        read_npz(pickled, "thing", "`make thing`")
+        read_npz(pickled, "thing", "`make thing`", {"a": 1024})
     # numpy's own message invites loading the file "unsafely"; ours never does.
     assert "allow_pickle" not in str(info.value) and "unsafe" not in str(info.value)
