@@ -149,3 +149,302 @@ def test_duplicated_seeds_are_refused_naming_the_seed(tmp_path: Path) -> None:
     twice = r"dup\.npz.*'seeds' holds seed 777 twice \(index 0 and 1\)"
     with pytest.raises(ValueError, match=twice):
         BenchmarkTable.load(tmp_path / "dup.npz")
+
+
+# ------------------------------------------------------------------ oracle specs
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("roofline[batch=0]", "batch must be a positive integer, got 0"),
+        ("roofline[nonsense=1]", "backend 'roofline' takes no setting 'nonsense'"),
+        ("calibrated[zzz=1]", "backend 'calibrated' takes no setting 'zzz'"),
+        ("roofline[device='a100']", "the device is its own option, --device"),
+        ("onnxruntime[bogus=1]", "backend 'onnxruntime' takes no setting 'bogus'"),
+        ("onnxruntime[batch=1]", "measured with batch=64, not as 'onnxruntime[batch=1]'"),
+    ],
+)
+def test_proxy_table_checks_every_oracle_setting(spec: str, message: str) -> None:
+    from nasfilter.oracle import proxy_table
+
+    with pytest.raises(ValueError) as info:
+        proxy_table(spec)
+    assert message in str(info.value) and spec in str(info.value)
+
+
+def test_an_unknown_setting_lists_the_valid_ones() -> None:
+    from nasfilter.oracle import proxy_table
+
+    with pytest.raises(ValueError, match=r"its settings are: batch=1024: images per batch"):
+        proxy_table("roofline[nonsense=1]")
+
+
+def test_oracle_settings_change_the_numbers_and_the_label() -> None:
+    from nasfilter.oracle import proxy_table
+    from nasfilter.oracle.roofline import roofline
+
+    small = proxy_table("roofline[batch=1]")
+    assert small.label == "roofline v100 fp16 batch 1"
+    reference = roofline("v100", "cifar10", batch=1)  # the model called directly
+    assert np.array_equal(small.throughput, reference.throughput)
+    assert not np.array_equal(small.throughput, proxy_table("roofline").throughput)
+    matching = proxy_table("onnxruntime[batch=64,trials=5]")  # what the sample recorded
+    assert np.array_equal(matching.throughput, proxy_table("onnxruntime").throughput, True)
+
+
+@pytest.mark.parametrize("spec", ["roofline[batch=0]", "roofline[nonsense=1]", "calibrated[zzz=1]"])
+def test_run_and_measure_refuse_the_same_oracle_specs(
+    tmp_path: Path, spec: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    argv = ["run", "--searchers", "random", "--seeds", "0", "--budget", "500", "--db", str(db)]
+    assert main([*argv, "--oracle", spec, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--oracle" in err and "Traceback" not in err and not db.exists()
+    cache = tmp_path / "c.sqlite"
+    assert main(["measure", "--backend", spec, "--archs", "sample:3", "--cache", str(cache)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_measure_over_ray_checks_setting_names_before_starting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["measure", "--backend", "roofline[nonsense=1]", "--archs", "sample:3"]
+    assert main([*argv, "--cache", str(tmp_path / "c.sqlite"), "--ray"]) == 2
+    assert "takes no setting 'nonsense'" in capsys.readouterr().err
+
+
+def test_show_prints_the_numbers_of_the_settings_given(capsys: pytest.CaptureFixture[str]) -> None:
+    from nasfilter.oracle.roofline import roofline
+
+    assert main(["show", "5", "--oracle", "roofline[batch=1]", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["oracle"] == "roofline v100 fp16 batch 1"
+    assert shown["throughput"] == float(roofline("v100", batch=1).throughput[5])
+
+
+# ------------------------------------------------------------------ default device, --jobs
+def _onnx_cache(path: Path) -> Path:
+    """A measurement cache holding the shipped onnxruntime sample's rows (a CPU device)."""
+    from nasfilter.oracle.cache import MeasurementCache
+    from nasfilter.oracle.measurement import Measurement, Status
+    from nasfilter.oracle.proxies import load_sample
+
+    sample = load_sample()
+    rows = [
+        Measurement(
+            arch=int(arch),
+            dataset=sample.dataset,
+            backend="onnxruntime",
+            config=sample.meta["config"],
+            device=sample.meta["device"],
+            status=Status.OK,
+            throughput=float(thr),
+            batch_size=64,
+            max_batch=None,
+            flops_per_image=float(fpi),
+            peak_flops=float(peak),
+            peak_source="measured",
+            timings={},
+        )
+        for arch, thr, fpi, peak in zip(
+            sample.arch, sample.throughput, sample.flops_per_image, sample.peak_flops, strict=True
+        )
+    ]
+    with MeasurementCache(path) as cache:
+        cache.put_many(rows)
+    return path
+
+
+def test_run_with_an_onnxruntime_cache_needs_no_device(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = _onnx_cache(tmp_path / "onnx.sqlite")
+    db = tmp_path / "r.db"
+    argv = ["run", "--searchers", "random", "--seeds", "0", "--budget", "300", "--db", str(db)]
+    argv += ["--oracle", "onnxruntime", "--oracle-cache", str(cache), "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "oracle  onnxruntime on AMD EPYC" in err and "v100" not in err
+
+
+def test_the_default_device_follows_the_backend() -> None:
+    from nasfilter.oracle.registry import default_device
+
+    assert default_device("calibrated") == default_device("roofline") == "v100"
+    assert default_device("onnxruntime") == "cpu"
+    assert default_device("torch-cuda") is None  # the one device of the cache
+
+
+def test_jobs_are_capped_at_the_cpus_and_the_runs_and_the_banner_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from nasfilter.cli.run import plan_jobs
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert plan_jobs(1000, 12) == (2, " (--jobs 1000 capped at the 2 CPU(s) this process may use)")
+    assert plan_jobs(8, 1) == (1, " (--jobs 8 capped at the 1 run(s))")
+    both = " (--jobs 9 capped at the 2 CPU(s) this process may use and the 2 run(s))"
+    assert plan_jobs(9, 2) == (2, both)
+    assert plan_jobs(None, 1) == (1, "") and plan_jobs(2, 5) == (2, "")
+    db = tmp_path / "r.db"
+    argv = ["run", "--searchers", "random", "--seeds", "0", "--budget", "300", "--db", str(db)]
+    assert main([*argv, "--jobs", "1000", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "1 process(es) (--jobs 1000 capped at" in err and "1000 process(es)" not in err
+
+
+# ------------------------------------------------------------------ resource bounds
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            "evolution[tournament_size=1000000000]",
+            r"tournament_size must be an integer in \[1, 32768\]",
+        ),
+        ("evolution[tournament_size=30000000]", r"got 30000000"),
+        (
+            "evolution[population_size=100000]",
+            r"population_size must be an integer in \[1, 32768\]",
+        ),
+        ("model-based[init=1000000]", r"init \(valid range: \[3, 32768\]\)"),
+        ("model-based[init_proxy=10000000]", r"init_proxy \(valid range: \[0, 32768\]\)"),
+    ],
+)
+def test_searcher_settings_that_would_exhaust_memory_are_refused(spec: str, message: str) -> None:
+    from nasfilter.searchers import make_searcher
+
+    with pytest.raises(ValueError, match=message):
+        make_searcher(spec)
+
+
+# ------------------------------------------------------------------ the ask/tell API
+def _set_up(searcher: Any, seed: int = 0) -> Any:
+    from nasfilter.metered import ProxyHandle, SearchContext
+    from nasfilter.problem import Budget, Problem
+    from tests.tables import random_proxy
+
+    problem = Problem(random_table(), np.random.default_rng(seed), Budget(1e9), random_proxy())
+    searcher.setup(SearchContext(np.random.default_rng(seed), ProxyHandle(problem)))
+    return searcher
+
+
+@pytest.mark.parametrize(
+    "outcome", ["abc", np.array([1.0, 2.0]), math.nan, math.inf, 1e300, -50.0, 100.5, True]
+)
+@pytest.mark.parametrize("name", ["random", "reinforce", "evolution", "model-based"])
+def test_a_refused_tell_leaves_the_trial_pending(name: str, outcome: Any) -> None:
+    from nasfilter.searchers import make_searcher
+
+    searcher = _set_up(make_searcher(name))
+    trial = searcher.ask()
+    with pytest.raises(ValueError, match="validation accuracy in percent, a finite number"):
+        searcher.tell(trial, outcome)
+    assert searcher.pending == (trial,)
+    searcher.tell(trial, 71.5)  # the same trial, now with a valid outcome
+    assert searcher.pending == ()
+
+
+def test_reinforce_stays_finite_after_a_refused_nan() -> None:
+    from nasfilter.searchers import make_searcher
+
+    searcher = _set_up(make_searcher("reinforce"))
+    trial = searcher.ask()
+    with pytest.raises(ValueError):
+        searcher.tell(trial, math.nan)
+    searcher.tell(trial, 80.0)
+    distinct = {searcher.ask().arch for _ in range(20)}
+    assert len(distinct) > 1  # a non-finite policy would propose one architecture only
+
+
+def test_valid_outcomes_of_every_number_type_are_taken() -> None:
+    from nasfilter.searchers import make_searcher
+
+    searcher = _set_up(make_searcher("random"))
+    for outcome in (0, 100, 55.5, np.float32(60.0), np.float64(70.0), np.int64(3), None):
+        searcher.tell(searcher.ask(), outcome)
+    assert searcher.pending == ()
+
+
+def test_ask_and_keep_before_setup_say_to_call_setup() -> None:
+    from nasfilter.filters import make_filter
+    from nasfilter.searchers import make_searcher
+
+    for name in ("random", "evolution", "reinforce", "utilization-pareto"):
+        with pytest.raises(RuntimeError, match=r"call setup\(SearchContext\(rng, proxy\)\)"):
+            make_searcher(name).ask()
+    for name in ("successive-frontiers", "proxy-threshold"):
+        with pytest.raises(RuntimeError, match=r"call setup\(SearchContext\(rng, proxy\)\) before"):
+            make_filter(name).keep(as_arch(5))
+
+
+def test_a_plugin_filter_gets_the_same_checks() -> None:
+    from nasfilter.filters.base import Filter
+
+    class Fast(Filter):
+        name = "fast"
+
+        def keep(self, arch: Any) -> bool:
+            return bool(self.proxy.query(arch).throughput > 1e5)
+
+    with pytest.raises(RuntimeError, match="call setup"):
+        Fast().keep(as_arch(5))
+    with pytest.raises(ValueError, match=r"keep\(\) takes one Arch .* got int 5"):
+        Fast().keep(5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [5, "x", "8:16:24:32:40", None])
+def test_keep_of_something_not_an_arch_says_what_it_takes(bad: Any) -> None:
+    from nasfilter.filters import make_filter
+    from nasfilter.metered import ProxyHandle, SearchContext
+    from nasfilter.problem import Budget, Problem
+    from tests.tables import random_proxy
+
+    flt = make_filter("successive-frontiers")
+    problem = Problem(random_table(), np.random.default_rng(0), Budget(1e9), random_proxy())
+    flt.setup(SearchContext(np.random.default_rng(0), ProxyHandle(problem)))
+    with pytest.raises(ValueError, match=r"keep\(\) takes one Arch \(nasfilter.space.as_arch"):
+        flt.keep(bad)
+    assert problem.n_proxy == 0  # refused before any charged query
+
+
+def test_run_search_twice_on_one_problem_is_refused() -> None:
+    from nasfilter.runner import make_problem, run_search
+    from nasfilter.searchers import make_searcher
+
+    problem = make_problem(random_table(), 2000.0, 0)
+    first = run_search(make_searcher("random"), problem, seed=0)
+    assert first.n_evaluations > 0
+    with pytest.raises(ValueError, match=r"this Problem was used already .* fresh one"):
+        run_search(make_searcher("random"), problem, seed=1)
+
+
+@pytest.mark.parametrize("proxy_dataset", ["cifar100", "ImageNet16-120"])
+def test_a_proxy_of_another_dataset_is_refused_naming_both(proxy_dataset: str) -> None:
+    from nasfilter.oracle import proxy_table
+    from nasfilter.problem import Budget, Problem
+    from nasfilter.runner import make_problem, run_search
+    from nasfilter.searchers import make_searcher
+
+    table, proxy = random_table(), proxy_table("roofline", dataset=proxy_dataset)
+    both = rf"'cifar10' but the proxy .* for '{proxy_dataset}'"
+    with pytest.raises(ValueError, match=both):
+        make_problem(table, 2000.0, 0, proxy)
+    problem = Problem(table, np.random.default_rng(0), Budget(2000.0), proxy=proxy)
+    with pytest.raises(ValueError, match=both):
+        run_search(make_searcher("random"), problem, seed=0)
+    make_problem(table, 2000.0, 0, proxy_table("roofline", dataset="cifar10"))  # same: fine
+
+
+@pytest.mark.parametrize("bad", [math.inf, math.nan])
+def test_advance_refuses_an_infinite_or_nan_time(bad: float) -> None:
+    from nasfilter.runner import make_problem
+
+    problem = make_problem(random_table(), 2000.0, 0)
+    problem.advance(10.0)
+    with pytest.raises(ValueError, match=rf"advance\({bad!r}\).*finite"):
+        problem.advance(bad)
+    assert problem.clock == 10.0 and not problem.exhausted
+    problem.advance(5.0)  # backward: still a no-op
+    assert problem.clock == 10.0
