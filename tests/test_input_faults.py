@@ -448,3 +448,54 @@ def test_advance_refuses_an_infinite_or_nan_time(bad: float) -> None:
     assert problem.clock == 10.0 and not problem.exhausted
     problem.advance(5.0)  # backward: still a no-op
     assert problem.clock == 10.0
+
+
+# ------------------------------------------------------------------ a full disk in measure
+def _full_disk(monkeypatch: pytest.MonkeyPatch, pages: int) -> None:
+    """SQLite connections of the cache that can grow to ``pages`` pages only: SQLite then
+    answers SQLITE_FULL ("database or disk is full"), as on a full disk."""
+    import sqlite3
+
+    import nasfilter.oracle.cache as cache_module
+
+    real = sqlite3.connect
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = real(*args, **kwargs)
+        held = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count={max(pages, held)}")
+        return conn
+
+    monkeypatch.setattr(cache_module.sqlite3, "connect", connect)
+
+
+def test_a_full_disk_while_creating_a_cache_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "c.sqlite"
+    _full_disk(monkeypatch, 1)
+    argv = ["measure", "--backend", "roofline", "--archs", "sample:3", "--quiet"]
+    assert main([*argv, "--cache", str(cache)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write measurement cache {str(cache)!r}: the disk is full" in err
+    assert "may be corrupt" not in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no 0-byte cache, no -wal or -shm
+
+
+def test_a_full_disk_during_a_sweep_keeps_the_rows_stored_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nasfilter.oracle.cache import MeasurementCache
+
+    cache = tmp_path / "c.sqlite"
+    argv = ["measure", "--backend", "roofline", "--quiet", "--cache", str(cache)]
+    assert main([*argv, "--archs", "sample:3"]) == 0
+    capsys.readouterr()
+    _full_disk(monkeypatch, 0)  # no room beyond what the file holds now
+    assert main([*argv, "--archs", "all"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write measurement cache {str(cache)!r}: the disk is full" in err
+    assert "rows stored before are intact" in err and "Traceback" not in err
+    monkeypatch.undo()
+    with MeasurementCache(cache, readonly=True) as reader:
+        assert len(reader) == 3
