@@ -99,9 +99,9 @@ def _read_member(archive: Any, member: str, limit: int) -> Any:
     with archive.open(member) as fh:
         version = fmt.read_magic(fh)
         if version == (1, 0):
-            shape, _, dtype = fmt.read_array_header_1_0(fh)
+            shape, fortran, dtype = fmt.read_array_header_1_0(fh)
         elif version == (2, 0):
-            shape, _, dtype = fmt.read_array_header_2_0(fh)
+            shape, fortran, dtype = fmt.read_array_header_2_0(fh)
         else:
             raise ValueError(f"member {member!r} has unsupported .npy version {version}")
         if dtype.hasobject:
@@ -112,8 +112,16 @@ def _read_member(archive: Any, member: str, limit: int) -> Any:
                 f"member {member!r} declares {nbytes:,} bytes (shape {shape}, {dtype}), more "
                 f"than the {limit:,} its metadata allows"
             )
-    with archive.open(member) as fh:  # read_array reads only the declared elements
-        return fmt.read_array(fh, allow_pickle=False)
+        order = "F" if fortran else "C"
+        array = np.empty(shape, dtype=dtype, order=order)
+        view = memoryview(array.reshape(-1, order="A").view(np.uint8))  # the same memory
+        got = 0
+        while got < nbytes:  # only the declared bytes: whatever follows stays compressed
+            n = fh.readinto(view[got:])
+            if not n:
+                raise ValueError(f"member {member!r} is truncated: {got} of {nbytes} bytes")
+            got += n
+    return array
 
 
 def _folder_of(path: Path) -> Path:

@@ -273,19 +273,20 @@ def check_values(table: BenchmarkTable, source: str) -> None:
     """Raise ValueError naming ``source``, the column, the first bad value and its index
     when a present row holds a value no benchmark holds (a negative time, a 300 % accuracy,
     an infinite or, where a row needs it, a NaN value). Absent rows are not checked."""
+    present = table.present
     for name, (low, high, nan_ok, what) in _RANGES.items():
-        column = getattr(table, name)[table.present]
+        column = getattr(table, name)
         with np.errstate(invalid="ignore"):
-            bad = ~((column >= low) & (column <= high) & np.isfinite(column))
+            bad = ~((column >= low) & (column <= min(high, np.finfo(np.float64).max)))
         if nan_ok:
             bad &= ~np.isnan(column)
         if bad.ndim == 2:
             bad = bad.any(axis=1)
+        bad &= present  # absent rows are NaN by design
         if not bad.any():
             continue
-        row = int(np.flatnonzero(bad)[0])
-        index = int(np.flatnonzero(table.present)[row])
-        value = getattr(table, name)[index]
+        index = int(np.flatnonzero(bad)[0])
+        value = column[index]
         shown = [float(v) for v in value] if np.ndim(value) else float(value)
         raise ValueError(
             f"table {source!r}: column {name!r} holds {shown} at architecture index {index} "

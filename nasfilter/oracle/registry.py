@@ -123,7 +123,7 @@ def create(spec: str, device: str | DeviceSpec | None = None, **overrides: Any) 
     return BACKENDS.create(spec, device=device, **overrides)
 
 
-ANALYTIC_BACKENDS = frozenset({"roofline", "calibrated"})  # predicted, never read from a cache
+ANALYTIC_BACKENDS = frozenset({"roofline", "calibrated"})  # computed when no cache is given
 
 
 def check_spec(spec: str) -> tuple[str, dict[str, Any]]:
