@@ -112,16 +112,15 @@ def _read_member(archive: Any, member: str, limit: int) -> Any:
                 f"member {member!r} declares {nbytes:,} bytes (shape {shape}, {dtype}), more "
                 f"than the {limit:,} its metadata allows"
             )
-        order = "F" if fortran else "C"
-        array = np.empty(shape, dtype=dtype, order=order)
-        view = memoryview(array.reshape(-1, order="A").view(np.uint8))  # the same memory
+        buffer = bytearray(nbytes)
+        view = memoryview(buffer)
         got = 0
         while got < nbytes:  # only the declared bytes: whatever follows stays compressed
             n = fh.readinto(view[got:])
             if not n:
                 raise ValueError(f"member {member!r} is truncated: {got} of {nbytes} bytes")
             got += n
-    return array
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape, order="F" if fortran else "C")
 
 
 def _folder_of(path: Path) -> Path:
