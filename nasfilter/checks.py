@@ -5,11 +5,25 @@ from __future__ import annotations
 import numpy as np
 
 
-def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
-    """``value`` as an int if it is an integer >= ``minimum``, else ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+def check_positive_int(
+    value: object, name: str, minimum: int = 1, maximum: int | None = None, why: str = ""
+) -> int:
+    """``value`` as an int if it is an integer >= ``minimum`` (and <= ``maximum``, when
+    given; ``why`` says where that bound comes from), else ValueError."""
+    if (
+        not isinstance(value, bool)
+        and isinstance(value, (int, np.integer))
+        and minimum <= value
+        and (maximum is None or value <= maximum)
+    ):
+        return int(value)
+    if maximum is None:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    raise ValueError(
+        f"{name} must be an integer in [{minimum}, {maximum}]"
+        + (f" ({why})" if why else "")
+        + f", got {value!r}"
+    )
 
 
 def check_real(

@@ -146,13 +146,21 @@ def sqlite_uri(path: str | os.PathLike[str], **params: str) -> str:
     return "file:" + quote(absolute, safe=b"/") + (f"?{query}" if query else "")
 
 
-def read_npz(path: str | os.PathLike[str], kind: str, origin: str) -> dict[str, Any]:
-    """Every array of the ``.npz`` at ``path`` (pickles refused), as name -> array.
+MAX_META_BYTES = 4 << 20  # a JSON ``meta`` member: a few KB in every file nasfilter writes
 
-    ``kind`` ("nasfilter table", ...) and ``origin`` (the command that writes such files)
-    name the file in the ValueError raised for a missing, foreign or corrupt file.
+
+def read_npz(
+    path: str | os.PathLike[str], kind: str, origin: str, limits: Mapping[str, int]
+) -> dict[str, Any]:
+    """The arrays named in ``limits`` of the ``.npz`` at ``path`` (pickles refused).
+
+    Only those members are read, and each only after its ``.npy`` header shows it holds at
+    most ``limits[name]`` bytes, so a crafted member (an extra one, or one that inflates far
+    beyond its declared shape) costs neither time nor memory. Absent members are left out of
+    the result. ``kind`` ("nasfilter table", ...) and ``origin`` (the command that writes such
+    files) name the file in the ValueError raised for a missing, foreign or corrupt file.
     """
-    import numpy as np
+    import zipfile
 
     source = Path(path)
     if source.is_dir():
@@ -166,8 +174,15 @@ def read_npz(path: str | os.PathLike[str], kind: str, origin: str) -> dict[str, 
         what = "an empty file" if not head else "not an .npz file (not a zip archive)"
         raise ValueError(f"{str(source)!r} is not a {kind}: it is {what}; {expected}")
     try:
-        with np.load(source, allow_pickle=False) as npz:
-            return {key: npz[key] for key in npz.files}
+        with zipfile.ZipFile(source) as archive:
+            present = set(archive.namelist())
+            return {
+                name: _read_member(archive, f"{name}.npy", limit)
+                for name, limit in limits.items()
+                if f"{name}.npy" in present
+            }
+    except _TooLarge as exc:
+        raise ValueError(f"{str(source)!r} is not a {kind}: {exc}; {expected}") from None
     except ValueError as exc:
         if "pickle" not in str(exc):
             raise ValueError(f"{str(source)!r} is not a {kind}: {exc}; {expected}") from exc
@@ -180,6 +195,42 @@ def read_npz(path: str | os.PathLike[str], kind: str, origin: str) -> dict[str, 
         raise ValueError(
             f"{str(source)!r} is not a {kind} (it may be damaged: {exc}); {expected}"
         ) from exc
+
+
+class _TooLarge(Exception):
+    """A member's header declares more bytes than the file's metadata allows."""
+
+
+def _read_member(archive: Any, member: str, limit: int) -> Any:
+    """One ``.npy`` member, refused before decompression when it declares > ``limit`` bytes."""
+    import numpy as np
+
+    fmt = np.lib.format
+    with archive.open(member) as fh:
+        version = fmt.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = fmt.read_array_header_2_0(fh)
+        else:
+            raise ValueError(f"member {member!r} has unsupported .npy version {version}")
+        if dtype.hasobject:
+            raise ValueError(f"member {member!r} holds pickled objects (allow_pickle=False)")
+        nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if nbytes > limit:
+            raise _TooLarge(
+                f"member {member!r} declares {nbytes:,} bytes (shape {shape}, {dtype}), more "
+                f"than the {limit:,} its metadata allows"
+            )
+        buffer = bytearray(nbytes)
+        view = memoryview(buffer)
+        got = 0
+        while got < nbytes:  # only the declared bytes: whatever follows stays compressed
+            n = fh.readinto(view[got:])
+            if not n:
+                raise ValueError(f"member {member!r} is truncated: {got} of {nbytes} bytes")
+            got += n
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape, order="F" if fortran else "C")
 
 
 def _folder_of(path: Path) -> Path:

@@ -458,9 +458,21 @@ class Problem:
             )
 
     def advance(self, time: float) -> None:
-        """Move the wall clock forward to ``time`` (simulated seconds); never backward."""
+        """Move the wall clock forward to ``time`` (simulated seconds); never backward.
+
+        Raises ValueError for an infinite or NaN ``time``, which no evaluation ends at."""
         if time > self._now:
+            if time == math.inf:
+                self._refuse_time(time)
             self._now = float(time)
+        elif time != time:  # NaN compares false with everything
+            self._refuse_time(time)
+
+    def _refuse_time(self, time: float) -> None:
+        raise ValueError(
+            f"advance({time!r}): the wall clock moves to a finite number of simulated "
+            f"seconds (now {self._now:g}); pass the end time start_evaluation() returned"
+        )
 
     def record_drop(self, trial: int, index: int) -> None:
         """Log that a filter dropped ``trial`` (no cost); past ``trace_limit`` only count it."""

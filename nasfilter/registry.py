@@ -181,6 +181,23 @@ class Registry(Generic[T]):
             out.append(f"{p.name}{default}" + (f": {text}" if text else ""))
         return out
 
+    def setting_names(self, name: str) -> frozenset[str] | None:
+        """The keyword settings ``name`` takes, from its signature; None when they cannot be
+        told (a factory taking ``**kwargs`` registered without ``params_of``)."""
+        target: Any = self._params_of[name]() if name in self._params_of else self.factory(name)
+        try:
+            sig = inspect.signature(target)
+        except (TypeError, ValueError):
+            return None
+        kinds = {p.kind for p in sig.parameters.values()}
+        if inspect.Parameter.VAR_KEYWORD in kinds:
+            return None
+        return frozenset(
+            p.name
+            for p in sig.parameters.values()
+            if p.kind is not inspect.Parameter.VAR_POSITIONAL
+        )
+
     def _describe_parameters(self, name: str, hidden: tuple[str, ...]) -> str:
         listed = self.parameters(name, hidden)
         if listed is None:

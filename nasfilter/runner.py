@@ -108,9 +108,36 @@ def make_problem(
     proxy: ProxyTable | None = None,
     proxy_cost: float = DEFAULT_PROXY_COST,
 ) -> Problem:
-    """The metered problem of the run with ``seed`` (its generator is stream 0)."""
+    """The metered problem of the run with ``seed`` (its generator is stream 0).
+
+    Raises ValueError when ``proxy`` records a dataset other than the table's."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
+    if proxy is not None and isinstance(table, BenchmarkTable):
+        check_same_dataset(table, proxy)
     return Problem(table, seed_streams(seed).problem, b, proxy=proxy, proxy_cost=proxy_cost)
+
+
+def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:
+    """Raise ValueError, naming both, when ``proxy`` records a dataset other than
+    ``table``'s (its networks then have other input sizes and classes)."""
+    recorded = proxy.provenance.get("dataset")
+    if recorded is not None and recorded != table.dataset.name:
+        raise ValueError(
+            f"the table is for dataset {table.dataset.name!r} but the proxy "
+            f"({proxy.label}) was computed for {recorded!r}; load the proxy for "
+            f"{table.dataset.name!r} (proxy_table(..., dataset={table.dataset.name!r}))"
+        )
+
+
+def _check_fresh(problem: Problem) -> None:
+    """Raise ValueError when ``problem`` has been used: a run is its problem's whole life."""
+    used = len(problem.log) + problem.n_unlogged
+    if used or problem.worker_seconds or problem.clock:
+        raise ValueError(
+            f"this Problem was used already ({used} events, {problem.worker_seconds:g} "
+            "worker-seconds charged): its clock and trace belong to that run. Build a fresh "
+            "one for each run (make_problem(table, budget, seed, proxy))"
+        )
 
 
 @dataclass
@@ -357,6 +384,9 @@ def run_search(
     if isinstance(max_repeats, bool) or not isinstance(max_repeats, int) or max_repeats < 1:
         raise ValueError(f"max_repeats must be an integer >= 1, got {max_repeats!r}")
     k = check_workers(workers)
+    _check_fresh(problem)
+    if problem.proxy_table is not None:
+        check_same_dataset(problem.table, problem.proxy_table)
     streams = seed_streams(seed)
     proxy = ProxyHandle(problem)
     searcher.setup(SearchContext(streams.searcher, proxy))

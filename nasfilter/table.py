@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
-from nasfilter.files import atomic_write, read_npz
+from nasfilter.files import MAX_META_BYTES, atomic_write, read_npz
 from nasfilter.space import N_ARCHS, ArchLike, as_arch
 
 SCHEMA_VERSION = 1
@@ -180,23 +180,24 @@ class BenchmarkTable:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> BenchmarkTable:
-        """Read a table written by :meth:`save`; raise ValueError on a foreign or corrupt file."""
+        """Read a table written by :meth:`save`; raise ValueError on a foreign or corrupt file,
+        or on values no benchmark holds (see :func:`check_values`)."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(
+                f"a table path must be a str or os.PathLike (a .npz written by `nasfilter "
+                f"convert`), got {type(path).__name__} {path!r}"
+            )
         source = Path(path)
-        data = read_npz(source, "nasfilter table", "`nasfilter convert`")
-        required = {"meta", "valid_acc", *_FLOAT_COLUMNS, "present"}
-        missing = sorted(required - set(data))
+        kind, origin = "nasfilter table", "`nasfilter convert`"
+        meta = _read_meta(source, read_npz(source, kind, origin, {"meta": MAX_META_BYTES}))
+        seeds = _check_seeds(source, meta.get("seeds"))
+        per_row = 8 * N_ARCHS  # bytes: float64 is the widest a column may hold
+        limits = {"valid_acc": per_row * len(seeds), "present": per_row}
+        limits.update({key: per_row for key in _FLOAT_COLUMNS})
+        data = read_npz(source, kind, origin, limits)
+        missing = sorted(set(limits) - set(data))
         if missing:
             raise ValueError(f"{str(source)!r} is not a nasfilter table: missing columns {missing}")
-        try:
-            meta = json.loads(str(data["meta"]))
-            version = meta["schema_version"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{str(source)!r} has unreadable table metadata: {exc}") from exc
-        if version != SCHEMA_VERSION:
-            raise ValueError(
-                f"{str(source)!r} has table schema version {version}; this nasfilter reads "
-                f"version {SCHEMA_VERSION}. Convert the archive again with `nasfilter convert`."
-            )
         for key in ("valid_acc", *_FLOAT_COLUMNS):
             if not np.issubdtype(data[key].dtype, np.floating):
                 raise ValueError(
@@ -204,15 +205,94 @@ class BenchmarkTable:
                     f"{data[key].dtype} values, expected floating point numbers"
                 )
         try:
-            return cls(
+            table = cls(
                 dataset=get_dataset(meta["dataset"]),
-                seeds=tuple(int(s) for s in meta["seeds"]),
+                seeds=seeds,
                 provenance=Provenance(**meta["provenance"]),
-                **{key: data[key] for key in ("valid_acc", *_FLOAT_COLUMNS, "present")},
+                **{key: data[key] for key in limits},
             )
         except (KeyError, TypeError, ValueError) as exc:
             what = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
             raise ValueError(f"{str(source)!r} is not a usable nasfilter table: {what}") from exc
+        check_values(table, str(source))
+        return table
+
+
+def _read_meta(source: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The table's JSON metadata, checked for its schema version."""
+    if "meta" not in data:
+        raise ValueError(f"{str(source)!r} is not a nasfilter table: missing columns ['meta']")
+    try:
+        meta = json.loads(str(data["meta"]))
+        version = meta["schema_version"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{str(source)!r} has unreadable table metadata: {exc}") from exc
+    if version != SCHEMA_VERSION:
+        raise ValueError(
+            f"{str(source)!r} has table schema version {version}; this nasfilter reads "
+            f"version {SCHEMA_VERSION}. Convert the archive again with `nasfilter convert`."
+        )
+    return dict(meta)
+
+
+def _check_seeds(source: Path, seeds: object) -> tuple[int, ...]:
+    """The metadata's training seeds: a non-empty list of distinct integers."""
+    if not isinstance(seeds, list) or not seeds:
+        raise ValueError(
+            f"{str(source)!r} is not a usable nasfilter table: metadata 'seeds' must be a "
+            f"non-empty list of integers, got {seeds!r}"
+        )
+    for i, seed in enumerate(seeds):
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ValueError(
+                f"{str(source)!r} is not a usable nasfilter table: metadata 'seeds' holds "
+                f"{seed!r} at index {i}; seeds are integers"
+            )
+        if seed in seeds[:i]:
+            raise ValueError(
+                f"{str(source)!r} is not a usable nasfilter table: metadata 'seeds' holds seed "
+                f"{seed} twice (index {seeds.index(seed)} and {i}); each seed is one training "
+                "run, so they must be distinct. Convert the archive again with `nasfilter convert`."
+            )
+    return tuple(seeds)
+
+
+# column -> (low, high, NaN allowed in a present row, what the column holds)
+_RANGES: dict[str, tuple[float, float, bool, str]] = {
+    "valid_acc": (0.0, 100.0, True, "accuracies in percent, in [0, 100]"),
+    "test_acc": (0.0, 100.0, True, "accuracies in percent, in [0, 100]"),
+    "train_time": (0.0, np.inf, False, "seconds per epoch, finite and >= 0"),
+    "valid_time": (0.0, np.inf, False, "seconds per epoch, finite and >= 0"),
+    "latency": (0.0, np.inf, True, "seconds per batch, finite and >= 0"),
+    "params": (0.0, np.inf, False, "millions of parameters, finite and >= 0"),
+    "macs": (0.0, np.inf, False, "millions of MACs, finite and >= 0"),
+}
+
+
+def check_values(table: BenchmarkTable, source: str) -> None:
+    """Raise ValueError naming ``source``, the column, the first bad value and its index
+    when a present row holds a value no benchmark holds (a negative time, a 300 % accuracy,
+    an infinite or, where a row needs it, a NaN value). Absent rows are not checked."""
+    present = table.present
+    for name, (low, high, nan_ok, what) in _RANGES.items():
+        column = getattr(table, name)
+        with np.errstate(invalid="ignore"):
+            bad = ~((column >= low) & (column <= min(high, np.finfo(np.float64).max)))
+        if nan_ok:
+            bad &= ~np.isnan(column)
+        if bad.ndim == 2:
+            bad = bad.any(axis=1)
+        bad &= present  # absent rows are NaN by design
+        if not bad.any():
+            continue
+        index = int(np.flatnonzero(bad)[0])
+        value = column[index]
+        shown = [float(v) for v in value] if np.ndim(value) else float(value)
+        raise ValueError(
+            f"table {source!r}: column {name!r} holds {shown} at architecture index {index} "
+            f"({as_arch(index)}); it holds {what}. The file is damaged or was not written by "
+            "`nasfilter convert`: convert the archive again"
+        )
 
 
 def load_table(path: str | os.PathLike[str] | None, dataset: str = "cifar10") -> BenchmarkTable:

@@ -84,8 +84,8 @@ def test_base_features_are_standardized_and_cover_every_architecture() -> None:
     ("params", "match"),
     [
         ({"beta": -1.0}, r"beta \(valid range: \[0, 10\]\)"),
-        ({"batch": 0}, r"batch \(valid range: >= 1\)"),
-        ({"init": 2}, r"init \(valid range: >= 3\)"),
+        ({"batch": 0}, r"batch \(valid range: \[1, 32768\]\)"),
+        ({"init": 2}, r"init \(valid range: \[3, 32768\]\)"),
         ({"explore": 1.5}, r"explore \(valid range: \[0, 1\]\)"),
         ({"acquisition": "ucb"}, "acquisition must be one of"),
         ({"hardware": "yes"}, "hardware must be True or False"),

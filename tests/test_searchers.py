@@ -214,10 +214,17 @@ def test_evolution_picks_the_tournament_winner() -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"population_size": -1}, {"population_size": 0}, {"tournament_size": 0}]
+    "kwargs",
+    [
+        {"population_size": -1},
+        {"population_size": 0},
+        {"tournament_size": 0},
+        {"population_size": 32769},
+        {"tournament_size": 10**9},  # was a MemoryError at the first tournament
+    ],
 )
 def test_evolution_rejects_bad_parameters(kwargs: dict[str, int]) -> None:
-    with pytest.raises(ValueError, match="must be an integer >= 1"):
+    with pytest.raises(ValueError, match=r"must be an integer in \[1, 32768\]"):
         RegularizedEvolution(**kwargs)
 
 

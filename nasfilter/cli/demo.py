@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from nasfilter.cli.args import naming
     from nasfilter.cli.compare import format_summary, summarize
-    from nasfilter.cli.run import build_specs, check_inputs, parse_seeds
-    from nasfilter.experiment import check_seeds, default_jobs, inputs, run_experiment
+    from nasfilter.cli.run import build_specs, check_inputs, parse_seeds, plan_jobs, resolve_device
+    from nasfilter.experiment import check_seeds, inputs, run_experiment
     from nasfilter.results import format_mean_se, load_results, mean_se
     from nasfilter.storage import InMemoryStorage, Storage
 
@@ -61,18 +61,19 @@ def _demo(args: argparse.Namespace) -> int:
     from nasfilter.reproduce import PEER_METHODS
 
     searchers = [*STUDY_SEARCHERS, *(m.searcher for m in PEER_METHODS)]
+    resolve_device(args)
     specs = build_specs(args, searchers, ["none"])
     check_inputs(args)
     with naming("--table"):  # the oracle is loaded: what can fail now is the table's
         table, proxy, ref = inputs(specs[0])
-    jobs = args.jobs or default_jobs()
+    jobs, capped = plan_jobs(args.jobs, len(specs) * len(seeds))
     print(f"nasfilter demo: the comparison of arXiv 2212.07936 on {table.dataset.name}")
     print(f"  table : {table.provenance.label}")
     print(f"  oracle: {proxy.label}; a proxy query costs {specs[0].proxy_cost:g} simulated s")
     print(
         f"  true accuracy-throughput front: {len(ref.true_front)} architectures; "
         f"{len(seeds)} seeds x {args.budget:g} simulated {args.budget_clock}-seconds; "
-        f"{args.workers} simulated worker(s) per run; {jobs} process(es)\n"
+        f"{args.workers} simulated worker(s) per run; {jobs} process(es){capped}\n"
     )
 
     storage: Storage

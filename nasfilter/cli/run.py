@@ -78,7 +78,12 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--oracle", default=DEFAULT_ORACLE, help=f"proxy backend (default {DEFAULT_ORACLE})"
     )
-    p.add_argument("--device", default="v100", help="oracle device (default v100)")
+    p.add_argument(
+        "--device",
+        default=None,
+        help="oracle device (default: v100 for calibrated and roofline, cpu for onnxruntime, "
+        "the cache's only device for torch-cuda and tensorrt)",
+    )
     p.add_argument(
         "--oracle-cache", help="measurement cache or exported .npz for a measured oracle"
     )
@@ -115,6 +120,34 @@ def add_jobs(p: argparse.ArgumentParser) -> None:
         default=None,
         help="worker processes (default: the CPUs this process may use)",
     )
+
+
+def resolve_device(args: argparse.Namespace) -> None:
+    """Set ``args.device`` to the oracle's default device when none was given."""
+    from nasfilter.cli.args import naming
+    from nasfilter.oracle.registry import check_spec, default_device
+
+    if args.device is None:
+        with naming("--oracle"):
+            args.device = default_device(check_spec(args.oracle)[0])
+
+
+def plan_jobs(requested: int | None, n_tasks: int) -> tuple[int, str]:
+    """``(processes, why)``: ``requested`` (default: the CPUs) capped at the CPUs this
+    process may use and at the ``n_tasks`` runs; ``why`` says what capped it ("" if none)."""
+    from nasfilter.experiment import default_jobs
+
+    cpus = default_jobs()
+    wanted = cpus if requested is None else requested
+    jobs = max(1, min(wanted, cpus, n_tasks))
+    if jobs == wanted or requested is None:
+        return jobs, ""
+    limits = []
+    if jobs == cpus and wanted > cpus:
+        limits.append(f"the {cpus} CPU(s) this process may use")
+    if jobs == n_tasks and wanted > n_tasks:
+        limits.append(f"the {n_tasks} run(s)")
+    return jobs, f" (--jobs {wanted} capped at {' and '.join(limits)})"
 
 
 def plugin_listing() -> str:
@@ -237,13 +270,7 @@ def worker_died(command: str, exc: Exception) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from nasfilter.cli.args import check_database, naming
-    from nasfilter.experiment import (
-        WorkerDied,
-        check_seeds,
-        default_jobs,
-        inputs,
-        run_experiment,
-    )
+    from nasfilter.experiment import WorkerDied, check_seeds, inputs, run_experiment
     from nasfilter.store import Store
 
     check_database(args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache})
@@ -251,19 +278,20 @@ def run(args: argparse.Namespace) -> int:
     for flag, values in (("--searchers", args.searchers), ("--filters", args.filters)):
         if not split_specs(values):
             raise ValueError(f"{flag} names nothing; give at least one name, e.g. random")
+    resolve_device(args)
     specs = build_specs(args, split_specs(args.searchers), split_specs(args.filters))
     check_inputs(args)
     with naming("--table"):  # the oracle is loaded: what can fail now is the table's
         table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database
-    jobs = args.jobs or default_jobs()
     total = len(specs) * len(seeds)
+    jobs, capped = plan_jobs(args.jobs, total)
     with Store(args.db) as store:
         before = len(store.completed())
         print(
             f"table   {table.label}\noracle  {proxy.label}\n"
             f"runs    {len(specs)} specs x {len(seeds)} seeds = {total}, "
             f"{args.budget:g} simulated {args.budget_clock}-seconds each, "
-            f"{args.workers} simulated worker(s) per run, {jobs} process(es)",
+            f"{args.workers} simulated worker(s) per run, {jobs} process(es){capped}",
             file=sys.stderr,
         )
         try:

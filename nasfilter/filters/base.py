@@ -23,7 +23,9 @@ saying how to migrate (:func:`as_single_filter`).
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,6 +54,14 @@ class Filter:
     rng: np.random.Generator
     proxy: ProxyHandle
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every subclass's ``keep`` refuses a non-Arch argument, and a call before
+        :meth:`setup`, with the library's own message (so every plugin gets them)."""
+        super().__init_subclass__(**kwargs)
+        keep = cls.__dict__.get("keep")
+        if keep is not None and not getattr(keep, "_checked", False):
+            cls.keep = _checked_keep(keep)  # type: ignore[method-assign,assignment]
+
     def setup(self, context: SearchContext) -> None:
         """Start a fresh run: store the generator and proxy, then call :meth:`reset`."""
         if self.needs_proxy:
@@ -76,6 +86,29 @@ class Filter:
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
         return f"{type(self).__name__}({params})"
+
+
+def _checked_keep(keep: Callable[[Any, Arch], bool]) -> Callable[[Any, Arch], bool]:
+    """``keep`` behind the argument and setup checks of :meth:`Filter.__init_subclass__`."""
+
+    @functools.wraps(keep)
+    def checked(self: Filter, arch: Arch) -> bool:
+        if type(arch) is not Arch:
+            raise ValueError(
+                f"{self!r}.keep() takes one Arch (nasfilter.space.as_arch(index or "
+                f"'8:16:24:32:40') makes one), got {type(arch).__name__} {arch!r}"
+            )
+        try:
+            return keep(self, arch)
+        except AttributeError:
+            if "proxy" not in vars(self):  # per-run state is missing: setup was never called
+                raise RuntimeError(
+                    f"{type(self).__name__}: call setup(SearchContext(rng, proxy)) before keep()"
+                ) from None
+            raise
+
+    checked._checked = True  # type: ignore[attr-defined]
+    return checked
 
 
 def is_legacy_filter(filter: Filter) -> bool:

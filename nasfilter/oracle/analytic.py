@@ -16,6 +16,7 @@ from nasfilter.datasets import Dataset
 from nasfilter.oracle.base import Backend
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.measurement import Measurement, Status
+from nasfilter.proxy import ProxyTable
 
 
 class Prediction(Protocol):
@@ -33,6 +34,7 @@ class Prediction(Protocol):
     def peak_flops(self) -> float: ...
     @property
     def peak_source(self) -> str: ...
+    def proxy_table(self) -> ProxyTable: ...
 
 
 class AnalyticBackend(Backend):

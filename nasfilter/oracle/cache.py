@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -46,6 +46,43 @@ _BUSY_TIMEOUT_S = 60.0
 
 class CacheFileError(ValueError):
     """The cache path holds something that is not a nasfilter measurement cache."""
+
+
+class CacheWriteError(OSError):
+    """The cache could not be written: the disk is full, or it failed (an I/O error)."""
+
+
+def _write_failure(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite saying the disk is full or failed, not a damaged file."""
+    name = getattr(exc, "sqlite_errorname", "")
+    text = str(exc)
+    return (
+        name == "SQLITE_FULL"
+        or name.startswith("SQLITE_IOERR")
+        or ("disk is full" in text or "disk I/O error" in text)
+    )
+
+
+def _write_error(path: Path, exc: sqlite3.Error, what: str) -> CacheWriteError:
+    cause = "the disk is full" if "full" in str(exc) else "the disk failed to write"
+    return CacheWriteError(
+        f"cannot write measurement cache {str(path)!r}: {cause} ({exc}); {what}. Free some "
+        "space (or choose another --cache path) and run again"
+    )
+
+
+def _remove_unfinished(path: Path) -> None:
+    """Delete a cache file this process created and could not set up (with its side
+    files): an empty file or one without the nasfilter mark holds nothing of anyone's."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(72)
+    except OSError:
+        return
+    if len(head) == 72 and int.from_bytes(head[68:72], "big") == APPLICATION_ID:
+        return  # another process finished it meanwhile: it is theirs
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -158,13 +195,6 @@ def _inflate(
     return Measurement.from_dict(data)
 
 
-def _disk_problem(path: Path, exc: Exception) -> CacheFileError:
-    return CacheFileError(
-        f"cannot write measurement cache {str(path)!r}: {exc} (the disk may be full or "
-        "failing; free some space and run again: measurements already cached are kept)"
-    )
-
-
 class MeasurementCache:
     """An open cache file. Use as a context manager or call :meth:`close`.
 
@@ -183,6 +213,7 @@ class MeasurementCache:
         _check_file(self.path, self._hint)
         if readonly and not self.path.is_file():
             raise CacheFileError(f"measurement cache {str(self.path)!r} does not exist")
+        created = not readonly and not self.path.exists()
         if not readonly:
             check_sqlite_writable(self.path, "measurement cache")
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -201,27 +232,28 @@ class MeasurementCache:
         except CacheFileError:
             self._conn.close()
             raise
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             self._conn.close()
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise CacheFileError(
-                    f"cache {str(self.path)!r} stayed locked by another process for "
-                    f"{_BUSY_TIMEOUT_S:g} s ({exc}); try again when it is done"
-                ) from exc
-            if "full" in str(exc) or "I/O" in str(exc):
-                if created and self.path.is_file() and not self.path.stat().st_size:
-                    self.path.unlink()  # the empty file this call made
-                raise _disk_problem(self.path, exc) from exc
+            if created:  # never leave a half-created file behind
+                _remove_unfinished(self.path)
+            if not readonly and _write_failure(exc):
+                left = " and no file is left" if created else ""
+                raise _write_error(self.path, exc, f"nothing was written{left}") from exc
+            self._refuse(exc)
+
+    def _refuse(self, exc: sqlite3.Error) -> NoReturn:
+        """Raise CacheFileError for an SQLite error met while opening the file."""
+        if isinstance(exc, sqlite3.OperationalError) and (
+            "locked" in str(exc) or "busy" in str(exc)
+        ):
             raise CacheFileError(
-                f"{str(self.path)!r} is not a usable nasfilter measurement cache ({exc}); "
-                f"it may be corrupt; refusing to touch it: {self._hint}"
+                f"cache {str(self.path)!r} stayed locked by another process for "
+                f"{_BUSY_TIMEOUT_S:g} s ({exc}); try again when it is done"
             ) from exc
-        except sqlite3.DatabaseError as exc:
-            self._conn.close()
-            raise CacheFileError(
-                f"{str(self.path)!r} is not a usable nasfilter measurement cache ({exc}); "
-                f"it may be corrupt; refusing to touch it: {self._hint}"
-            ) from exc
+        raise CacheFileError(
+            f"{str(self.path)!r} is not a usable nasfilter measurement cache ({exc}); "
+            f"it may be corrupt; refusing to touch it: {self._hint}"
+        ) from exc
 
     # ------------------------------------------------------------------ set-up
     def _setup(self) -> None:
@@ -259,7 +291,7 @@ class MeasurementCache:
                     c.execute(f"PRAGMA application_id={APPLICATION_ID}")
                 c.execute("COMMIT")
             except BaseException:
-                if c.in_transaction:  # SQLite rolls back by itself on a full disk
+                if c.in_transaction:  # a failed COMMIT may have rolled back already
                     c.execute("ROLLBACK")
                 raise
         row = c.execute("SELECT value FROM meta WHERE key='format'").fetchone()
@@ -365,11 +397,15 @@ class MeasurementCache:
             added = c.total_changes - before
             c.execute("COMMIT")
         except BaseException as exc:
-            if c.in_transaction:  # SQLite rolls back by itself on a full disk
+            if c.in_transaction:  # a failed COMMIT may have rolled back already
                 c.execute("ROLLBACK")
             self._ids.clear()  # ids created in the rolled-back transaction are gone
-            if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
-                raise _disk_problem(self.path, exc) from exc
+            if isinstance(exc, sqlite3.Error) and _write_failure(exc):
+                raise _write_error(
+                    self.path,
+                    exc,
+                    f"these {len(batch)} rows were not stored; the rows stored before are intact",
+                ) from exc
             raise
         return added
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from nasfilter.datasets import Dataset, get_dataset
+from nasfilter.oracle.analytic import AnalyticBackend
 from nasfilter.oracle.cache import Group, MeasurementCache
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.measurement import device_label
-from nasfilter.oracle.registry import backend_name
+from nasfilter.oracle.registry import ANALYTIC_BACKENDS, check_spec, create
 from nasfilter.oracle.tablefile import MeasurementTable, load_table_file, table_label
 from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 
@@ -49,9 +51,40 @@ def _matches(group: Group, device: str | None) -> bool:
     )
 
 
-def _from_cache(path: Path, backend: str, device: str | None, ds: Dataset) -> ProxyTable:
+def _recorded(config: dict[str, Any], key: str) -> Any:
+    """The value of setting ``key`` as the measurements recorded it (seconds get ``_s``)."""
+    for name in (key, f"{key}_s"):
+        if name in config:
+            return config[name]
+    raise KeyError(key)
+
+
+def _same_settings(config: dict[str, Any], settings: dict[str, Any], spec: str) -> bool:
+    """Whether measurements taken with ``config`` are the ones ``settings`` ask for."""
+    for key, value in settings.items():
+        try:
+            held = _recorded(config, key)
+        except KeyError:
+            raise ValueError(
+                f"oracle {spec!r}: setting {key!r} is not recorded with the measurements, so "
+                "it cannot choose among them; settings apply when measuring (`nasfilter "
+                f"measure --backend {spec}`): drop it here"
+            ) from None
+        if held != value:
+            return False
+    return True
+
+
+def _from_cache(
+    path: Path, spec: str, device: str | None, ds: Dataset, settings: dict[str, Any]
+) -> ProxyTable:
+    backend = check_spec(spec)[0]
     with MeasurementCache(path, readonly=True) as cache:
-        groups = [g.group for g in cache.groups(ds.name, backend) if _matches(g.group, device)]
+        groups = [
+            g.group
+            for g in cache.groups(ds.name, backend)
+            if _matches(g.group, device) and _same_settings(g.group.config_dict, settings, spec)
+        ]
         if not groups:
             held = sorted(
                 {
@@ -62,13 +95,15 @@ def _from_cache(path: Path, backend: str, device: str | None, ds: Dataset) -> Pr
             raise LookupError(
                 f"cache {str(path)!r} holds no {backend} measurements for {ds.name}"
                 + (f" on device {device!r}" if device else "")
+                + (f" with {spec!r}" if settings else "")
                 + f"; it holds: {', '.join(held) or 'nothing'}. Run `nasfilter measure` first."
             )
         if len(groups) > 1:
             labels = [f"{device_label(g.device_dict)} {g.config}" for g in groups]
             raise ValueError(
                 f"cache {str(path)!r} holds {len(groups)} {backend} groups for {ds.name}; "
-                f"name the device (--device) to choose one of: {'; '.join(labels)}"
+                f"name the device (--device) or a setting (NAME[key=value]) to choose one of: "
+                f"{'; '.join(labels)}"
             )
         group = groups[0]
         thr, util = cache.columns(group)
@@ -93,7 +128,10 @@ def proxy_table(
 
     Args:
         backend: "calibrated" (the default) or "roofline" (the plain baseline), both analytic,
-            or a measured backend ("onnxruntime", "torch-cuda", "tensorrt").
+            or a measured backend ("onnxruntime", "torch-cuda", "tensorrt"); settings as
+            ``NAME[key=value,...]`` (``roofline[batch=256]``), checked by
+            :func:`~nasfilter.oracle.registry.check_spec`. A measured backend's settings
+            choose among the measurements of a cache or table by what they recorded.
         device: roofline, calibrated: a device spec (default V100); measured backends:
             picks a group in the cache by device name (needed only when the cache holds
             several).
@@ -103,37 +141,24 @@ def proxy_table(
             sample.
     """
     ds = get_dataset(dataset)
+    name, settings = check_spec(backend)
+    if name in ANALYTIC_BACKENDS and cache is None:
+        try:
+            model = create(backend, device=device)  # every setting's value checked here
+        except ValueError as exc:
+            raise ValueError(f"oracle {backend!r}: {exc}") from exc
+        assert isinstance(model, AnalyticBackend)
+        return model.result(ds).proxy_table()
     if cache is None:
-        backend = backend_name(backend)  # an unknown name gets the list of known backends
-        if backend == "roofline":
-            from nasfilter.oracle.roofline import roofline
-
-            return roofline(device, ds).proxy_table()
-        if backend == "calibrated":
-            from nasfilter.oracle.calibrated import calibrated
-
-            return calibrated(device, ds).proxy_table()
-        if backend == "onnxruntime":
-            table = load_sample()
-            if table.dataset != ds.name:
-                raise LookupError(
-                    f"the shipped onnxruntime sample is for {table.dataset}, not {ds.name}; "
-                    "measure that dataset with `nasfilter measure --backend onnxruntime`"
-                )
-            return table.proxy_table()
+        if name == "onnxruntime":
+            return _from_table(sample_path(), backend, ds, settings, shipped=True)
         raise LookupError(
-            f"no {backend} measurements given: measure with `nasfilter measure --backend "
-            f"{backend} --cache PATH` and pass that cache (or an exported .npz)"
+            f"no {name} measurements given: measure with `nasfilter measure --backend "
+            f"{name} --cache PATH` and pass that cache (or an exported .npz)"
         )
     path = Path(cache)
     if path.suffix == ".npz":
-        table = load_table_file(path)
-        if table.backend != backend or table.dataset != ds.name:
-            raise ValueError(
-                f"table {str(path)!r} holds {table.backend} measurements for {table.dataset}, "
-                f"not {backend} for {ds.name}"
-            )
-        return table.proxy_table()
+        return _from_table(path, backend, ds, settings)
     if not path.is_file():
         raise FileNotFoundError(f"measurement cache {str(path)!r} does not exist or is not a file")
     if path.stat().st_size == 0:  # reading must not turn an empty file into a cache
@@ -141,4 +166,29 @@ def proxy_table(
             f"measurement cache {str(path)!r} is empty; fill it with `nasfilter measure` first"
         )
     dev = device.name if isinstance(device, DeviceSpec) else device
-    return _from_cache(path, backend, dev, ds)
+    return _from_cache(path, backend, dev, ds, settings)
+
+
+def _from_table(
+    path: Path, spec: str, ds: Dataset, settings: dict[str, Any], shipped: bool = False
+) -> ProxyTable:
+    """The proxy of an exported measurement table (or the shipped sample), checked against
+    the backend, dataset and settings asked for."""
+    name = check_spec(spec)[0]
+    table = load_sample() if shipped else load_table_file(path)
+    what = "the shipped onnxruntime sample" if shipped else f"table {str(path)!r}"
+    if shipped and table.dataset != ds.name:
+        raise LookupError(
+            f"the shipped onnxruntime sample is for {table.dataset}, not {ds.name}; "
+            "measure that dataset with `nasfilter measure --backend onnxruntime`"
+        )
+    if table.backend != name or table.dataset != ds.name:
+        raise ValueError(
+            f"{what} holds {table.backend} measurements for {table.dataset}, "
+            f"not {name} for {ds.name}"
+        )
+    config = dict(table.meta.get("config") or {})
+    if not _same_settings(config, settings, spec):
+        held = ", ".join(f"{k}={_recorded(config, k)!r}" for k in settings)
+        raise ValueError(f"{what} was measured with {held}, not as {spec!r} asks")
+    return table.proxy_table()

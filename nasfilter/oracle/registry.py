@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from nasfilter.oracle.base import Backend, BackendSpec
+from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.registry import Registry, parse_spec
 
 
@@ -117,16 +118,50 @@ def uses_gpu(name: str) -> bool:
     return name in _GPU_BACKENDS
 
 
-def create(spec: str, device: str | None = None, **overrides: Any) -> Backend:
+def create(spec: str, device: str | DeviceSpec | None = None, **overrides: Any) -> Backend:
     """Build the backend named by ``spec`` (``NAME`` or ``NAME[k=v,...]``) on ``device``."""
     return BACKENDS.create(spec, device=device, **overrides)
 
 
+ANALYTIC_BACKENDS = frozenset({"roofline", "calibrated"})  # computed when no cache is given
+
+
+def check_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``(name, settings)`` of an oracle spec ``NAME[k=v,...]``, the one check every command
+    and the API use: the name must be registered and every setting one the backend takes.
+
+    Values are checked where the backend is built (analytic backends) or against the
+    settings recorded with the measurements (measured backends); ValueError names the spec
+    and lists the valid settings.
+    """
+    name, params = parse_spec(spec)
+    BACKENDS.factory(name)  # an unknown name gets the list of known backends
+    known = BACKENDS.setting_names(name)
+    unknown = sorted(set(params) - (known or set()) | ({"device"} & set(params)))
+    if known is not None and unknown:
+        listed = BACKENDS.parameters(name, hidden=("device",)) or []
+        raise ValueError(
+            f"oracle {spec!r}: backend {name!r} takes no setting {', '.join(map(repr, unknown))}"
+            + (" (the device is its own option, --device)" if "device" in unknown else "")
+            + f"; its settings are: {'; '.join(listed) or 'none'}"
+        )
+    return name, params
+
+
 def backend_name(spec: str) -> str:
-    """The backend name of a spec string, checked against the registry."""
-    name, _ = parse_spec(spec)
-    BACKENDS.factory(name)
-    return name
+    """The backend name of a spec string, checked (with its settings) by :func:`check_spec`."""
+    return check_spec(spec)[0]
+
+
+def default_device(name: str) -> str | None:
+    """The device a backend runs on when none is named: the V100 of the study for the
+    analytic models, the CPU for onnxruntime, and for the CUDA backends None (the one
+    device a measurement cache holds)."""
+    if name in ANALYTIC_BACKENDS:
+        return "v100"
+    if name == "onnxruntime":
+        return "cpu"
+    return None
 
 
 def from_spec(spec: BackendSpec) -> Backend:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.files import atomic_write, read_npz
+from nasfilter.files import MAX_META_BYTES, atomic_write, read_npz
 from nasfilter.oracle.measurement import SCHEMA_VERSION, Measurement, device_label
 from nasfilter.proxy import ProxyTable
 from nasfilter.space import N_ARCHS
@@ -162,7 +162,8 @@ def save_table(table: MeasurementTable, path: str | os.PathLike[str]) -> Path:
 def load_table_file(path: str | os.PathLike[str]) -> MeasurementTable:
     """Read a file written by :func:`save_table`; ValueError on a foreign or corrupt file."""
     source = Path(path)
-    data = read_npz(source, "nasfilter measurement table", "`nasfilter measure --export`")
+    limits = {"meta": MAX_META_BYTES, **{c: 8 * N_ARCHS for c in _COLUMNS}}  # <= 1 row per arch
+    data = read_npz(source, "nasfilter measurement table", "`nasfilter measure --export`", limits)
     try:
         meta = json.loads(str(data["meta"]))
     except (KeyError, ValueError) as exc:

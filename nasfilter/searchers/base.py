@@ -101,21 +101,23 @@ class Searcher:
     # ------------------------------------------------------ the public interface
     def ask(self) -> Trial | None:
         """A new pending trial (id, architecture) from :meth:`propose`, or None when done."""
+        try:
+            book = self._trials
+        except AttributeError:  # before setup(): propose() would miss its per-run state
+            book = self._book()
         arch = self.propose()
         if arch is None:
             return None
         if type(arch) is not Arch:
             raise ValueError(f"{self!r}.propose() returned {arch!r}; expected an Arch or None")
-        try:
-            book = self._trials
-        except AttributeError:
-            book = self._book()
         return book.open(arch)
 
     def tell(self, trial: Trial, accuracy: float | None) -> None:
         """Give ``trial`` back with its outcome: validation accuracy (percent), or None.
 
-        Raises ValueError for a trial this run did not hand out or that was already told.
+        Raises ValueError for a trial this run did not hand out or that was already told,
+        and for an outcome that is not None or a finite number in [0, 100] (a bool, NaN, an
+        array); the trial then stays pending.
         """
         current = self._told_trial
         if current is not None and type(trial) is Arch and trial == current.arch:
@@ -124,6 +126,8 @@ class Searcher:
             book = self._trials
         except AttributeError:
             book = self._book()
+        if accuracy is not None:  # checked before the trial is closed: a refusal keeps it
+            check_accuracy(accuracy, self)
         self.observe(book.close(trial, self), accuracy)
 
     @property
@@ -157,6 +161,20 @@ class Searcher:
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
         return f"{type(self).__name__}({params})"
+
+
+def check_accuracy(accuracy: object, who: object) -> None:
+    """Raise ValueError unless ``accuracy`` is a real number in [0, 100] (percent)."""
+    if (
+        isinstance(accuracy, (bool, np.bool_))
+        or not isinstance(accuracy, (int, float, np.integer, np.floating))
+        or not 0.0 <= accuracy <= 100.0  # False for NaN
+    ):
+        raise ValueError(
+            f"{who!r}.tell(): the outcome must be a validation accuracy in percent, a finite "
+            f"number in [0, 100], or None for a dropped trial; got {type(accuracy).__name__} "
+            f"{accuracy!r}. The trial stays pending: tell it again with its outcome"
+        )
 
 
 def is_legacy_searcher(searcher: Searcher) -> bool:

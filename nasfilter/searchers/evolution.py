@@ -27,15 +27,23 @@ class RegularizedEvolution(Searcher):
     """Aging evolution with tournament selection.
 
     Args:
-        population_size: members kept (>= 1); NATS-Bench uses 10.
-        tournament_size: members drawn per tournament (>= 1); NATS-Bench uses 3.
+        population_size: members kept, in [1, 32768]; NATS-Bench uses 10.
+        tournament_size: members drawn per tournament, in [1, 32768]; NATS-Bench uses 3.
     """
 
     name: ClassVar[str] = "evolution"
 
     def __init__(self, population_size: int = 10, tournament_size: int = 3) -> None:
-        self.population_size = check_positive_int(population_size, "population_size")
-        self.tournament_size = check_positive_int(tournament_size, "tournament_size")
+        self.population_size = check_positive_int(
+            population_size, "population_size", maximum=N_ARCHS, why="at most the space size"
+        )
+        self.tournament_size = check_positive_int(
+            tournament_size,
+            "tournament_size",
+            maximum=N_ARCHS,
+            why="at most the space size: draws are with replacement, so a larger tournament "
+            "only repeats members, at a cost per proposal that grows with it",
+        )
 
     def config(self) -> dict[str, Any]:
         return {"population_size": self.population_size, "tournament_size": self.tournament_size}

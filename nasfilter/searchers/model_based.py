@@ -125,11 +125,11 @@ class ModelBased(Searcher):
     Args:
         hardware: use the proxy's log throughput and log utilization as accuracy features.
         beta: optimism, posterior sds added to the predicted accuracy (>= 0).
-        batch: largest number of proposals chosen per model fit (>= 1); early rounds choose
+        batch: largest number of proposals chosen per model fit, in [1, 32768]; early rounds choose
             fewer (an eighth of the evaluations so far, at least 2).
-        init: evaluations of the initial stratified design (>= 3).
-        init_proxy: proxy queries of the initial design (>= 0), for the throughput model.
-        strata: log-MACs strata of the exploratory rule (>= 1).
+        init: evaluations of the initial stratified design, in [3, 32768].
+        init_proxy: proxy queries of the initial design, in [0, 32768], for the throughput model.
+        strata: log-MACs strata of the exploratory rule, in [1, 32768].
         cost_power: the greedy choice maximizes gain / predicted seconds ** cost_power
             (0: ignore cost; 1: gain per second).
         pool: candidates measured with the proxy per round, as a multiple of the batch
@@ -159,12 +159,15 @@ class ModelBased(Searcher):
             raise ValueError(f"hardware must be True or False, got {hardware!r}")
         self.hardware = hardware
         self.beta = check_real(beta, "beta (valid range: [0, 10])", low=0.0, high=10.0)
-        self.batch = check_positive_int(batch, "batch (valid range: >= 1)")
-        self.init = check_positive_int(init, "init (valid range: >= 3)", minimum=3)
-        self.init_proxy = check_positive_int(
-            init_proxy, "init_proxy (valid range: >= 0)", minimum=0
+        top = N_ARCHS  # no setting needs more than the space holds
+        self.batch = check_positive_int(batch, f"batch (valid range: [1, {top}])", maximum=top)
+        self.init = check_positive_int(
+            init, f"init (valid range: [3, {top}])", minimum=3, maximum=top
         )
-        self.strata = check_positive_int(strata, "strata (valid range: >= 1)")
+        self.init_proxy = check_positive_int(
+            init_proxy, f"init_proxy (valid range: [0, {top}])", minimum=0, maximum=top
+        )
+        self.strata = check_positive_int(strata, f"strata (valid range: [1, {top}])", maximum=top)
         if not isinstance(calibrate, bool):
             raise ValueError(f"calibrate must be True or False, got {calibrate!r}")
         self.calibrate = calibrate
