@@ -35,7 +35,7 @@ from nasfilter.runner import run_search
 from nasfilter.searchers import SEARCHERS
 from nasfilter.searchers.base import Searcher
 from nasfilter.space import N_ARCHS, Arch, arch_from_index
-from nasfilter.table import load_table
+from nasfilter.tables import load_table
 from tests.tables import random_table
 
 REPO = Path(__file__).resolve().parents[1]

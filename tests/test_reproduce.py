@@ -25,7 +25,7 @@ from nasfilter.reproduce import (
     require_proxy,
 )
 from nasfilter.space import N_ARCHS
-from nasfilter.table import load_table
+from nasfilter.tables import load_table
 
 SEEDS = (0, 1)
 BUDGET = 80_000.0  # enough for approximate filtering to scan the space and evaluate its front

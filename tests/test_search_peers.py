@@ -227,7 +227,7 @@ def test_structured_table_survives_the_real_archive_format(tmp_path: Path) -> No
     ``nasfilter convert``, and get the built table back, on 1000 random rows and both ends
     (writing all 32768 takes about 18 minutes; the rows are a uniform random sample)."""
     pytest.importorskip("nats_bench")
-    from nasfilter.table import load_table
+    from nasfilter.tables import load_table
     from nasfilter.testing.nats_archive import write_nats_archive
 
     table = structured_table()

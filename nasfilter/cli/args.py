@@ -23,6 +23,12 @@ from pathlib import Path
 
 PathArg = str | os.PathLike[str] | None
 
+TABLE_HELP = (
+    "the table: 'real' (default: NATS-Bench's real hp-90 validation accuracies, seed 777, "
+    "with modelled times), 'synthetic' (the embedded surrogate) or a .npz converted with "
+    "`nasfilter convert`"
+)
+
 
 # ---------------------------------------------------------------- argument types
 def int_at_least(low: int) -> Callable[[str], int]:
