@@ -34,9 +34,10 @@ def test_shipped_files_have_the_released_checksums_and_license() -> None:
     for name, digest in RELEASED.items():
         assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest
     assert "MIT License" in (folder / "LICENSE-lightonai.txt").read_text()
-    assert "lightonai/contrastive-embeddings-for-neural-architectures" in (
-        folder / "README.md"
-    ).read_text()
+    assert (
+        "lightonai/contrastive-embeddings-for-neural-architectures"
+        in (folder / "README.md").read_text()
+    )
 
 
 @pytest.mark.parametrize("dataset", DATASETS)

@@ -63,11 +63,13 @@ def test_every_output_is_written(out: Path, summary: dict[str, Any]) -> None:
         # calibrated model's names its fit data) wraps onto several <text> lines: join them.
         lines = [" ".join(el.itertext()) for el in root.iter() if el.tag.endswith("}text")]
         text = " ".join(" ".join(lines).split())
-        assert "SYNTHETIC surrogate" in text and summary["oracle_label"] in text, stem
+        assert "real NATS-Bench accuracies (hp-90 x-valid, seed 777); modelled times" in text
+        assert "SYNTHETIC" not in text and summary["oracle_label"] in text, stem
     params = summary["parameters"]
     assert params["seeds"] == list(SEEDS) and params["budget_seconds"] == BUDGET
-    assert summary["synthetic_table"] is True
-    assert summary["table"]["synthetic"] is True
+    assert summary["synthetic_table"] is False  # the default: the real table
+    assert summary["table"]["synthetic"] is False and summary["table"]["path"] == "real"
+    assert summary["accuracy_label"] == "real validation accuracy after 90 epochs, seed 777"
     assert len(summary["runs"]) == len(METHODS) * len(SEEDS)
 
 
@@ -192,7 +194,8 @@ def test_report_embeds_every_figure(out: Path, summary: dict[str, Any]) -> None:
         png = base64.b64encode((out / f"{stem}.png").read_bytes()).decode()
         assert f'id="img-{stem}"' in page
         assert f"data:image/png;base64,{png}" in page
-    assert "SYNTHETIC table" in page
+    assert "Real: the accuracies (real NATS-Bench accuracies (hp-90 x-valid" in page
+    assert "Modelled: modelled times" in page and "SYNTHETIC" not in page
     assert "http://" not in page and "https://" not in page
 
 
