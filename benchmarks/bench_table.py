@@ -191,7 +191,7 @@ def run() -> Iterator[dict[str, Any]]:
         )
         yield _evaluation(fixture_table, FIXTURE)
 
-    surrogate = load_table(None, DATASET)
+    surrogate = load_table("synthetic", DATASET)
     archive, table_path = _full_size_archive(surrogate)
     converted = BenchmarkTable.load(table_path)
     same = all(
