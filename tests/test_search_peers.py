@@ -26,7 +26,7 @@ FIXTURE = Path(__file__).parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-sim
 
 
 def _inputs() -> tuple[Any, Any]:
-    return cached_table(None, "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
+    return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
 
 
 # ------------------------------------------------------------------------------ Optuna
@@ -214,7 +214,7 @@ def test_structured_table_is_synthetic_and_unlike_the_surrogate() -> None:
     assert t.is_complete
     again = structured_table()
     assert np.array_equal(t.valid_acc, again.valid_acc)
-    surrogate = cached_table(None, "cifar10")
+    surrogate = cached_table("synthetic", "cifar10")
     from scipy.stats import spearmanr
 
     # Another accuracy model and time model: rankings differ from the surrogate's.
