@@ -133,3 +133,36 @@ def test_a_saved_real_table_keeps_its_labels(tmp_path: Path) -> None:
     back = BenchmarkTable.load(table.save(tmp_path / "t.npz"))
     assert back.provenance == table.provenance and back.label == table.label
     np.testing.assert_array_equal(back.test_acc, table.test_acc)
+
+
+# The surrogate held against the real accuracies (docs/surrogate.md): Spearman of its test@90,
+# true front sizes (real, surrogate, shared) with the calibrated V100 oracle.
+SURROGATE_VS_REAL = {
+    "cifar10": (0.929, (63, 61, 16)),
+    "cifar100": (0.834, (66, 42, 11)),
+    "ImageNet16-120": (0.940, (72, 64, 16)),
+}
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_the_surrogate_against_reality_as_documented(dataset: str) -> None:
+    import moocore
+    from scipy import stats
+
+    from nasfilter.oracle import proxy_table
+
+    real, model = load_table("real", dataset), load_table("synthetic", dataset)
+    log_thr = np.log10(proxy_table("calibrated", "v100", dataset).throughput)
+
+    def front(acc: np.ndarray) -> set[int]:
+        points = np.stack([acc, log_thr], axis=1)
+        mask = moocore.is_nondominated(points, maximise=True, keep_weakly=True)
+        return set(np.flatnonzero(mask).tolist())
+
+    rho, sizes = SURROGATE_VS_REAL[dataset]
+    assert stats.spearmanr(model.test_acc, real.test_acc).statistic == pytest.approx(rho, abs=5e-4)
+    ours, theirs = front(real.test_acc), front(model.test_acc)
+    assert (len(ours), len(theirs), len(ours & theirs)) == sizes
+    assert (
+        "| 0.929 | 0.834 | 0.940 |" in (Path(__file__).parents[1] / "docs/surrogate.md").read_text()
+    )
