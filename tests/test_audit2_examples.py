@@ -47,7 +47,8 @@ def test_compare_plugins_runs_as_a_script_from_any_folder(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert "real NATS-Bench accuracies (hp-90 x-valid, seed 777); modelled times" in lines[0]  # the default table
+    # the default table
+    assert "real NATS-Bench accuracies (hp-90 x-valid, seed 777); modelled times" in lines[0]
     assert "calibrated v100" in lines[0]  # the default oracle
     methods = [ln.split("  ")[0] for ln in lines[3:]]
     assert methods == [
