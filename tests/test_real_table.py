@@ -166,3 +166,17 @@ def test_the_surrogate_against_reality_as_documented(dataset: str) -> None:
     assert (
         "| 0.929 | 0.834 | 0.940 |" in (Path(__file__).parents[1] / "docs/surrogate.md").read_text()
     )
+
+
+def test_the_real_table_through_the_nats_format_keeps_its_labels(tmp_path: Path) -> None:
+    """Written as a NATS archive and converted back, it is not passed off as NATS's own
+    archive: the label still says the times are modelled and what the columns hold."""
+    from nasfilter.convert import convert_archive
+    from nasfilter.testing.nats_archive import write_nats_archive
+
+    table = rt.real_table("cifar10")
+    folder = write_nats_archive(table, tmp_path, FIXTURE / "000000.pickle.pbz2", indices=[284])
+    back = convert_archive(folder, "cifar10", allow_partial=True, progress=False)
+    assert not back.synthetic and back.label.startswith(table.provenance.label)
+    assert (back.provenance.observed, back.provenance.scored) == ("valid@90", "valid@90")
+    assert back.test_acc[284] == table.test_acc[284]
