@@ -146,9 +146,14 @@ def test_metrics_table_aggregates_the_runs(summary: dict[str, Any]) -> None:
     for label, curve in curves.items():
         runs = [r["hv_ratio_curve"] for r in summary["runs"] if r["method"] == label]
         np.testing.assert_allclose(curve["mean"], np.mean(runs, axis=0))
-        assert curve["mean"][-1] == pytest.approx(
-            np.mean([r["metrics"]["hv_ratio"] for r in summary["runs"] if r["method"] == label])
-        )
+        for r in (r for r in summary["runs"] if r["method"] == label):
+            # The curve ends at the budget; a run's last evaluation may end after it (as in
+            # NATS-Bench's `while total < budget`), and only then can the final HV be higher.
+            final, at_budget = r["metrics"]["hv_ratio"], r["hv_ratio_curve"][-1]
+            if r["summary"]["clock"] <= BUDGET:
+                assert at_budget == pytest.approx(final)
+            else:
+                assert at_budget <= final + 1e-12
 
 
 def test_the_workers_comparison(out: Path, summary: dict[str, Any]) -> None:
