@@ -100,7 +100,7 @@ def run() -> Iterator[dict[str, Any]]:
 
 
 def _run(structured: str) -> Iterator[dict[str, Any]]:
-    for name, table in (("surrogate", None), ("structured", structured)):
+    for name, table in (("surrogate", "synthetic"), ("structured", structured)):
         hv, walls = table_results(table)
         mean = {m: {t: statistics.fmean(v) for t, v in per.items()} for m, per in hv.items()}
         for method, per in mean.items():
@@ -164,7 +164,7 @@ def serial_seconds() -> float:
     from nasfilter.runner import make_problem, run_search
     from nasfilter.searchers import ModelBased
 
-    table, proxy, _ = inputs(RunSpec("model-based"))
+    table, proxy, _ = inputs(RunSpec("model-based", table="synthetic"))
     seeds = iter(range(5))
 
     def one() -> None:

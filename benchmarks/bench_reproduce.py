@@ -1,6 +1,6 @@
 """`nasfilter reproduce` with the defaults: goal under 60 s on 2 cores, end to end.
 
-Defaults: the embedded table, the calibrated V100 oracle, nine seeds, 110000 simulated
+Defaults: the real table (modelled times), the calibrated V100 oracle, nine seeds, 110000 simulated
 seconds, every built-in searcher and filter at K = 1, 4 and 16 simulated workers, the peers
 (model-based with and without utilization features; Optuna NSGA-II and random when Optuna
 is installed) at K = 1, all figures, summary.json and report.html.

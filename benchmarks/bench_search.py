@@ -68,8 +68,8 @@ def main():
     builtin = [
         s for s in SEARCHERS.names() if not s.startswith(("optuna-", "model-based"))
     ]
-    specs = [RunSpec(s, workers=k) for s in builtin] + [
-        RunSpec(s, f, workers=k)
+    specs = [RunSpec(s, workers=k, table="synthetic") for s in builtin] + [
+        RunSpec(s, f, workers=k, table="synthetic")
         for s in ("random", "reinforce-mnas", "evolution")
         for f in proxy_filters
     ]
@@ -199,7 +199,7 @@ def nats_reinforce(api: Any, dataset: str, budget: float, seed: int) -> int:
 
 # ------------------------------------------------------------------------------ benchmarks
 def run() -> Iterator[dict[str, Any]]:
-    spec = RunSpec("reinforce")
+    spec = RunSpec("reinforce", table="synthetic")
     table, proxy, _ = inputs(spec)
 
     def reinforce(reward: str) -> int:

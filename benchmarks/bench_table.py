@@ -29,7 +29,8 @@ from nasfilter.convert import ARCHIVE_DIR_NAME, convert_archive
 from nasfilter.datasets import Dataset
 from nasfilter.problem import Budget, Problem
 from nasfilter.space import N_ARCHS
-from nasfilter.table import BenchmarkTable, load_table
+from nasfilter.table import BenchmarkTable
+from nasfilter.tables import load_table
 from nasfilter.testing.nats_archive import write_nats_archive
 
 REPO = Path(__file__).resolve().parent.parent
@@ -190,7 +191,7 @@ def run() -> Iterator[dict[str, Any]]:
         )
         yield _evaluation(fixture_table, FIXTURE)
 
-    surrogate = load_table(None, DATASET)
+    surrogate = load_table("synthetic", DATASET)
     archive, table_path = _full_size_archive(surrogate)
     converted = BenchmarkTable.load(table_path)
     same = all(

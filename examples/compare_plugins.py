@@ -4,9 +4,9 @@
     python examples/compare_plugins.py --seeds 5 --budget 110000 --db plugins.db
 
 Runs local search (``custom_searcher.py``), random search and random search through the
-throughput floor (``custom_filter.py``) on the embedded SYNTHETIC table with the default
-oracle (the calibrated GPU model on a V100), then prints each method's metrics, mean ±
-standard error over seeds.
+throughput floor (``custom_filter.py``) on the real table (real accuracies, modelled times)
+with the default oracle (the calibrated GPU model on a V100), then prints each method's
+metrics, mean ± standard error over seeds.
 """
 
 from __future__ import annotations

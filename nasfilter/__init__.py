@@ -6,7 +6,8 @@ matplotlib) are imported only by the functions that use them.
 
 from nasfilter.datasets import DATASETS, Dataset, get_dataset
 from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
-from nasfilter.table import BenchmarkTable, MissingArchitectureError, Provenance, load_table
+from nasfilter.table import BenchmarkTable, MissingArchitectureError, Provenance
+from nasfilter.tables import load_table
 
 
 def _version() -> str:

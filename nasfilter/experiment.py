@@ -36,7 +36,8 @@ from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.registry import format_spec, parse_spec
 from nasfilter.runner import DEFAULT_MAX_IDLE, check_workers, make_problem, run_search
 from nasfilter.searchers import make_searcher
-from nasfilter.table import BenchmarkTable, load_table
+from nasfilter.table import BenchmarkTable
+from nasfilter.tables import load_table, table_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.storage import Storage
@@ -64,8 +65,9 @@ class RunSpec:
         dataset: the dataset name.
         budget: simulated seconds (> 0), counted on the clock ``budget_clock`` names.
         proxy_cost: simulated seconds per proxy query (>= 0).
-        table: path of a table converted with ``nasfilter convert``, or None for the
-            embedded synthetic surrogate.
+        table: a table's name (``"real"``, the default; ``"synthetic"``, the embedded
+            surrogate) or the path of a table converted with ``nasfilter convert``; None
+            means ``"real"``.
         oracle: the proxy backend ("calibrated", the default; "roofline", the plain
             baseline; or a measured one with ``oracle_cache``).
         device: the device of the oracle (calibrated, roofline: a device spec name).
@@ -108,10 +110,12 @@ class RunSpec:
         ):
             raise ValueError(f"proxy_cost must be finite seconds >= 0, got {self.proxy_cost!r}")
         object.__setattr__(self, "proxy_cost", float(self.proxy_cost))
-        for name in ("table", "oracle_cache"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, str(Path(value).resolve()))
+        named = table_name(self.table)  # None (the default) names the real table
+        if named is None:
+            named = str(Path(str(self.table)).resolve())
+        object.__setattr__(self, "table", named)
+        if self.oracle_cache is not None:
+            object.__setattr__(self, "oracle_cache", str(Path(self.oracle_cache).resolve()))
         for name in ("max_idle", "n_ticks"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -132,8 +136,14 @@ class RunSpec:
 
     @classmethod
     def from_key(cls, key: str) -> RunSpec:
-        """The spec whose :meth:`key` is ``key``."""
-        return cls(**json.loads(key))
+        """The spec whose :meth:`key` is ``key``.
+
+        A key stored with ``"table": null`` predates the named tables, when no table meant
+        the synthetic surrogate; it reads back as ``"synthetic"``."""
+        fields = json.loads(key)
+        if "table" in fields and fields["table"] is None:
+            fields["table"] = "synthetic"
+        return cls(**fields)
 
     def make_budget(self) -> Budget:
         """The :class:`~nasfilter.problem.Budget` of a run of this spec."""
@@ -208,6 +218,13 @@ def file_identity(path: str | os.PathLike[str] | None) -> FileIdentity:
     return (str(resolved), st.st_size, st.st_mtime_ns)
 
 
+def table_identity(table: str | os.PathLike[str] | None) -> FileIdentity:
+    """:func:`file_identity` of a table file; a table's name (None: the default) is its own
+    identity, ``(name, 0, 0)``."""
+    named = table_name(table)
+    return (named, 0, 0) if named is not None else file_identity(table)
+
+
 @functools.lru_cache(maxsize=16)
 def _table_at(identity: FileIdentity, dataset: str) -> BenchmarkTable:
     return load_table(None if identity is None else identity[0], dataset)
@@ -215,7 +232,7 @@ def _table_at(identity: FileIdentity, dataset: str) -> BenchmarkTable:
 
 def cached_table(path: str | os.PathLike[str] | None, dataset: str) -> BenchmarkTable:
     """:func:`~nasfilter.table.load_table`, cached per process by file identity."""
-    return _table_at(file_identity(path), dataset)
+    return _table_at(table_identity(path), dataset)
 
 
 def load_proxy(
@@ -257,7 +274,7 @@ def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
     Raises ValueError for a partial table (a search may propose any architecture) and for
     one without test accuracy for every architecture (the metrics need the true front).
     """
-    table_id, cache_id = file_identity(spec.table), file_identity(spec.oracle_cache)
+    table_id, cache_id = table_identity(spec.table), file_identity(spec.oracle_cache)
     table = _table_at(table_id, spec.dataset)
     if not table.is_complete:
         raise ValueError(
@@ -270,7 +287,7 @@ def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
             f"table {table.label!r} lacks column 'test_acc' (test accuracy after 90 epochs) "
             f"for {missing_test} of 32768 architectures; the metrics need it for the true "
             "front. Convert the full NATS-Bench archive with `nasfilter convert` "
-            "(docs/real-archive.md), or omit --table to use the embedded surrogate"
+            "(docs/real-archive.md), or omit --table to use the real table"
         )
     proxy = _proxy_at(spec.oracle, spec.device, spec.dataset, cache_id)
     ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)

@@ -66,10 +66,12 @@ class FigureContext:
     Attributes:
         table_label: the table's provenance label, e.g. ``BenchmarkTable.label``.
         oracle_label: the oracle's label, e.g. ``ProxyTable.label``.
+        accuracy_label: the accuracy axis, e.g. ``BenchmarkTable.score_label`` + " (%)".
     """
 
     table_label: str
     oracle_label: str
+    accuracy_label: str = ACCURACY_LABEL
 
     def __post_init__(self) -> None:
         for name in ("table_label", "oracle_label"):
@@ -245,7 +247,7 @@ def fig3_utilization_space(
             ha="left",
             bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.85},
         )
-        fig.colorbar(points, ax=ax, label=ACCURACY_LABEL)
+        fig.colorbar(points, ax=ax, label=ctx.accuracy_label)
         _set_title(fig, "Fig. 3: throughput vs utilization over the whole space", ctx)
     return fig
 
@@ -314,7 +316,7 @@ def fig5_filtering_front(
         )
         ax.set_xscale("log")
         ax.set_xlabel(THROUGHPUT_LABEL)
-        ax.set_ylabel(ACCURACY_LABEL)
+        ax.set_ylabel(ctx.accuracy_label)
         _zoom_to_front(ax, acc, true_idx)
         ax.grid(True, which="both", alpha=0.25)
         ax.legend(loc="lower left")
@@ -388,7 +390,7 @@ def fig6_seed_fronts(
         for k in range(len(seeds), nrows * ncols):
             axes[k // ncols][k % ncols].set_visible(False)
         fig.supxlabel(THROUGHPUT_LABEL)
-        fig.supylabel(ACCURACY_LABEL)
+        fig.supylabel(ctx.accuracy_label)
         _set_title(
             fig,
             f"Fig. 6: {method_label} fronts per seed (green) vs the true front (black)",

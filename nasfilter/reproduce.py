@@ -40,7 +40,8 @@ from nasfilter.problem import DEFAULT_PROXY_COST
 from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.searchers.optuna_adapter import optuna_available
 from nasfilter.space import N_ARCHS
-from nasfilter.table import BenchmarkTable, load_table
+from nasfilter.table import BenchmarkTable
+from nasfilter.tables import load_table
 
 DEFAULT_BUDGET = 110_000.0
 DEFAULT_SEEDS = tuple(range(9))
@@ -163,7 +164,7 @@ def require_columns(table: BenchmarkTable) -> None:
     how = (
         "Convert the full NATS-Bench archive: `nasfilter convert NATS-sss-v1_0-50262-simple "
         f"--dataset {table.dataset.name} -o TABLE.npz` (see docs/real-archive.md), or omit "
-        "--table to use the embedded synthetic surrogate."
+        "--table to use the real table."
     )
     needs = (
         ("test_acc", table.test_acc, "Fig. 3's colours, the true front and every metric"),
@@ -331,8 +332,8 @@ def reproduce(
 
     Args:
         out_dir: the output folder; refused if it exists and is not empty, unless ``force``.
-        table: a table converted with ``nasfilter convert`` (.npz), or None for the embedded
-            synthetic surrogate. It must hold every architecture.
+        table: a table's name (``"real"``, also None, the default; ``"synthetic"``) or a table
+            converted with ``nasfilter convert`` (.npz). It must hold every architecture.
         backend, device, oracle_cache: the oracle (``nasfilter.oracle.proxy_table``); the
             default is ``DEFAULT_ORACLE`` (the calibrated GPU model) on a V100.
         dataset: the dataset.
@@ -443,6 +444,10 @@ def _summarize(
         "table_label": table.label,
         "oracle_label": proxy.label,
         "synthetic_table": table.synthetic,
+        "accuracy_label": table.score_label,
+        "scored": table.provenance.scored,
+        "table_real": table.provenance.real,
+        "table_modelled": table.provenance.modelled,
         "fig3": _fig3_numbers(table, proxy),
         "true_front": {
             "indices": reference.true_front.tolist(),
@@ -502,6 +507,8 @@ def _fig3_numbers(table: BenchmarkTable, proxy: ProxyTable) -> dict[str, Any]:
         "pareto_set": pareto_set.tolist(),
         "spearman_utilization_accuracy": _spearman(util, acc),
         "spearman_throughput_accuracy": _spearman(thr, acc),
+        "spearman_macs_accuracy": _spearman(table.macs, acc),
+        "spearman_params_accuracy": _spearman(table.params, acc),
     }
 
 
@@ -631,7 +638,10 @@ def table_cells(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The final metrics table as formatted text: (header, rows)."""
     from nasfilter.results import format_mean_se
 
-    header = ["method", "runs", *(title for _, title, _ in TABLE_COLUMNS)]
+    scored = summary.get("scored", "test@90")
+    titles = [t if scored == "test@90" else t.replace("test acc", f"{scored} acc")
+              for _, t, _ in TABLE_COLUMNS]  # fmt: skip
+    header = ["method", "runs", *titles]
     rows = []
     for row in summary["metrics_table"]:
         cells = [row["method"], str(row["runs"])]
@@ -665,6 +675,12 @@ def workers_cells(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def accuracy_words(summary: dict[str, Any]) -> str:
+    """What the accuracies of ``summary`` are, in words (a summary from before the real
+    table has no ``accuracy_label``: test accuracy)."""
+    return str(summary.get("accuracy_label", "test accuracy after 90 epochs"))
+
+
 def metrics_markdown(summary: dict[str, Any]) -> str:
     """The final metrics table as Markdown, with its provenance line."""
     header, rows = table_cells(summary)
@@ -677,7 +693,8 @@ def metrics_markdown(summary: dict[str, Any]) -> str:
     lines.append("")
     lines.append(
         f"Mean ± standard error over {len(p['seeds'])} seeds, {p['budget_seconds']:g} simulated "
-        f"seconds per run. Table: {summary['table_label']}. Oracle: {summary['oracle_label']}."
+        f"seconds per run. Table: {summary['table_label']}. Oracle: {summary['oracle_label']}. "
+        f"Accuracy (the true front and every metric): {accuracy_words(summary)}."
     )
     return "\n".join(lines) + "\n"
 
@@ -708,7 +725,9 @@ def _draw(
 
     from nasfilter import plots
 
-    ctx = plots.FigureContext(summary["table_label"], summary["oracle_label"])
+    ctx = plots.FigureContext(
+        summary["table_label"], summary["oracle_label"], f"{accuracy_words(summary)} (%)"
+    )
     acc, thr, util = table.test_acc, proxy.throughput, proxy.utilization
     true_front = np.asarray(summary["true_front"]["indices"], dtype=np.int64)
     fig3 = summary["fig3"]
@@ -853,11 +872,12 @@ def _write_report(
 
     fig3, fig5, comp = summary["fig3"], summary["fig5"], summary["comparison"]
     p = summary["parameters"]
+    acc_words = accuracy_words(summary)
     captions = {
         "fig3": (
             f"Throughput–utilization Pareto set: {fig3['pareto_throughput_utilization']} of "
             f"{fig3['n_architectures']} architectures (the study: 144 of 32767 on a V100 with "
-            f"TensorRT). Spearman correlation of utilization with test accuracy: "
+            f"TensorRT). Spearman correlation of utilization with the {acc_words}: "
             f"{fig3['spearman_utilization_accuracy']:.3f}."
         ),
         "fig5": (
@@ -868,7 +888,7 @@ def _write_report(
         "fig6": "REINFORCE with the MnasNet reward acc × (throughput / 175000)^0.07, one panel "
         "per seed.",
         "comparison": "Hypervolume ratio of each run's front to the true front, on "
-        "(test accuracy, log10 throughput), mean ± standard error over seeds.",
+        f"({acc_words}, log10 throughput), mean ± standard error over seeds.",
         "hv_reach": (
             "Hypervolume ratio over simulated time for every method, mean ± standard error "
             f"over seeds; a dot marks where the mean first reaches {comp['reach_level']:g}. "
@@ -891,7 +911,14 @@ def _write_report(
     if summary["synthetic_table"]:
         banner = (
             "SYNTHETIC table: these numbers come from nasfilter's surrogate model, not from "
-            "NATS-Bench. Convert the real archive (docs/real-archive.md) for research results."
+            "NATS-Bench. Omit --table for the real accuracies, or convert the real archive "
+            "(docs/real-archive.md) for hp-12 searches and test accuracies."
+        )
+    elif summary.get("table_modelled"):
+        banner = (
+            f"Real: the accuracies ({summary['table_real']}); searches observe them and, as no "
+            "real test accuracy ships, they also score every run and the true front. "
+            f"Modelled: {summary['table_modelled']} (the surrogate's time model)."
         )
     from nasfilter.oracle.compare import comparison_rows
 
@@ -911,7 +938,7 @@ def _write_report(
                     "Each oracle's utilization over all architectures, its throughput–"
                     "utilization Pareto front (the study: 144 on a V100 with TensorRT) and the "
                     "front's overlap with the first row's (this run's oracle), and the "
-                    "Spearman correlations with test accuracy. The calibrated GPU model names "
+                    f"Spearman correlations with the {acc_words}. The calibrated GPU model names "
                     "the measurements it was fitted on."
                     + "".join(
                         f" Left out: {name} ({why})."
@@ -926,7 +953,7 @@ def _write_report(
                 caption=(
                     f"Mean ± standard error over {len(p['seeds'])} seeds of "
                     f"{p['budget_seconds']:g} simulated seconds, K = {p['workers'][0]} "
-                    "simulated worker(s). Selected test acc: the architecture the searcher "
+                    "simulated worker(s). Selected acc: the architecture the searcher "
                     "returns (its recommendation; otherwise the highest validation accuracy)."
                 ),
             ),
@@ -943,6 +970,7 @@ def _write_report(
         ],
         provenance={
             "table": summary["table_label"],
+            "accuracy": acc_words,
             "oracle": summary["oracle_label"],
             "dataset": p["dataset"],
             "seeds": ", ".join(str(s) for s in p["seeds"]),

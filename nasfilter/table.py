@@ -1,9 +1,11 @@
 """The benchmark table: one dataset's records for every architecture, as numpy columns.
 
 Rows are indexed by the NATS architecture index (0..32767). A table comes from a real
-NATS-Bench archive (``nasfilter.convert``) or from the embedded synthetic surrogate
-(``nasfilter.surrogate``); its :class:`Provenance` says which, and every output that shows
-a number from it carries that label.
+NATS-Bench archive (``nasfilter.convert``), from the shipped real accuracies with modelled
+times (``nasfilter.real_table``) or from the embedded synthetic surrogate
+(``nasfilter.surrogate``); its :class:`Provenance` says which, what its accuracy columns
+hold, what is real and what is modelled, and every output that shows a number from it
+carries that label. Tables are looked up by name or path in ``nasfilter.tables``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ SCHEMA_VERSION = 1
 SEARCH_EPOCHS = 12  # hp "12": what a search is charged for and sees (FACTS §2)
 FINAL_EPOCHS = 90  # hp "90": the reported test accuracy
 
+OBSERVED_HP12 = "valid@12"  # hp-12 x-valid accuracy after the last epoch, per seed
+SCORED_TEST90 = "test@90"  # hp-90 test accuracy on the final record
+
+_SCORE_WORDS = {
+    SCORED_TEST90: "test accuracy after 90 epochs",
+    "valid@90": "validation accuracy after 90 epochs",
+}
+
 _FLOAT_COLUMNS = ("test_acc", "train_time", "valid_time", "latency", "params", "macs")
 
 
@@ -42,13 +52,29 @@ class Provenance:
     nats_bench_version: str | None = None
     created: str | None = None  # ISO-8601 UTC
     extra: dict[str, Any] = field(default_factory=dict)
+    # What the two accuracy columns hold, as short names: ``valid_acc`` (what searches
+    # observe) and ``test_acc`` (what scores runs: the true front and every metric).
+    observed: str = OBSERVED_HP12
+    scored: str = SCORED_TEST90
+    # Which numbers are real and which modelled, for a table that mixes both ("" = the
+    # table is all one kind, as ``synthetic`` says).
+    real: str = ""
+    modelled: str = ""
 
     @property
     def label(self) -> str:
         """A short human label, shown in CLI output, result files and plot titles."""
         if self.synthetic:
             return "SYNTHETIC surrogate (not NATS-Bench data)"
+        if self.real or self.modelled:
+            return "; ".join(part for part in (self.real, self.modelled) if part)
         return f"NATS-Bench archive {Path(self.source).name}"
+
+    @property
+    def legacy_record(self) -> bool:
+        """Whether the columns hold what the record keys ``valid_acc_hp12`` and
+        ``test_acc_hp90`` name (a converted archive and the surrogate)."""
+        return (self.observed, self.scored) == (OBSERVED_HP12, SCORED_TEST90)
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,6 +135,15 @@ class BenchmarkTable:
         return f"{self.provenance.label}, {self.dataset.name}"
 
     @property
+    def score_label(self) -> str:
+        """What ``test_acc`` (the accuracy that scores runs) holds, in words."""
+        prov = self.provenance
+        words = _SCORE_WORDS.get(prov.scored, prov.scored)
+        if prov.scored == prov.observed and len(self.seeds) == 1:
+            words = f"{words}, seed {self.seeds[0]}"
+        return f"real {words}" if prov.real else words
+
+    @property
     def n_present(self) -> int:
         return int(self.present.sum())
 
@@ -143,7 +178,7 @@ class BenchmarkTable:
         """One architecture's record as plain Python values (the `nasfilter show` keys)."""
         a = as_arch(arch)
         index = self.require(a)
-        return {
+        rec: dict[str, Any] = {
             "index": index,
             "channels": str(a),
             "dataset": self.dataset.name,
@@ -151,8 +186,10 @@ class BenchmarkTable:
             "flops": float(self.flops[index]),
             "params": float(self.params[index]),
             "seeds": list(self.seeds),
-            "valid_acc_hp12": [float(x) for x in self.valid_acc[index]],
-            "test_acc_hp90": float(self.test_acc[index]),
+            "observed": self.provenance.observed,
+            "observed_acc": [float(x) for x in self.valid_acc[index]],
+            "scored": self.provenance.scored,
+            "score_acc": float(self.test_acc[index]),
             "train_seconds_per_epoch": float(self.train_time[index]),
             "valid_seconds_per_epoch": float(self.valid_time[index]),
             "latency": float(self.latency[index]),
@@ -160,6 +197,10 @@ class BenchmarkTable:
             "source": self.provenance.source,
             "label": self.provenance.label,
         }
+        if self.provenance.legacy_record:  # the names of a converted archive's columns
+            rec["valid_acc_hp12"] = rec["observed_acc"]
+            rec["test_acc_hp90"] = rec["score_acc"]
+        return rec
 
     # --------------------------------------------------------------- file I/O
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -293,22 +334,3 @@ def check_values(table: BenchmarkTable, source: str) -> None:
             f"({as_arch(index)}); it holds {what}. The file is damaged or was not written by "
             "`nasfilter convert`: convert the archive again"
         )
-
-
-def load_table(path: str | os.PathLike[str] | None, dataset: str = "cifar10") -> BenchmarkTable:
-    """A converted table from ``path``, or the embedded synthetic surrogate when it is None.
-
-    When a path is given, ``dataset`` must match the file's dataset.
-    """
-    ds = get_dataset(dataset)
-    if path is None:
-        from nasfilter.surrogate import embedded_table
-
-        return embedded_table(ds.name)
-    table = BenchmarkTable.load(path)
-    if table.dataset != ds:
-        raise ValueError(
-            f"table {str(path)!r} holds dataset {table.dataset.name!r}, not {ds.name!r}; "
-            "convert the archive for that dataset or pass the matching --dataset"
-        )
-    return table

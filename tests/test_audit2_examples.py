@@ -47,7 +47,9 @@ def test_compare_plugins_runs_as_a_script_from_any_folder(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert "SYNTHETIC" in lines[0] and "calibrated v100" in lines[0]  # the default oracle
+    # the default table
+    assert "real NATS-Bench accuracies (hp-90 x-valid, seed 777); modelled times" in lines[0]
+    assert "calibrated v100" in lines[0]  # the default oracle
     methods = [ln.split("  ")[0] for ln in lines[3:]]
     assert methods == [
         "custom_searcher.py:LocalSearch",
@@ -76,7 +78,8 @@ def test_readme_fig3_numbers_are_the_code_s() -> None:
     rho = np.corrcoef(ranks[0], ranks[1])[0, 1]
     section = readme_section()
     assert f"Pareto set holds {int(front.sum())} of {len(points)} architectures" in section
-    assert f"utilization with test accuracy is {rho:.3f}" in section
+    assert f"utilization with the {table.score_label} is {rho:.3f}" in section
+    assert table.score_label == "real validation accuracy after 90 epochs, seed 777"  # default
 
 
 def test_readme_approximate_filtering_row_is_the_code_s() -> None:

@@ -35,7 +35,7 @@ from nasfilter.runner import run_search
 from nasfilter.searchers import SEARCHERS
 from nasfilter.searchers.base import Searcher
 from nasfilter.space import N_ARCHS, Arch, arch_from_index
-from nasfilter.table import load_table
+from nasfilter.tables import load_table
 from tests.tables import random_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -486,7 +486,7 @@ def test_a_synthetic_table_keeps_its_label_through_the_nats_format(
     pytest.importorskip("nats_bench", reason="the nats extra reads NATS archives")
     from nasfilter.testing.nats_archive import write_nats_archive
 
-    surrogate = load_table(None, "cifar10")
+    surrogate = load_table("synthetic", "cifar10")
     assert surrogate.synthetic
     folder = write_nats_archive(surrogate, tmp_path, FIXTURE / "000000.pickle.pbz2", [0, 11, 284])
     out = tmp_path / "t.npz"

@@ -45,7 +45,7 @@ def test_run_then_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
             "proxy-threshold[tolerance=0.1]", "--seeds", "0-1", "--budget", "70000",
             "--db", db, "--jobs", "1", "--no-progress"]  # fmt: skip
     code, _, err = run_cli(args, capsys)
-    assert code == 0 and "SYNTHETIC" in err and "wrote 8 runs" in err
+    assert code == 0 and "real NATS-Bench accuracies" in err and "wrote 8 runs" in err
     code, _, err = run_cli(args, capsys)
     assert code == 0 and "wrote 0 runs" in err and "skipped 8 already stored" in err
 
@@ -62,7 +62,8 @@ def test_run_then_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert {r["searcher"] for r in rows} == {"random", "reinforce[reward='mnas']"}
 
     code, out, _ = run_cli(["compare", "--db", db, "--csv", str(tmp_path / "r.csv")], capsys)
-    assert code == 0 and "SYNTHETIC" in out and "calibrated v100" in out and "±" in out
+    assert code == 0 and "real NATS-Bench accuracies" in out and "SYNTHETIC" not in out
+    assert "calibrated v100" in out and "±" in out
     assert "(fit: timm-format measurements on rtx3090+rtx4090" in out  # the default's fit data
     assert "reinforce[reward='mnas'] | proxy-threshold[tolerance=0.1]" in out
     assert (tmp_path / "r.csv").read_text().count("\n") == 9
@@ -189,7 +190,9 @@ def test_demo_prints_the_comparison(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     for name in ("utilization-pareto", "reinforce-mnas", "random", "evolution"):
         assert f"\n{name} " in out
-    assert "SYNTHETIC surrogate (not NATS-Bench data)" in out
+    assert "table : real NATS-Bench accuracies (hp-90 x-valid, seed 777); modelled times" in out
+    assert "SYNTHETIC" not in out
+    assert "they score every run, since no real test accuracy ships" in out
     assert "oracle: calibrated v100" in out and "HV ratio" in out and "±" in out
     assert "(fit: timm-format measurements on rtx3090+rtx4090" in out  # the default's fit data
 

@@ -1,4 +1,4 @@
-"""`nasfilter show`: one record, from the embedded or a converted table, with the oracle."""
+"""`nasfilter show`: one record, from a named or a converted table, with the oracle."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from nasfilter.cli import main
 from nasfilter.convert import convert_archive
 from nasfilter.costs import network_costs
 from nasfilter.oracle import proxy_table
-from nasfilter.table import load_table
+from nasfilter.tables import load_table
 
 FIXTURE = Path(__file__).parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
 KEYS = {
@@ -40,19 +40,40 @@ def show_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, objec
 
 
 def test_embedded_record_is_labelled_synthetic(capsys: pytest.CaptureFixture[str]) -> None:
-    rec = show_json(capsys, "8:8:40:32:40")
+    rec = show_json(capsys, "8:8:40:32:40", "--table", "synthetic")
     assert KEYS <= set(rec)
     assert rec["index"] == 284 and rec["synthetic"] is True
     assert rec["macs"] == network_costs("cifar10").macs[284]
     cal = proxy_table("calibrated", "v100", "cifar10")  # the default oracle
     assert rec["throughput"] == cal.throughput[284] and rec["utilization"] == cal.utilization[284]
     assert str(rec["oracle"]).startswith("calibrated v100") and "fit:" in str(rec["oracle"])
-    rec = show_json(capsys, "8:8:40:32:40", "--oracle", "roofline")  # the baseline, by name
+    rec = show_json(capsys, "8:8:40:32:40", "--oracle", "roofline", "--table", "synthetic")
     roof = proxy_table("roofline", "v100", "cifar10")
     assert rec["throughput"] == roof.throughput[284] and rec["utilization"] == roof.utilization[284]
     assert str(rec["oracle"]).startswith("roofline v100")
-    assert main(["show", "284"]) == 0
+    assert main(["show", "284", "--table", "SYNTHETIC"]) == 0
     assert "SYNTHETIC" in capsys.readouterr().out
+
+
+def test_default_record_is_the_real_validation_accuracy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`nasfilter show 284` prints NATS-Bench's own hp-90 validation accuracy of 8:8:40:32:40,
+    read here through the real nats_bench API from the official fixture."""
+    import nats_bench
+
+    api = nats_bench.create(str(FIXTURE), "sss", fast_mode=True, verbose=False)
+    info = api.get_more_info(284, "cifar10-valid", hp="90", is_random=777)
+    rec = show_json(capsys, "8:8:40:32:40")
+    assert rec["synthetic"] is False and rec["seeds"] == [777]
+    assert rec["observed_acc"] == [info["valid-accuracy"]]
+    assert rec["score_acc"] == info["valid-accuracy"]
+    assert "test_acc_hp90" not in rec and "valid_acc_hp12" not in rec  # neither is held
+    assert main(["show", "284"]) == 0
+    out = capsys.readouterr().out
+    assert "valid@90  86.80 (seed 777)" in out
+    assert "real      the accuracies: NATS-Bench's hp-90 validation accuracy" in out
+    assert "modelled  the times" in out and "SYNTHETIC" not in out
 
 
 def test_converted_real_record_matches_the_nats_api(

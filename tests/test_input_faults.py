@@ -17,7 +17,8 @@ import pytest
 
 from nasfilter.cli import main
 from nasfilter.space import N_ARCHS, as_arch
-from nasfilter.table import BenchmarkTable, load_table
+from nasfilter.table import BenchmarkTable
+from nasfilter.tables import load_table
 from tests.tables import random_table
 
 

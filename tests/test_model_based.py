@@ -97,7 +97,7 @@ def test_bad_parameters_name_their_valid_range(params: dict[str, object], match:
 
 
 def _inputs() -> tuple[object, object]:
-    return cached_table(None, "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
+    return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
 
 
 @pytest.mark.parametrize("hardware", [False, True])

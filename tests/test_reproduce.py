@@ -25,7 +25,7 @@ from nasfilter.reproduce import (
     require_proxy,
 )
 from nasfilter.space import N_ARCHS
-from nasfilter.table import load_table
+from nasfilter.tables import load_table
 
 SEEDS = (0, 1)
 BUDGET = 80_000.0  # enough for approximate filtering to scan the space and evaluate its front
@@ -63,11 +63,13 @@ def test_every_output_is_written(out: Path, summary: dict[str, Any]) -> None:
         # calibrated model's names its fit data) wraps onto several <text> lines: join them.
         lines = [" ".join(el.itertext()) for el in root.iter() if el.tag.endswith("}text")]
         text = " ".join(" ".join(lines).split())
-        assert "SYNTHETIC surrogate" in text and summary["oracle_label"] in text, stem
+        assert "real NATS-Bench accuracies (hp-90 x-valid, seed 777); modelled times" in text
+        assert "SYNTHETIC" not in text and summary["oracle_label"] in text, stem
     params = summary["parameters"]
     assert params["seeds"] == list(SEEDS) and params["budget_seconds"] == BUDGET
-    assert summary["synthetic_table"] is True
-    assert summary["table"]["synthetic"] is True
+    assert summary["synthetic_table"] is False  # the default: the real table
+    assert summary["table"]["synthetic"] is False and summary["table"]["path"] == "real"
+    assert summary["accuracy_label"] == "real validation accuracy after 90 epochs, seed 777"
     assert len(summary["runs"]) == len(METHODS) * len(SEEDS)
 
 
@@ -144,9 +146,14 @@ def test_metrics_table_aggregates_the_runs(summary: dict[str, Any]) -> None:
     for label, curve in curves.items():
         runs = [r["hv_ratio_curve"] for r in summary["runs"] if r["method"] == label]
         np.testing.assert_allclose(curve["mean"], np.mean(runs, axis=0))
-        assert curve["mean"][-1] == pytest.approx(
-            np.mean([r["metrics"]["hv_ratio"] for r in summary["runs"] if r["method"] == label])
-        )
+        for r in (r for r in summary["runs"] if r["method"] == label):
+            # The curve ends at the budget; a run's last evaluation may end after it (as in
+            # NATS-Bench's `while total < budget`), and only then can the final HV be higher.
+            final, at_budget = r["metrics"]["hv_ratio"], r["hv_ratio_curve"][-1]
+            if r["summary"]["clock"] <= BUDGET:
+                assert at_budget == pytest.approx(final)
+            else:
+                assert at_budget <= final + 1e-12
 
 
 def test_the_workers_comparison(out: Path, summary: dict[str, Any]) -> None:
@@ -192,7 +199,8 @@ def test_report_embeds_every_figure(out: Path, summary: dict[str, Any]) -> None:
         png = base64.b64encode((out / f"{stem}.png").read_bytes()).decode()
         assert f'id="img-{stem}"' in page
         assert f"data:image/png;base64,{png}" in page
-    assert "SYNTHETIC table" in page
+    assert "Real: the accuracies (real NATS-Bench accuracies (hp-90 x-valid" in page
+    assert "Modelled: modelled times" in page and "SYNTHETIC" not in page
     assert "http://" not in page and "https://" not in page
 
 

@@ -26,7 +26,7 @@ FIXTURE = Path(__file__).parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-sim
 
 
 def _inputs() -> tuple[Any, Any]:
-    return cached_table(None, "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
+    return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
 
 
 # ------------------------------------------------------------------------------ Optuna
@@ -214,7 +214,7 @@ def test_structured_table_is_synthetic_and_unlike_the_surrogate() -> None:
     assert t.is_complete
     again = structured_table()
     assert np.array_equal(t.valid_acc, again.valid_acc)
-    surrogate = cached_table(None, "cifar10")
+    surrogate = cached_table("synthetic", "cifar10")
     from scipy.stats import spearmanr
 
     # Another accuracy model and time model: rankings differ from the surrogate's.
@@ -227,7 +227,7 @@ def test_structured_table_survives_the_real_archive_format(tmp_path: Path) -> No
     ``nasfilter convert``, and get the built table back, on 1000 random rows and both ends
     (writing all 32768 takes about 18 minutes; the rows are a uniform random sample)."""
     pytest.importorskip("nats_bench")
-    from nasfilter.table import load_table
+    from nasfilter.tables import load_table
     from nasfilter.testing.nats_archive import write_nats_archive
 
     table = structured_table()

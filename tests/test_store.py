@@ -72,12 +72,13 @@ def test_provenance_names_the_table_and_the_oracle(tmp_path: Path) -> None:
     with Store(tmp_path / "r.db") as store:
         stored(store, SPEC, 0)
         (row,) = rows(store)
-        assert "SYNTHETIC" in row["table_label"]
+        assert row["table_label"].startswith("real NATS-Bench accuracies")  # the default
         # the default oracle is the calibrated model: its label names the data it was fitted on
         assert row["oracle_label"].startswith("calibrated v100")
         assert "fit: timm-format measurements on rtx3090+rtx4090" in row["oracle_label"]
         kinds = {p["kind"]: p["data"] for p in store.provenance()}
-        assert kinds["table"]["synthetic"] is True and kinds["table"]["path"] is None
+        assert kinds["table"]["synthetic"] is False and kinds["table"]["path"] == "real"
+        assert kinds["table"]["modelled"] == "modelled times"
         assert kinds["oracle"]["backend"] == "calibrated"
         assert kinds["oracle"]["config"]["fitted_on"].startswith("timm-format measurements")
 

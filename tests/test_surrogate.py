@@ -19,7 +19,8 @@ from nasfilter import surrogate
 from nasfilter.costs import network_costs
 from nasfilter.datasets import DATASETS
 from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, N_LAYERS, all_channels
-from nasfilter.table import BenchmarkTable, load_table
+from nasfilter.table import BenchmarkTable
+from nasfilter.tables import load_table
 
 FIXTURE = Path(__file__).parent / "data/nats-sss/NATS-sss-v1_0-50262-simple"
 DATASET_NAMES = tuple(DATASETS)  # cifar10, cifar100, ImageNet16-120
@@ -102,7 +103,7 @@ def test_global_random_state_untouched() -> None:
 def test_embedded_table_is_cached_per_canonical_name() -> None:
     table = surrogate.embedded_table("cifar10")
     assert surrogate.embedded_table("CIFAR10") is table
-    assert load_table(None, "cifar10") is table
+    assert load_table("synthetic", "cifar10") is table
     assert surrogate.embedded_table("imagenet") is surrogate.embedded_table("ImageNet16-120")
     assert surrogate.embedded_table("cifar100") is not table
 

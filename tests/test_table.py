@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from nasfilter.space import N_ARCHS, Arch
-from nasfilter.table import BenchmarkTable, MissingArchitectureError, load_table
+from nasfilter.table import BenchmarkTable, MissingArchitectureError
+from nasfilter.tables import load_table
 from tests.tables import random_table
 
 
@@ -33,6 +34,8 @@ def test_record_has_the_show_keys() -> None:
         "params",
         "valid_acc_hp12",
         "test_acc_hp90",
+        "observed_acc",
+        "score_acc",
         "train_seconds_per_epoch",
         "valid_seconds_per_epoch",
         "latency",
@@ -41,7 +44,8 @@ def test_record_has_the_show_keys() -> None:
     ):
         assert key in rec
     assert rec["index"] == 284 and rec["channels"] == "8:8:40:32:40"
-    assert rec["valid_acc_hp12"] == t.valid_acc[284].tolist()
+    assert rec["valid_acc_hp12"] == t.valid_acc[284].tolist() == rec["observed_acc"]
+    assert rec["observed"] == "valid@12" and rec["scored"] == "test@90"
     assert rec["synthetic"] is True
     json.dumps(rec)  # plain Python values only
 

@@ -27,6 +27,12 @@ from nasfilter.files import PathArg as PathArg
 from nasfilter.files import check_not_input as check_not_input  # the one rule, shared
 from nasfilter.files import check_path_text
 
+TABLE_HELP = (
+    "the table: 'real' (default: NATS-Bench's real hp-90 validation accuracies, seed 777, "
+    "with modelled times), 'synthetic' (the embedded surrogate) or a .npz converted with "
+    "`nasfilter convert`"
+)
+
 
 # ---------------------------------------------------------------- argument types
 def int_at_least(low: int) -> Callable[[str], int]:

@@ -66,7 +66,7 @@ def default_inputs() -> Inputs:
     """The embedded synthetic CIFAR-10 table and the V100 roofline proxy."""
     from nasfilter.experiment import cached_proxy, cached_table
 
-    return cached_table(None, "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
+    return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
 
 
 class _Recording(Filter):

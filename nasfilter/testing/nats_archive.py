@@ -234,6 +234,10 @@ def written_mark(table: BenchmarkTable) -> dict[str, Any]:
         "synthetic": bool(prov.synthetic),
         "table_label": prov.label,
         "table_source": prov.source,
+        "real": prov.real,  # a table mixing real and modelled numbers says which is which
+        "modelled": prov.modelled,
+        "observed": prov.observed,  # what the written hp-12 and hp-90 slots really hold
+        "scored": prov.scored,
     }
 
 
