@@ -1,0 +1,165 @@
+"""Read a full-fidelity benchmark folder lazily: index.json up front, arrays on first use."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nasfilter.fullbench import codec
+from nasfilter.fullbench import layout as L
+
+
+class NotFullBenchmarkError(ValueError):
+    """A path that is not a full-fidelity benchmark folder."""
+
+
+def _how_to_convert(path: Path) -> str:
+    return (
+        f"convert a NATS-Bench sss archive into it first: nasfilter convert "
+        f"NATS-sss-v1_0-50262-simple -o {path}"
+    )
+
+
+class FullBenchmark:
+    """One converted archive: every setting (hp), record, seed and epoch.
+
+    Runs are addressed by (architecture index, hp such as ``"12"``, record such as
+    ``"cifar10-valid"``, seed such as 777); curves are lists of Python floats, one per epoch.
+    """
+
+    def __init__(self, root: Path, index: dict[str, Any]) -> None:
+        self.root = root
+        self.index = index
+        self.layout: dict[str, Any] = index["layout"]
+        self.hp_order: list[str] = list(self.layout["order"])
+        self._specs: dict[str, dict[str, Any]] = self.layout["arrays"]
+        self._arrays: dict[Path, np.ndarray] = {}
+        self._present: np.ndarray | None = None
+        self._rows: np.ndarray | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> FullBenchmark:
+        """Open a folder written by :func:`nasfilter.fullbench.convert_full` (milliseconds)."""
+        root = Path(path).expanduser()
+        file = root / L.INDEX_FILE
+        if not file.is_file():
+            raise NotFullBenchmarkError(
+                f"{str(root)!r} is not a full-fidelity nasfilter benchmark (no {L.INDEX_FILE}); "
+                + _how_to_convert(root)
+            )
+        try:
+            index = json.loads(file.read_text())
+        except (OSError, ValueError) as exc:
+            raise NotFullBenchmarkError(f"{str(file)!r} is unreadable: {exc}") from exc
+        if not isinstance(index, dict) or index.get("format") != L.FORMAT_NAME:
+            raise NotFullBenchmarkError(f"{str(file)!r} is not a {L.FORMAT_NAME} index")
+        if index.get("version") != L.FORMAT_VERSION:
+            raise NotFullBenchmarkError(
+                f"{str(file)!r} has format version {index.get('version')!r}; this nasfilter "
+                f"reads version {L.FORMAT_VERSION}: convert the archive again"
+            )
+        return cls(root, index)
+
+    # ---------------------------------------------------------------- structure
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return dict(self.index["provenance"])
+
+    @property
+    def synthetic(self) -> bool:
+        return bool(self.index["provenance"].get("synthetic"))
+
+    @property
+    def present(self) -> np.ndarray:
+        """bool (32768,): architectures with a record."""
+        if self._present is None:
+            self._present = np.load(self.root / L.PRESENT_FILE, mmap_mode="r")
+        return self._present
+
+    def setting(self, hp: str) -> dict[str, Any]:
+        """The layout entry of setting ``hp``; KeyError (naming the settings) if unknown."""
+        try:
+            return self.layout["hps"][hp]  # type: ignore[no-any-return]
+        except (KeyError, TypeError):
+            raise KeyError(
+                f"training setting hp={hp!r} is not in this benchmark; it has {self.hp_order}"
+            ) from None
+
+    def epochs(self, hp: str) -> int:
+        return int(self.setting(hp)["epochs"])
+
+    def records(self, hp: str) -> list[str]:
+        """The record names of setting ``hp``, in the archive's order."""
+        return list(self.setting(hp)["dataset_order"])
+
+    def record(self, hp: str, dataset: str) -> dict[str, Any]:
+        try:
+            return self.setting(hp)["records"][dataset]  # type: ignore[no-any-return]
+        except (KeyError, TypeError):
+            raise KeyError(
+                f"record {dataset!r} is not in this benchmark; hp {hp} has {self.records(hp)}"
+            ) from None
+
+    def eval_sets(self, hp: str, dataset: str) -> list[str]:
+        return list(self.record(hp, dataset)["eval_sets"])
+
+    # ---------------------------------------------------------------- runs
+    def _load(self, path: Path) -> np.ndarray:
+        arr = self._arrays.get(path)
+        if arr is None:
+            arr = np.load(path, mmap_mode="r")
+            self._arrays[path] = arr
+        return arr
+
+    def row(self, index: int) -> int:
+        """The storage row of architecture ``index``; -1 if it has no record."""
+        if self._rows is None:
+            self._rows = np.load(self.root / L.ROWS_FILE, mmap_mode="r")
+        return int(self._rows[index])
+
+    def seeds(self, index: int, hp: str, dataset: str) -> list[int]:
+        """The sorted seeds of architecture ``index``'s runs (empty if it has none)."""
+        all_seeds = self.record(hp, dataset)["seeds"]
+        row = self.row(index)
+        if row < 0:
+            return []
+        mask = int(self._load(L.record_dir(self.root, hp, dataset) / L.SEEDS_FILE)[row])
+        return [s for k, s in enumerate(all_seeds) if mask >> k & 1]
+
+    def series(
+        self, index: int, hp: str, dataset: str, seed: int, set_name: str, metric: str
+    ) -> list[float]:
+        """One run's per-epoch ``metric`` (acc, loss or time) on ``set_name`` (or train)."""
+        name = L.array_name(set_name, metric)
+        try:
+            spec = self._specs[f"{hp}/{dataset}/{seed}"][name]
+        except KeyError:
+            raise KeyError(f"{set_name} is not an evaluation set of hp {hp} {dataset}") from None
+        arr = self._load(L.seed_dir(self.root, hp, dataset, seed) / f"{name}.npy")
+        return codec.decode_row(arr, self.row(index), spec, self.epochs(hp))
+
+    def cost(self, index: int, hp: str, dataset: str, seed: int) -> dict[str, Any]:
+        """One run's flop (MMACs), params (M) and latency (s; -1.0 if unknown), with the
+        archive's types (numpy float64 where the archive held numpy scalars)."""
+        folder = L.seed_dir(self.root, hp, dataset, seed)
+        row = self.row(index)
+        values = self._load(folder / f"{L.COST_STEM}.npy")[row].tolist()
+        kinds = int(self._load(folder / f"{L.KINDS_STEM}.npy")[row])
+        return {
+            field: np.float64(v) if kinds & L.KIND_BITS[field] else v
+            for field, v in zip(L.COST_FIELDS, values, strict=True)
+        }
+
+    def close(self) -> None:
+        """Drop the memory maps opened so far."""
+        self._arrays.clear()
+        self._present = self._rows = None
+
+
+def open_benchmark(path: str | os.PathLike[str]) -> FullBenchmark:
+    """:meth:`FullBenchmark.open`."""
+    return FullBenchmark.open(path)
