@@ -83,7 +83,7 @@ class FullBenchmark:
     def setting(self, hp: str) -> dict[str, Any]:
         """The layout entry of setting ``hp``; KeyError (naming the settings) if unknown."""
         try:
-            return self.layout["hps"][hp]  # type: ignore[no-any-return]
+            return self.layout["hps"][hp]
         except (KeyError, TypeError):
             raise KeyError(
                 f"training setting hp={hp!r} is not in this benchmark; it has {self.hp_order}"
@@ -98,7 +98,7 @@ class FullBenchmark:
 
     def record(self, hp: str, dataset: str) -> dict[str, Any]:
         try:
-            return self.setting(hp)["records"][dataset]  # type: ignore[no-any-return]
+            return self.setting(hp)["records"][dataset]
         except (KeyError, TypeError):
             raise KeyError(
                 f"record {dataset!r} is not in this benchmark; hp {hp} has {self.records(hp)}"

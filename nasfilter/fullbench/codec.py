@@ -67,4 +67,4 @@ def decode_row(stored: np.ndarray, row: int, spec: dict[str, Any], epochs: int) 
         return [nan if k == sentinel else k / divisor for k in raw]
     if spec["constant"]:
         return [float(raw)] * epochs
-    return raw  # type: ignore[no-any-return]
+    return raw

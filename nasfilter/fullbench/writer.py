@@ -77,7 +77,7 @@ class _Sink:
         self.rows = np.full(N_ARCHS, -1, dtype=np.int32)
         self.rows[present] = np.arange(int(present.sum()), dtype=np.int32)
         self.n_rows = int(present.sum())
-        self.arrays: dict[tuple[str, str, int, str], np.ndarray] = {}
+        self.arrays: dict[tuple[str, str, int, str], np.memmap] = {}
         self.layout: dict[str, Any] = {"hps": {}, "order": [], "genotype": None}
         self.has: dict[tuple[str, str, int], np.ndarray] = {}  # run present, bool (32768,)
 
@@ -195,7 +195,7 @@ def _encode_all(sink: _Sink) -> dict[str, dict[str, Any]]:
     description."""
     specs: dict[str, dict[str, Any]] = {}
     for (hp, ds, seed, name), arr in list(sink.arrays.items()):
-        file = Path(arr.filename)
+        file = Path(str(arr.filename))
         if not file.name.endswith(".raw.npy"):
             continue
         set_name, metric = name.split(".")
