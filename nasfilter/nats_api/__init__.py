@@ -93,4 +93,11 @@ def create(
     return _open(path, fast_mode, verbose)
 
 
-__all__ = ["NATSsize", "NeedsFullBenchmarkError", "create", "default_path"]
+__all__ = [
+    "SYNTHETIC",
+    "SYNTHETIC_LABEL",
+    "NATSsize",
+    "NeedsFullBenchmarkError",
+    "create",
+    "default_path",
+]

@@ -55,21 +55,21 @@ def _run(
     new["seed"] = f"{seed:04d}"
     new["arch_config"] = dict(rc["arch_config"], channels=arch_str, arch_str=arch_str)
     new.update(flop=cost["flop"], params=cost["params"], latency=[cost["latency"]])
-    noise = 1.0 + 0.02 * rng.standard_normal(epochs)
+    noise = (1.0 + 0.02 * rng.standard_normal(epochs)).tolist()  # Python floats, as archives
     new["train_acc1es"] = {e: min(100.0, rc["train_acc1es"][e] * noise[e]) for e in range(epochs)}
     new["train_losses"] = {e: rc["train_losses"][e] / noise[e] for e in range(epochs)}
     per_epoch = float(rc["train_times"][0]) * speed
-    steps = np.ones(epochs) if constant_times else 1.0 + 0.05 * rng.random(epochs)
-    new["train_times"] = OrderedDict((e, per_epoch * float(steps[e])) for e in range(epochs))
+    steps = [1.0] * epochs if constant_times else (1.0 + 0.05 * rng.random(epochs)).tolist()
+    new["train_times"] = OrderedDict((e, per_epoch * steps[e]) for e in range(epochs))
     accs, losses, times = {}, {}, {}
     for name in rc["eval_names"]:
-        eval_noise = 1.0 + 0.02 * rng.standard_normal(epochs)
+        eval_noise = (1.0 + 0.02 * rng.standard_normal(epochs)).tolist()
         for e in range(epochs):
             key = f"{name}@{e}"
             acc = min(100.0, rc["eval_acc1es"][key] * eval_noise[e])
             accs[key] = round(acc, 2) if name == "ori-test" else acc
             losses[key] = rc["eval_losses"][key] / eval_noise[e]
-            times[key] = float(rc["eval_times"][key]) * speed * float(steps[e])
+            times[key] = float(rc["eval_times"][key]) * speed * steps[e]
     new.update(eval_acc1es=accs, eval_losses=losses, eval_times=times)
     return new
 
