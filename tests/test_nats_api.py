@@ -248,7 +248,7 @@ def test_bad_input_raises_what_nats_bench_raises(fixture_apis: tuple[Any, Any]) 
         both(ours, ref, member, *args, **kwargs)
     with pytest.raises(ValueError, match=r"iepoch=12 < 12: hp 12 has epochs 0\.\.11"):
         ours.simulate_train_eval(0, "cifar10", iepoch=12)
-    with pytest.raises(AssertionError, match="architecture 5 .* has no record"):
+    with pytest.raises(AssertionError, match=r"architecture 5 .* has no record"):
         ours.simulate_train_eval(5, "cifar10")
 
 
