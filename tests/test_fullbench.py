@@ -117,11 +117,14 @@ def test_a_varied_archive_comes_back_exactly(varied: tuple[Path, FullBenchmark])
 
 def test_missing_seeds_stay_missing(varied: tuple[Path, FullBenchmark]) -> None:
     archive, bench = varied
+    missing = 0
     for index, record in raw_records(archive).items():
         seeds = record["12"]["dataset_seed"]["cifar100"]
         for seed in {777, 888, 999} - set(seeds):
-            if seed in bench.record("12", "cifar100")["seeds"]:
-                assert np.isnan(bench.series(index, "12", "cifar100", seed, "x-valid", "acc")).all()
+            missing += 1
+            with pytest.raises(KeyError, match=f"no run with seed {seed}"):
+                bench.series(index, "12", "cifar100", seed, "x-valid", "acc")
+    assert missing > 0
 
 
 def test_absent_architectures_have_no_runs(fixture_full: FullBenchmark) -> None:
@@ -139,6 +142,9 @@ def test_unknown_setting_and_record_are_named(fixture_full: FullBenchmark) -> No
 def test_opening_reads_only_the_index(fixture_full: FullBenchmark) -> None:
     bench = FullBenchmark.open(fixture_full.root)
     assert bench._arrays == {} and bench._present is None  # nothing mapped until asked
+    bench.seeds(284, "12", "cifar10")
+    assert sorted(bench._arrays) == [("12", "cifar10", "offsets"), ("12", "cifar10", "seeds"),
+                                     ("rows",)]
 
 
 def test_not_a_benchmark_folder_says_how_to_convert(tmp_path: Path) -> None:

@@ -37,9 +37,9 @@ class FullBenchmark:
         self.layout: dict[str, Any] = index["layout"]
         self.hp_order: list[str] = list(self.layout["order"])
         self._specs: dict[str, dict[str, Any]] = self.layout["arrays"]
-        self._arrays: dict[Path, np.ndarray] = {}
+        self._arrays: dict[tuple[str, ...], np.ndarray] = {}
+        self._spans: dict[tuple[int, str, str], tuple[int, list[int]]] = {}
         self._present: np.ndarray | None = None
-        self._rows: np.ndarray | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> FullBenchmark:
@@ -108,47 +108,72 @@ class FullBenchmark:
         return list(self.record(hp, dataset)["eval_sets"])
 
     # ---------------------------------------------------------------- runs
-    def _load(self, path: Path) -> np.ndarray:
-        arr = self._arrays.get(path)
+    def _load(self, key: tuple[str, ...]) -> np.ndarray:
+        """The array ``key`` = (hp, record, stem) or (stem,), memory-mapped on first use
+        (held as a plain ndarray view of the map: indexing a memmap is slower)."""
+        arr = self._arrays.get(key)
         if arr is None:
-            arr = np.load(path, mmap_mode="r")
-            self._arrays[path] = arr
+            if len(key) == 1:
+                path = self.root / f"{key[0]}.npy"
+            else:
+                path = L.record_dir(self.root, key[0], key[1]) / f"{key[2]}.npy"
+            arr = np.load(path, mmap_mode="r").view(np.ndarray)
+            self._arrays[key] = arr
         return arr
 
     def row(self, index: int) -> int:
         """The storage row of architecture ``index``; -1 if it has no record."""
-        if self._rows is None:
-            self._rows = np.load(self.root / L.ROWS_FILE, mmap_mode="r")
-        return int(self._rows[index])
+        return int(self._load(("rows",))[index])
+
+    def _span(self, index: int, hp: str, dataset: str) -> tuple[int, list[int]]:
+        """(first run, seeds of the runs) of architecture ``index`` on a setting's record
+        (looked up once, then kept)."""
+        key = (index, hp, dataset)
+        span = self._spans.get(key)
+        if span is None:
+            self.record(hp, dataset)  # KeyError naming what exists
+            row = self.row(index)
+            if row < 0:
+                span = (0, [])
+            else:
+                offsets = self._load((hp, dataset, "offsets"))
+                start, stop = int(offsets[row]), int(offsets[row + 1])
+                span = (start, self._load((hp, dataset, "seeds"))[start:stop].tolist())
+            self._spans[key] = span
+        return span
 
     def seeds(self, index: int, hp: str, dataset: str) -> list[int]:
         """The sorted seeds of architecture ``index``'s runs (empty if it has none)."""
-        all_seeds = self.record(hp, dataset)["seeds"]
-        row = self.row(index)
-        if row < 0:
-            return []
-        mask = int(self._load(L.record_dir(self.root, hp, dataset) / L.SEEDS_FILE)[row])
-        return [s for k, s in enumerate(all_seeds) if mask >> k & 1]
+        return list(self._span(index, hp, dataset)[1])
+
+    def _run(self, index: int, hp: str, dataset: str, seed: int) -> int:
+        start, seeds = self._span(index, hp, dataset)
+        if seed not in seeds:
+            raise KeyError(f"architecture {index} has no run with seed {seed} on {dataset!r} "
+                           f"at hp {hp}; its seeds are {seeds}")
+        return start + seeds.index(seed)
 
     def series(
         self, index: int, hp: str, dataset: str, seed: int, set_name: str, metric: str
     ) -> list[float]:
         """One run's per-epoch ``metric`` (acc, loss or time) on ``set_name`` (or train)."""
-        name = L.array_name(set_name, metric)
+        name = f"{set_name}.{metric}"
+        run = self._run(index, hp, dataset, seed)
         try:
-            spec = self._specs[f"{hp}/{dataset}/{seed}"][name]
+            spec = self._specs[f"{hp}/{dataset}"][name]
         except KeyError:
             raise KeyError(f"{set_name} is not an evaluation set of hp {hp} {dataset}") from None
-        arr = self._load(L.seed_dir(self.root, hp, dataset, seed) / f"{name}.npy")
-        return codec.decode_row(arr, self.row(index), spec, self.epochs(hp))
+        arr = self._arrays.get((hp, dataset, name))
+        if arr is None:
+            arr = self._load((hp, dataset, name))
+        return codec.decode_row(arr, run, spec, int(self.layout["hps"][hp]["epochs"]))
 
     def cost(self, index: int, hp: str, dataset: str, seed: int) -> dict[str, Any]:
         """One run's flop (MMACs), params (M) and latency (s; -1.0 if unknown), with the
         archive's types (numpy float64 where the archive held numpy scalars)."""
-        folder = L.seed_dir(self.root, hp, dataset, seed)
-        row = self.row(index)
-        values = self._load(folder / f"{L.COST_STEM}.npy")[row].tolist()
-        kinds = int(self._load(folder / f"{L.KINDS_STEM}.npy")[row])
+        run = self._run(index, hp, dataset, seed)
+        values = self._load((hp, dataset, L.COST_STEM))[run].tolist()
+        kinds = int(self._load((hp, dataset, L.KINDS_STEM))[run])
         return {
             field: np.float64(v) if kinds & L.KIND_BITS[field] else v
             for field, v in zip(L.COST_FIELDS, values, strict=True)
@@ -157,7 +182,8 @@ class FullBenchmark:
     def close(self) -> None:
         """Drop the memory maps opened so far."""
         self._arrays.clear()
-        self._present = self._rows = None
+        self._spans.clear()
+        self._present = None
 
 
 def open_benchmark(path: str | os.PathLike[str]) -> FullBenchmark:

@@ -3,24 +3,24 @@
 
 A folder holds ``index.json`` (settings, records, seeds, evaluation sets, each array's encoding,
 provenance), ``present.npy`` (bool, 32768), ``rows.npy`` (int32, 32768: the row of each
-architecture present, -1 if absent; R rows in all) and one subfolder per training setting,
-record and seed::
+architecture present, -1 if absent; R rows) and one subfolder per training setting and
+record, holding its runs (U of them, every seed of every architecture, by row then seed)::
 
-    hp12/cifar10-valid/s0777/train.acc.npy     (R, epochs), or (R,) when every row is
-    hp12/cifar10-valid/s0777/train.loss.npy     constant over epochs (per-epoch times are)
-    hp12/cifar10-valid/s0777/train.time.npy
-    hp12/cifar10-valid/s0777/x-valid.acc.npy   and .loss, .time, per evaluation set
-    hp12/cifar10-valid/s0777/cost.npy          float64 (R, 3): flop (MMACs), params (M),
-                                               latency (s per batch of 256; -1 if unknown)
-    hp12/cifar10-valid/s0777/kinds.npy         uint8 (R,): which of flop, params, latency
-                                               the archive held as numpy float64 (bits 1, 2, 4)
-    hp12/cifar10-valid/seeds.npy               uint16 (R,): bit k set when the k-th seed
-                                               of index.json's list has a run
+    hp12/cifar10-valid/offsets.npy       int64 (R + 1,): row r's runs are offsets[r]:offsets[r+1]
+    hp12/cifar10-valid/seeds.npy         int64 (U,): each run's seed, sorted within a row
+    hp12/cifar10-valid/cost.npy          float64 (U, 3): flop (MMACs), params (M), latency
+                                         (s per batch of 256; -1 if unknown)
+    hp12/cifar10-valid/kinds.npy         uint8 (U,): which of flop, params, latency the
+                                         archive held as numpy float64 (bits 1, 2, 4)
+    hp12/cifar10-valid/train.acc.npy     (U, epochs), or (U,) when every run is constant
+    hp12/cifar10-valid/train.loss.npy    over epochs (per-epoch times are)
+    hp12/cifar10-valid/train.time.npy
+    hp12/cifar10-valid/x-valid.acc.npy   and .loss, .time, for each evaluation set
 
-Each curve is stored in the smallest lossless encoding (:mod:`.codec`): accuracies and times
-come back bit for bit as the archive holds them (float64, or integers k/100 where that is
-exact); losses and training accuracies may be float32 (no search reads them). Absent runs
-are NaN.
+A missing seed is simply not among a row's runs. Each curve is stored in the smallest
+lossless encoding (:mod:`.codec`): accuracies and times come back bit for bit as the archive
+holds them (float64, or integers k/100 where that is exact); losses and training accuracies
+may be float32 (no search reads them).
 Every ``.npy`` is opened memory-mapped on first use; nothing is read up front.
 """
 
@@ -29,16 +29,16 @@ from __future__ import annotations
 from pathlib import Path
 
 FORMAT_NAME = "nasfilter-full-nats-sss"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 INDEX_FILE = "index.json"
 PRESENT_FILE = "present.npy"
 ROWS_FILE = "rows.npy"
-SEEDS_FILE = "seeds.npy"
+OFFSETS_FILE = "offsets.npy"
+RUN_SEEDS_FILE = "seeds.npy"
 COST_STEM = "cost"
 KINDS_STEM = "kinds"
 COST_FIELDS = ("flop", "params", "latency")
 KIND_BITS = {"flop": 1, "params": 2, "latency": 4}
-MAX_SEEDS = 16  # bits of seeds.npy
 TRAIN = "train"
 METRICS = ("acc", "loss", "time")
 FLOAT32_METRICS = {(TRAIN, "acc"), (TRAIN, "loss")}  # and every set's "loss"
@@ -47,11 +47,6 @@ FLOAT32_METRICS = {(TRAIN, "acc"), (TRAIN, "loss")}  # and every set's "loss"
 def record_dir(root: Path, hp: str, dataset: str) -> Path:
     """The folder of one setting's record: ``root/hp12/cifar10-valid``."""
     return root / f"hp{hp}" / dataset
-
-
-def seed_dir(root: Path, hp: str, dataset: str, seed: int) -> Path:
-    """The folder of one run's arrays: ``root/hp12/cifar10-valid/s0777``."""
-    return record_dir(root, hp, dataset) / f"s{seed:04d}"
 
 
 def array_name(set_name: str, metric: str) -> str:

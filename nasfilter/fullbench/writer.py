@@ -68,31 +68,37 @@ def _open_archive(
     return path, [path], present, (records, data)
 
 
+class _Runs:
+    """One record's runs being written (raw float64 rows appended to staging files)."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.rows: list[int] = []  # the architecture row of each run
+        self.seeds: list[int] = []
+        self.costs: list[list[float]] = []
+        self.kinds: list[int] = []
+        self.files: dict[str, Any] = {}
+
+    def append(self, name: str, values: list[float]) -> None:
+        fh = self.files.get(name)
+        if fh is None:
+            fh = (self.folder / f"{name}.raw").open("wb")
+            self.files[name] = fh
+        fh.write(np.asarray(values, dtype=np.float64).tobytes())
+
+
 class _Sink:
-    """The arrays being written (raw float64 in staging files), created on first sight of
-    each run's seed; one row per architecture present (``rows`` maps index -> row)."""
+    """The runs being written, per setting and record; architectures present get rows
+    (``rows`` maps index -> row)."""
 
     def __init__(self, root: Path, present: np.ndarray) -> None:
         self.root = root
         self.rows = np.full(N_ARCHS, -1, dtype=np.int32)
         self.rows[present] = np.arange(int(present.sum()), dtype=np.int32)
         self.n_rows = int(present.sum())
-        self.arrays: dict[tuple[str, str, int, str], np.memmap] = {}
+        self.runs: dict[tuple[str, str], _Runs] = {}
         self.layout: dict[str, Any] = {"hps": {}, "order": [], "genotype": None}
-        self.has: dict[tuple[str, str, int], np.ndarray] = {}  # run present, bool (32768,)
-
-    def _array(self, hp: str, ds: str, seed: int, name: str, width: int | None, dtype: Any) -> Any:
-        key = (hp, ds, seed, name)
-        arr = self.arrays.get(key)
-        if arr is None:
-            folder = L.seed_dir(self.root, hp, ds, seed)
-            folder.mkdir(parents=True, exist_ok=True)
-            shape = (self.n_rows,) if width is None else (self.n_rows, width)
-            suffix = ".raw.npy" if width is not None and name not in (L.COST_STEM,) else ".npy"
-            arr = np.lib.format.open_memmap(folder / f"{name}{suffix}", "w+", dtype, shape)
-            arr[...] = 0 if dtype == np.uint8 else np.nan
-            self.arrays[key] = arr
-        return arr
 
     def setting(self, hp: str) -> dict[str, Any]:
         """This setting's layout entry (created from the first record that has it)."""
@@ -125,9 +131,13 @@ class _Sink:
         self._config(rec, rc, where)
         if seed not in rec["seeds"]:
             rec["seeds"].append(seed)
-        self._curves(index, hp, ds, seed, rc, rec["eval_sets"], epochs, where)
-        self._costs(index, hp, ds, seed, rc)
-        self.has.setdefault((hp, ds, seed), np.zeros(N_ARCHS, dtype=bool))[index] = True
+        runs = self.runs.get((hp, ds))
+        if runs is None:
+            runs = self.runs[(hp, ds)] = _Runs(L.record_dir(self.root, hp, ds))
+        self._curves(runs, hp, ds, seed, rc, rec["eval_sets"], epochs, where)
+        self._costs(runs, rc)
+        runs.rows.append(int(self.rows[index]))
+        runs.seeds.append(seed)
 
     def _config(self, rec: dict[str, Any], rc: dict[str, Any], where: str) -> None:
         config = rc["arch_config"]
@@ -139,8 +149,9 @@ class _Sink:
         if (config["class_num"], config["genotype"]) != (rec["class_num"], self.layout["genotype"]):
             raise ValueError(f"{where}: the network configuration differs between records")
 
+    @staticmethod
     def _curves(
-        self, index: int, hp: str, ds: str, seed: int, rc: dict[str, Any], sets: list[str],
+        runs: _Runs, hp: str, ds: str, seed: int, rc: dict[str, Any], sets: list[str],
         epochs: int, where: str,
     ) -> None:
         if rc.get("train_times") is None or not rc.get("eval_times"):
@@ -155,18 +166,16 @@ class _Sink:
                 values = rc[field]
                 series[(name, metric)] = {e: values[f"{name}@{e}"] for e in range(epochs)}
         for (set_name, metric), values in series.items():
-            arr = self._array(hp, ds, seed, L.array_name(set_name, metric), epochs, np.float64)
-            arr[self.rows[index]] = [values[e] for e in range(epochs)]
+            runs.append(L.array_name(set_name, metric), [values[e] for e in range(epochs)])
 
-    def _costs(self, index: int, hp: str, ds: str, seed: int, rc: dict[str, Any]) -> None:
+    @staticmethod
+    def _costs(runs: _Runs, rc: dict[str, Any]) -> None:
         latency = rc["latency"]
         lat = -1.0 if latency is None else sum(latency) / len(latency)
         values = {"flop": rc["flop"], "params": rc["params"], "latency": lat}
-        cost = self._array(hp, ds, seed, L.COST_STEM, len(L.COST_FIELDS), np.float64)
-        cost[self.rows[index]] = [float(values[f]) for f in L.COST_FIELDS]
-        kinds = self._array(hp, ds, seed, L.KINDS_STEM, None, np.uint8)
-        kinds[self.rows[index]] = sum(L.KIND_BITS[f] for f in L.COST_FIELDS
-                           if isinstance(values[f], np.floating))
+        runs.costs.append([float(values[f]) for f in L.COST_FIELDS])
+        runs.kinds.append(sum(L.KIND_BITS[f] for f in L.COST_FIELDS
+                              if isinstance(values[f], np.floating)))
 
 
 def _read_record(sink: _Sink, index: int, record: _Record, where: str, seen: dict) -> None:
@@ -190,40 +199,40 @@ def _read_record(sink: _Sink, index: int, record: _Record, where: str, seen: dic
         raise ValueError(f"{where}: settings {hps}, other records {order}")
 
 
-def _encode_all(sink: _Sink) -> dict[str, dict[str, Any]]:
-    """Encode every raw curve (see :mod:`.codec`); per ``hp/dataset/seed``, each array's
-    description."""
-    specs: dict[str, dict[str, Any]] = {}
-    for (hp, ds, seed, name), arr in list(sink.arrays.items()):
-        file = Path(str(arr.filename))
-        if not file.name.endswith(".raw.npy"):
-            continue
+def _write_runs(runs: _Runs, n_rows: int, epochs: int) -> dict[str, Any]:
+    """Close one record's staging files: offsets, seeds, costs, and every curve encoded
+    (see :mod:`.codec`); return each curve's description."""
+    rows = np.asarray(runs.rows, dtype=np.int64)
+    offsets = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=offsets[1:])
+    folder = runs.folder
+    np.save(folder / L.OFFSETS_FILE, offsets)
+    np.save(folder / L.RUN_SEEDS_FILE, np.asarray(runs.seeds, dtype=np.int64))
+    np.save(folder / f"{L.COST_STEM}.npy", np.asarray(runs.costs, dtype=np.float64))
+    np.save(folder / f"{L.KINDS_STEM}.npy", np.asarray(runs.kinds, dtype=np.uint8))
+    specs: dict[str, Any] = {}
+    for name, fh in runs.files.items():
+        fh.close()
+        raw_file = folder / f"{name}.raw"
+        raw = np.fromfile(raw_file, dtype=np.float64).reshape(len(runs.rows), epochs)
         set_name, metric = name.split(".")
-        stored, spec = codec.encode(np.asarray(arr), L.is_float32(set_name, metric))
-        del sink.arrays[(hp, ds, seed, name)], arr
-        np.save(file.with_name(f"{name}.npy"), stored)
-        file.unlink()
-        specs.setdefault(f"{hp}/{ds}/{seed}", {})[name] = spec
+        stored, specs[name] = codec.encode(raw, L.is_float32(set_name, metric))
+        np.save(folder / f"{name}.npy", stored)
+        raw_file.unlink()
     return specs
 
 
 def _finish(sink: _Sink, seen: dict[str, list[str]], present: np.ndarray) -> dict[str, Any]:
-    """Write seeds.npy and present.npy; return the index's layout part."""
+    """Write every record's arrays and present.npy, rows.npy; return the index's layout."""
     layout = sink.layout
+    layout["arrays"] = {}
     for hp in layout["order"]:
         entry = layout["hps"][hp]
         entry["dataset_order"] = seen[hp]
         for ds, rec in entry["records"].items():
             rec["seeds"] = sorted(rec["seeds"])
-            if len(rec["seeds"]) > L.MAX_SEEDS:
-                raise ValueError(f"hp {hp} {ds} has more than {L.MAX_SEEDS} seeds")
-            mask = np.zeros(sink.n_rows, dtype=np.uint16)
-            for k, seed in enumerate(rec["seeds"]):
-                has = sink.has[(hp, ds, seed)][present]
-                mask |= has.astype(np.uint16) << np.uint16(k)
-            np.save(L.record_dir(sink.root, hp, ds) / L.SEEDS_FILE, mask)
-    layout["arrays"] = _encode_all(sink)
-    sink.arrays.clear()
+            runs = sink.runs.pop((hp, ds))
+            layout["arrays"][f"{hp}/{ds}"] = _write_runs(runs, sink.n_rows, entry["epochs"])
     np.save(sink.root / L.PRESENT_FILE, present)
     np.save(sink.root / L.ROWS_FILE, sink.rows)
     return layout

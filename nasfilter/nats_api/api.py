@@ -16,6 +16,7 @@ architecture (nats_bench 1.8 raises a KeyError there); weights (``get_net_param`
 from __future__ import annotations
 
 import copy
+import functools
 import random
 import time
 import warnings
@@ -36,6 +37,13 @@ _COMMENT = {
     "training on the train+valid sets by {:} epochs. The per-time and total-time indicate the "
     "per epoch and total time costs, respectively.",
 }
+
+
+@functools.cache
+def _arch_names() -> tuple[list[str], dict[str, int]]:
+    """``meta_archs`` and ``archstr2index``, built once per process (read, never changed)."""
+    names = [":".join(str(c) for c in row) for row in all_channels().tolist()]
+    return names, {arch: i for i, arch in enumerate(names)}
 
 
 def _time_string() -> str:
@@ -74,8 +82,7 @@ class NATSsize:
         self._full_train_epochs = 90
         self.verbose = verbose
         self.reset_time()
-        self.meta_archs = [":".join(str(c) for c in row) for row in all_channels().tolist()]
-        self.archstr2index = {arch: i for i, arch in enumerate(self.meta_archs)}
+        self.meta_archs, self.archstr2index = _arch_names()
         self._present = records.present
         self.evaluated_indexes: set[int] = set()
         self._avaliable_hps: set[str] = set()
@@ -235,18 +242,37 @@ class NATSsize:
         if dataset not in DATASETS:
             raise ValueError(f"Invalid dataset name : {dataset} vs {DATASETS}")
         record = "cifar10-valid" if dataset == "cifar10" else dataset
-        info = self.get_more_info(index, record, iepoch=iepoch, hp=hp, is_random=True)
-        if "valid-accuracy" in info:
-            valid_acc = info["valid-accuracy"]
-            time_cost = info["train-all-time"] + info["valid-per-time"]
+        found = self._search_eval(index, record, iepoch, hp)
+        if found is not None:
+            valid_acc, time_cost = found
         else:
-            valid_acc = info["valtest-accuracy"]
-            temp = self.get_more_info(index, dataset, iepoch=None, hp=hp, is_random=True)
-            time_cost = info["train-all-time"] + temp["valid-per-time"]
+            info = self.get_more_info(index, record, iepoch=iepoch, hp=hp, is_random=True)
+            if "valid-accuracy" in info:
+                valid_acc = info["valid-accuracy"]
+                time_cost = info["train-all-time"] + info["valid-per-time"]
+            else:
+                valid_acc = info["valtest-accuracy"]
+                temp = self.get_more_info(index, dataset, iepoch=None, hp=hp, is_random=True)
+                time_cost = info["train-all-time"] + temp["valid-per-time"]
         latency = self.get_latency(index, dataset, hp=hp)
         if account_time:
             self._used_time += time_cost
         return valid_acc, latency, time_cost, self._used_time
+
+    def _search_eval(self, index: Any, record: str, iepoch: Any,
+                     hp: Any) -> tuple[Any, Any] | None:
+        """``get_more_info(index, record, iepoch, hp, is_random=True)``'s checks and its one
+        ``random.choice``, then only the numbers ``simulate_train_eval`` returns; None
+        (nothing drawn) for a record without an x-valid set, left to ``get_more_info``."""
+        index = self.query_index_by_arch(index)
+        if not self._loaded(index):
+            raise ValueError(f"Did not find {index} from arch2infos_dict.")
+        hp = self._hp(index, hp)
+        seeds = self._records.seeds(index, hp, record)
+        if not self._records.has_valid(hp, record):
+            return None
+        seed = random.choice(seeds)
+        return self._records.search_eval(index, hp, record, iepoch, seed)
 
     def _meta(self, index: int, hp: Any) -> str:
         """``query_meta_info_by_index``'s checks; the setting's name."""
@@ -262,7 +288,9 @@ class NATSsize:
         return self._records.get_compute_costs(index, hp, dataset)
 
     def get_latency(self, index: int, dataset: str, hp: Any = "12") -> Any:
-        return self.get_cost_info(index, dataset, hp)["latency"]
+        """``get_cost_info(index, dataset, hp)["latency"]`` (seconds per batch of 256)."""
+        hp = self._meta(index, hp)
+        return self._records.latency(index, hp, dataset)
 
     def get_net_config(self, index: int, dataset: str) -> dict[str, Any]:
         if not self._loaded(index):

@@ -106,6 +106,19 @@ class CompactRecords:
                     "all_time": None}
         raise NeedsFullBenchmarkError(f"{what}: " + HOW)
 
+    def has_valid(self, hp: str, dataset: str) -> bool:
+        return True
+
+    def search_eval(self, index: int, hp: str, dataset: str, iepoch: Any,
+                    seed: int) -> tuple[Any, Any]:
+        """(valid accuracy, time cost) of one seed's hp-12 run, as ``get_metrics`` gives."""
+        train = self.get_metrics(index, hp, dataset, "train", iepoch, seed)
+        valid = self.get_metrics(index, hp, dataset, "x-valid", iepoch, seed)
+        return valid["accuracy"], train["all_time"] + valid["all_time"] / (train["iepoch"] + 1)
+
+    def latency(self, index: int, hp: str, dataset: str) -> Any:
+        return self.get_compute_costs(index, hp, dataset)["latency"]
+
     def get_compute_costs(self, index: int, hp: str, dataset: str) -> dict[str, Any]:
         table = self._table(dataset)
         return {"flops": float(table.macs[index]), "params": float(table.params[index]),

@@ -37,6 +37,7 @@ class FullRecords:
     def __init__(self, bench: FullBenchmark) -> None:
         self.bench = bench
         self.present = np.asarray(bench.present)
+        self._costs: dict[tuple[int, str, str], dict[str, Any]] = {}
 
     def present_indices(self) -> list[int]:
         return np.flatnonzero(self.present).tolist()
@@ -109,8 +110,43 @@ class FullRecords:
             return self._run(index, hp, dataset, is_random, name, epoch)
         raise ValueError(f"invalid value for is_random: {is_random}")
 
+    def has_valid(self, hp: str, dataset: str) -> bool:
+        """Whether the record has an ``x-valid`` set (what a search reads)."""
+        return "x-valid" in self.bench.eval_sets(hp, dataset)
+
+    def search_eval(self, index: int, hp: str, dataset: str, iepoch: Any,
+                    seed: int) -> tuple[Any, Any]:
+        """``simulate_train_eval``'s (valid accuracy, time cost) for one drawn seed: the
+        x-valid accuracy at the epoch, training time summed to it plus the mean x-valid time
+        (``get_more_info``'s train-all-time + valid-per-time), reading only those curves."""
+        epoch = self._check_epoch(hp, iepoch)
+        b = self.bench
+        total = epoch + 1
+        train = b.series(index, hp, dataset, seed, "train", "time")
+        valid = b.series(index, hp, dataset, seed, "x-valid", "time")
+        acc = b.series(index, hp, dataset, seed, "x-valid", "acc")[epoch]
+        return acc, sum(train[:total]) + sum(valid[:total]) / total
+
+    def latency(self, index: int, hp: str, dataset: str) -> Any:
+        """``get_compute_costs(...)["latency"]``, reading only the costs."""
+        key = (index, hp, dataset)
+        if key in self._costs:
+            return self._costs[key]["latency"]
+        seeds = self.seeds(index, hp, dataset)
+        latencies = [self.bench.cost(index, hp, dataset, s)["latency"] for s in seeds]
+        latencies = [x for x in latencies if x > 0]
+        return mean(latencies) if latencies else None
+
     def get_compute_costs(self, index: int, hp: str, dataset: str) -> dict[str, Any]:
-        """``ArchResults.get_compute_costs``: flops, params, latency and time totals."""
+        """``ArchResults.get_compute_costs``: flops, params, latency and time totals (computed
+        once per architecture, setting and record; a new dict each call)."""
+        key = (index, hp, dataset)
+        info = self._costs.get(key)
+        if info is None:
+            info = self._costs[key] = self._compute_costs(index, hp, dataset)
+        return dict(info)
+
+    def _compute_costs(self, index: int, hp: str, dataset: str) -> dict[str, Any]:
         seeds = self.seeds(index, hp, dataset)
         costs = [self.bench.cost(index, hp, dataset, s) for s in seeds]
         flops = _fix_legacy_issue([c["flop"] for c in costs], seeds)
