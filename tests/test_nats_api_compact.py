@@ -36,7 +36,7 @@ def test_compact_table_answers_a_search_as_nats_bench(compact_path: Path) -> Non
     ref = nats_bench.create(str(FIXTURE), "sss", fast_mode=True, verbose=False)
     for index in (0, 11, 284):
         random.seed(index)
-        acc, lat, cost, total = ours.simulate_train_eval(index, "cifar10")
+        acc, lat, cost, _ = ours.simulate_train_eval(index, "cifar10")
         state = random.getstate()
         random.seed(index)
         ref_acc, ref_lat, ref_cost, _ = ref.simulate_train_eval(index, "cifar10")
@@ -56,7 +56,7 @@ def test_compact_table_names_the_conversion_for_the_rest(compact_path: Path) -> 
         lambda: api.simulate_train_eval(0, "cifar10", hp="90"),
         lambda: api.get_more_info(0, "cifar10", hp="90", is_random=True),
     ):
-        with pytest.raises(NeedsFullBenchmarkError, match="nasfilter convert .* no --dataset"):
+        with pytest.raises(NeedsFullBenchmarkError, match=r"nasfilter convert .* \(no --dataset\)"):
             call()
     with pytest.raises(KeyError, match="'01'"):
         api.simulate_train_eval(0, "cifar10", hp="01")
@@ -75,9 +75,11 @@ def test_synthetic_surrogate_is_labelled_and_answers_searches() -> None:
     assert acc == table.valid_acc[32767, table.seeds.index(seed)]
     assert lat == table.latency[32767] and total == cost == api.used_time
     assert cost == pytest.approx(12 * table.train_time[32767] + table.valid_time[32767])
-    assert api.query_info_str_by_arch(0, "12") is not None
+    assert api.get_cost_info(0, "cifar10")["flops"] == embedded_table("cifar10").macs[0]
     with pytest.raises(NeedsFullBenchmarkError):
         api.simulate_train_eval(0, "cifar10", iepoch=0)
+    with pytest.raises(NeedsFullBenchmarkError):  # the text shows losses, not kept
+        api.query_info_str_by_arch(0, "12")
 
 
 def test_create_paths_and_spaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -85,12 +87,12 @@ def test_create_paths_and_spaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         create("synthetic", "tss")
     with pytest.raises(ValueError, match="invalid search space : xyz"):
         create("synthetic", "xyz")
-    with pytest.raises(ValueError, match="not nats_bench dicts.*nasfilter convert"):
+    with pytest.raises(ValueError, match=r"not nats_bench dicts.*nasfilter convert"):
         create({"meta_archs": []}, "sss")
-    with pytest.raises(ValueError, match="is a NATS-Bench archive.*nasfilter convert"):
+    with pytest.raises(ValueError, match=r"is a NATS-Bench archive.*nasfilter convert"):
         create(str(FIXTURE), "sss")
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "nowhere"))
-    with pytest.raises(ValueError, match="does not exist; convert .* nasfilter convert"):
+    with pytest.raises(ValueError, match=r"does not exist; convert .* nasfilter convert"):
         create(None, "sss")
     out = convert_full(FIXTURE, tmp_path / "full", True, progress=False)
     monkeypatch.setenv(ENV_VAR, str(out))
