@@ -168,6 +168,29 @@ class FullBenchmark:
             arr = self._load((hp, dataset, name))
         return codec.decode_row(arr, run, spec, int(self.layout["hps"][hp]["epochs"]))
 
+    def curves(self, index: int, hp: str, dataset: str, seed: int,
+               names: tuple[str, ...]) -> list[list[float]]:
+        """Several per-epoch curves of one run (``names`` such as ``"x-valid.acc"``)."""
+        run = self._run(index, hp, dataset, seed)
+        specs = self._specs[f"{hp}/{dataset}"]
+        epochs = int(self.layout["hps"][hp]["epochs"])
+        out = []
+        for name in names:
+            arr = self._arrays.get((hp, dataset, name))
+            if arr is None:
+                arr = self._load((hp, dataset, name))
+            out.append(codec.decode_row(arr, run, specs[name], epochs))
+        return out
+
+    def latencies(self, index: int, hp: str, dataset: str) -> list[Any]:
+        """Each run's latency (s; -1.0 if unknown), in seed order, with the archive's types."""
+        start, seeds = self._span(index, hp, dataset)
+        stop = start + len(seeds)
+        values = self._load((hp, dataset, L.COST_STEM))[start:stop, 2].tolist()
+        kinds = self._load((hp, dataset, L.KINDS_STEM))[start:stop].tolist()
+        bit = L.KIND_BITS["latency"]
+        return [np.float64(v) if k & bit else v for v, k in zip(values, kinds, strict=True)]
+
     def cost(self, index: int, hp: str, dataset: str, seed: int) -> dict[str, Any]:
         """One run's flop (MMACs), params (M) and latency (s; -1.0 if unknown), with the
         archive's types (numpy float64 where the archive held numpy scalars)."""

@@ -39,11 +39,38 @@ _COMMENT = {
 }
 
 
+_DIGIT = {str(c): k for k, c in enumerate((8, 16, 24, 32, 40, 48, 56, 64))}
+
+
 @functools.cache
 def _arch_names() -> tuple[list[str], dict[str, int]]:
-    """``meta_archs`` and ``archstr2index``, built once per process (read, never changed)."""
+    """``meta_archs`` and ``archstr2index``, built once per process on first use."""
     names = [":".join(str(c) for c in row) for row in all_channels().tolist()]
     return names, {arch: i for i, arch in enumerate(names)}
+
+
+def _index_of(arch: str) -> int:
+    """``archstr2index.get(arch, -1)`` without building the dict: the index of a canonical
+    channel string such as ``8:16:24:32:40`` (layer 1 the most significant base-8 digit)."""
+    parts = arch.split(":")
+    if len(parts) != 5:
+        return -1
+    index = 0
+    for part in parts:
+        digit = _DIGIT.get(part)
+        if digit is None:
+            return -1
+        index = index * 8 + digit
+    return index
+
+
+def _arch_name(index: int) -> str:
+    """``meta_archs[index]`` without building the list."""
+    digits = []
+    for _ in range(5):
+        index, digit = divmod(index, 8)
+        digits.append(str(8 * (digit + 1)))
+    return ":".join(reversed(digits))
 
 
 def _time_string() -> str:
@@ -82,7 +109,6 @@ class NATSsize:
         self._full_train_epochs = 90
         self.verbose = verbose
         self.reset_time()
-        self.meta_archs, self.archstr2index = _arch_names()
         self._present = records.present
         self.evaluated_indexes: set[int] = set()
         self._avaliable_hps: set[str] = set()
@@ -91,7 +117,7 @@ class NATSsize:
                 self._load(index)
         if verbose:
             print(f"{_time_string()} Create NATS-Bench (size) done with "
-                  f"{len(self.evaluated_indexes)}/{len(self.meta_archs)} architectures "
+                  f"{len(self.evaluated_indexes)}/{N_ARCHS} architectures "
                   f"avaliable.{' ' + label if label else ''}")
 
     # ------------------------------------------------------------ properties
@@ -105,6 +131,16 @@ class NATSsize:
     full_train_epochs = property(lambda self: self._full_train_epochs)
 
     @property
+    def meta_archs(self) -> list[str]:
+        """Every architecture string, in index order (built on first use)."""
+        return _arch_names()[0]
+
+    @property
+    def archstr2index(self) -> dict[str, int]:
+        """Architecture string -> index (built on first use)."""
+        return _arch_names()[1]
+
+    @property
     def avaliable_hps(self) -> list[str]:
         return list(copy.deepcopy(self._avaliable_hps))
 
@@ -115,21 +151,21 @@ class NATSsize:
         return copy.deepcopy(self.meta_archs[index])
 
     def __len__(self) -> int:
-        return len(self.meta_archs)
+        return N_ARCHS
 
     def __repr__(self) -> str:
         tail = f", {self._label}" if self._label else ""
-        return (f"{type(self).__name__}({len(self.evaluated_indexes)}/{len(self.meta_archs)} "
+        return (f"{type(self).__name__}({len(self.evaluated_indexes)}/{N_ARCHS} "
                 f"architectures, fast_mode={self.fast_mode}, file={self.filename}{tail})")
 
     def arch(self, index: int) -> str:
-        if index < 0 or index >= len(self.meta_archs):
-            raise ValueError(f"invalid index : {index} vs. {len(self.meta_archs)}.")
-        return copy.deepcopy(self.meta_archs[index])
+        if index < 0 or index >= N_ARCHS:
+            raise ValueError(f"invalid index : {index} vs. {N_ARCHS}.")
+        return _arch_name(index)
 
     def random(self) -> int:
         """A random index, from Python's global ``random`` (as nats_bench)."""
-        return random.randint(0, len(self.meta_archs) - 1)
+        return random.randint(0, N_ARCHS - 1)
 
     # ------------------------------------------------------------ loading
     def _load(self, index: int) -> None:
@@ -142,10 +178,10 @@ class NATSsize:
         without a record, as nats_bench. ``archive_root`` is ignored: data is memory-mapped."""
         indexes = list(range(len(self))) if index is None else [index]
         for idx in indexes:
-            if not 0 <= idx < len(self.meta_archs):
+            if not 0 <= idx < N_ARCHS:
                 raise ValueError(f"invalid index of {idx}")
             assert self._present[idx], (
-                f"invalid data path : architecture {idx} ({self.meta_archs[idx]}) has no "
+                f"invalid data path : architecture {idx} ({_arch_name(idx)}) has no "
                 f"record in {self.filename}"
             )
             self._load(idx)
@@ -174,9 +210,10 @@ class NATSsize:
                 return arch
             raise ValueError(f"Invalid architecture index {arch} vs [0, {len(self)}].")
         if isinstance(arch, str):
-            return self.archstr2index.get(arch, -1)
+            return _index_of(arch)
         if hasattr(arch, "tostr"):
-            return self.archstr2index.get(arch.tostr(), -1)
+            text = arch.tostr()
+            return _index_of(text) if isinstance(text, str) else self.archstr2index.get(text, -1)
         return -1
 
     def _hp(self, index: int, hp: Any) -> str:
@@ -295,7 +332,7 @@ class NATSsize:
     def get_net_config(self, index: int, dataset: str) -> dict[str, Any]:
         if not self._loaded(index):
             raise ValueError(f"The arch_index={index} is not in arch2infos_dict.")
-        return self._records.config(index, dataset, self.meta_archs[index])
+        return self._records.config(index, dataset, _arch_name(index))
 
     def query_info_str_by_arch(self, arch: Any, hp: str = "12") -> str | None:
         index = self.query_index_by_arch(arch)
@@ -307,7 +344,7 @@ class NATSsize:
         if hp not in self._records.hps():
             raise ValueError(f"The {index}-th architecture only has hyper-parameters of "
                              f"{self._records.hps()} instead of {hp}.")
-        lines = print_information(self._records, index, hp, self.meta_archs[index],
+        lines = print_information(self._records, index, hp, _arch_name(index),
                                   f"arch-index={index}")
         if self._label:
             lines.append(self._label)
@@ -365,7 +402,7 @@ class NATSsize:
             for i, idx in enumerate(sorted(self.evaluated_indexes)):
                 print("\n" + "-" * 10 + f" The ({i:5d}/{len(self.evaluated_indexes):5d}) "
                       f"{idx:06d}-th architecture! " + "-" * 10)
-                print(f"arch : {self.meta_archs[idx]}")
+                print(f"arch : {_arch_name(idx)}")
                 self._show_one(idx)
         elif index < len(self.meta_archs):
             self._prepare_info(index)
@@ -375,10 +412,8 @@ class NATSsize:
 
     def _show_one(self, index: int) -> None:
         for hp in self._records.hps():
-            lines = print_information(self._records, index, hp, self.meta_archs[index], None)
+            lines = print_information(self._records, index, hp, _arch_name(index), None)
             print(">" * 40 + f" {self._records.epochs(hp):03d} epochs " + ">" * 40)
             print("\n".join(lines))
         print("<" * 40 + "------------" + "<" * 40)
 
-
-assert N_ARCHS == 32768

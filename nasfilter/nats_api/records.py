@@ -14,6 +14,7 @@ import numpy as np
 from nasfilter.fullbench import FullBenchmark
 
 NAME = "infer.shape.tiny"
+_SEARCH_CURVES = ("train.time", "x-valid.time", "x-valid.acc")
 
 
 def mean(values: list[Any]) -> Any:
@@ -38,26 +39,37 @@ class FullRecords:
         self.bench = bench
         self.present = np.asarray(bench.present)
         self._costs: dict[tuple[int, str, str], dict[str, Any]] = {}
+        self._hps = list(bench.hp_order)
+        self._records = {hp: set(bench.records(hp)) for hp in self._hps}
+        # Answers kept per architecture (the archive never changes): seeds, latency, and
+        # search evaluations.
+        self._seeds: dict[tuple[int, str, str], list[int]] = {}
+        self._latency: dict[tuple[int, str, str], Any] = {}
+        self._evals: dict[tuple[int, str, str, Any, int], tuple[Any, Any]] = {}
 
     def present_indices(self) -> list[int]:
         return np.flatnonzero(self.present).tolist()
 
     def hps(self) -> list[str]:
-        return list(self.bench.hp_order)
+        return self._hps
 
     def dataset_names(self, hp: str) -> list[str]:
         return self.bench.records(hp)
 
     def seeds(self, index: int, hp: str, dataset: str) -> list[int]:
         """The run seeds (sorted); KeyError naming the record if the architecture has no run
-        on it (an unknown record, as nats_bench)."""
-        if dataset not in self.bench.records(hp):
+        on it (an unknown record, as nats_bench). Callers must not change the list."""
+        found = self._seeds.get((index, hp, dataset))
+        if found is not None:
+            return found
+        if dataset not in self._records[hp]:
             raise KeyError(
                 f"{dataset!r}: not a record of hp {hp}; records are {self.bench.records(hp)}"
             )
         seeds = self.bench.seeds(index, hp, dataset)
         if not seeds:
             raise KeyError(f"{dataset!r}: architecture {index} has no run on it at hp {hp}")
+        self._seeds[(index, hp, dataset)] = seeds
         return seeds
 
     def epochs(self, hp: str) -> int:
@@ -112,30 +124,32 @@ class FullRecords:
 
     def has_valid(self, hp: str, dataset: str) -> bool:
         """Whether the record has an ``x-valid`` set (what a search reads)."""
-        return "x-valid" in self.bench.eval_sets(hp, dataset)
+        return "x-valid" in self.bench.record(hp, dataset)["eval_sets"]
 
     def search_eval(self, index: int, hp: str, dataset: str, iepoch: Any,
                     seed: int) -> tuple[Any, Any]:
         """``simulate_train_eval``'s (valid accuracy, time cost) for one drawn seed: the
         x-valid accuracy at the epoch, training time summed to it plus the mean x-valid time
         (``get_more_info``'s train-all-time + valid-per-time), reading only those curves."""
+        key = (index, hp, dataset, iepoch, seed)
+        found = self._evals.get(key)
+        if found is not None:
+            return found
         epoch = self._check_epoch(hp, iepoch)
-        b = self.bench
         total = epoch + 1
-        train = b.series(index, hp, dataset, seed, "train", "time")
-        valid = b.series(index, hp, dataset, seed, "x-valid", "time")
-        acc = b.series(index, hp, dataset, seed, "x-valid", "acc")[epoch]
-        return acc, sum(train[:total]) + sum(valid[:total]) / total
+        train, valid, accs = self.bench.curves(index, hp, dataset, seed, _SEARCH_CURVES)
+        found = self._evals[key] = (accs[epoch], sum(train[:total]) + sum(valid[:total]) / total)
+        return found
 
     def latency(self, index: int, hp: str, dataset: str) -> Any:
         """``get_compute_costs(...)["latency"]``, reading only the costs."""
         key = (index, hp, dataset)
-        if key in self._costs:
-            return self._costs[key]["latency"]
-        seeds = self.seeds(index, hp, dataset)
-        latencies = [self.bench.cost(index, hp, dataset, s)["latency"] for s in seeds]
-        latencies = [x for x in latencies if x > 0]
-        return mean(latencies) if latencies else None
+        if key in self._latency:
+            return self._latency[key]
+        self.seeds(index, hp, dataset)  # KeyError without a run
+        latencies = [x for x in self.bench.latencies(index, hp, dataset) if x > 0]
+        found = self._latency[key] = mean(latencies) if latencies else None
+        return found
 
     def get_compute_costs(self, index: int, hp: str, dataset: str) -> dict[str, Any]:
         """``ArchResults.get_compute_costs``: flops, params, latency and time totals (computed
