@@ -13,6 +13,9 @@ from nasfilter.fullbench import codec
 from nasfilter.fullbench import layout as L
 
 
+_MAP_ABOVE = 1 << 20  # bytes: larger arrays are memory-mapped
+
+
 class NotFullBenchmarkError(ValueError):
     """A path that is not a full-fidelity benchmark folder."""
 
@@ -77,7 +80,7 @@ class FullBenchmark:
     def present(self) -> np.ndarray:
         """bool (32768,): architectures with a record."""
         if self._present is None:
-            self._present = np.load(self.root / L.PRESENT_FILE, mmap_mode="r")
+            self._present = np.load(self.root / L.PRESENT_FILE)
         return self._present
 
     def setting(self, hp: str) -> dict[str, Any]:
@@ -109,15 +112,17 @@ class FullBenchmark:
 
     # ---------------------------------------------------------------- runs
     def _load(self, key: tuple[str, ...]) -> np.ndarray:
-        """The array ``key`` = (hp, record, stem) or (stem,), memory-mapped on first use
-        (held as a plain ndarray view of the map: indexing a memmap is slower)."""
+        """The array ``key`` = (hp, record, stem) or (stem,), opened on first use: memory-mapped
+        if large (held as a plain ndarray view of the map: indexing a memmap is slower)."""
         arr = self._arrays.get(key)
         if arr is None:
             if len(key) == 1:
                 path = self.root / f"{key[0]}.npy"
             else:
                 path = L.record_dir(self.root, key[0], key[1]) / f"{key[2]}.npy"
-            arr = np.load(path, mmap_mode="r").view(np.ndarray)
+            # Small arrays are read whole (mapping a file costs more than reading 1 MB).
+            mode = "r" if os.path.getsize(path) > _MAP_ABOVE else None
+            arr = np.load(path, mmap_mode=mode).view(np.ndarray)
             self._arrays[key] = arr
         return arr
 
