@@ -121,8 +121,10 @@ class FullBenchmark:
             else:
                 path = L.record_dir(self.root, key[0], key[1]) / f"{key[2]}.npy"
             # Small arrays are read whole (mapping a file costs more than reading 1 MB).
-            mode = "r" if os.path.getsize(path) > _MAP_ABOVE else None
-            arr = np.load(path, mmap_mode=mode).view(np.ndarray)
+            if os.path.getsize(path) > _MAP_ABOVE:
+                arr = np.load(path, mmap_mode="r").view(np.ndarray)
+            else:
+                arr = np.load(path)
             self._arrays[key] = arr
         return arr
 
