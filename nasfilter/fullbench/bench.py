@@ -12,7 +12,6 @@ import numpy as np
 from nasfilter.fullbench import codec
 from nasfilter.fullbench import layout as L
 
-
 _MAP_ABOVE = 1 << 20  # bytes: larger arrays are memory-mapped
 
 
