@@ -198,3 +198,21 @@ def test_cli_refuses_a_npz_name_without_dataset_and_a_foreign_folder(
     assert nasfilter.cli.main([*base, str(tmp_path / "mine"), "--force"]) == 2
     assert "not a nasfilter benchmark folder" in capsys.readouterr().err
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+# ------------------------------------------------------------------ the compact table
+@pytest.mark.parametrize("dataset", ["cifar10", "cifar100", "ImageNet16-120"])
+def test_the_compact_table_derives_from_the_full_benchmark(
+    fixture_full: FullBenchmark, dataset: str
+) -> None:
+    from nasfilter.convert import convert_archive
+    from nasfilter.nats_api.derive import compact_table
+
+    derived = compact_table(fixture_full, dataset)
+    direct = convert_archive(FIXTURE, dataset, allow_partial=True, progress=False)  # nats_bench
+    assert derived.seeds == direct.seeds and derived.dataset == direct.dataset
+    np.testing.assert_array_equal(derived.present, direct.present)
+    for name in ("valid_acc", "test_acc", "train_time", "valid_time", "latency", "params",
+                 "macs"):
+        np.testing.assert_array_equal(getattr(derived, name), getattr(direct, name), name)
+    assert not derived.synthetic
