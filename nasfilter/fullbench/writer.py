@@ -156,17 +156,17 @@ class _Sink:
     ) -> None:
         if rc.get("train_times") is None or not rc.get("eval_times"):
             raise ValueError(f"{where}: hp {hp} {ds} seed {seed} has no recorded times")
-        series = {
-            (L.TRAIN, "acc"): rc["train_acc1es"], (L.TRAIN, "loss"): rc["train_losses"],
-            (L.TRAIN, "time"): rc["train_times"],
-        }
+        epoch_range = range(epochs)
+        for metric, field in (("acc", "train_acc1es"), ("loss", "train_losses"),
+                              ("time", "train_times")):
+            values = rc[field]
+            runs.append(f"{L.TRAIN}.{metric}", [values[e] for e in epoch_range])
         for name in sets:
+            keys = [f"{name}@{e}" for e in epoch_range]
             for metric, field in (("acc", "eval_acc1es"), ("loss", "eval_losses"),
                                   ("time", "eval_times")):
                 values = rc[field]
-                series[(name, metric)] = {e: values[f"{name}@{e}"] for e in range(epochs)}
-        for (set_name, metric), values in series.items():
-            runs.append(L.array_name(set_name, metric), [values[e] for e in range(epochs)])
+                runs.append(f"{name}.{metric}", [values[k] for k in keys])
 
     @staticmethod
     def _costs(runs: _Runs, rc: dict[str, Any]) -> None:
