@@ -216,3 +216,28 @@ def test_the_compact_table_derives_from_the_full_benchmark(
                  "macs"):
         np.testing.assert_array_equal(getattr(derived, name), getattr(direct, name), name)
     assert not derived.synthetic
+
+
+# ------------------------------------------------------------------ other archive forms
+def test_the_single_file_archive_converts_the_same(tmp_path: Path) -> None:
+    with bz2.open(FIXTURE / "meta.pickle.pbz2", "rb") as fh:
+        meta = pickle.load(fh)
+    records = raw_records(FIXTURE)
+    single = tmp_path / "NATS-sss-v1_0-50262.pickle.pbz2"
+    with bz2.open(single, "wb") as fh:
+        pickle.dump({"meta_archs": meta["meta_archs"], "arch2infos": records,
+                     "evaluated_indexes": set(records)}, fh, protocol=4)
+    bench = FullBenchmark.open(convert_full(single, tmp_path / "full", True, progress=False))
+    assert_same_as_archive(bench, records)
+    assert bench.provenance["source"] == str(single.resolve())
+
+
+def test_convert_full_refuses_a_crafted_archive_and_runs_nothing(tmp_path: Path) -> None:
+    from nasfilter.archive_pickle import UnsafeArchiveError
+    from tests.test_archive_pickle import _crafted_archive
+
+    marker = tmp_path / "ran"
+    archive = _crafted_archive(tmp_path, "000284.pickle.pbz2", marker)
+    with pytest.raises(UnsafeArchiveError, match=r"000284\.pickle\.pbz2.*posix\.system"):
+        convert_full(archive, tmp_path / "out", True, progress=False)
+    assert not marker.exists() and not (tmp_path / "out").exists()
