@@ -108,7 +108,6 @@ def _search(make_api: Any, loop: str, seed: int) -> tuple[float, Any]:
 
 
 _RSS = """
-import random, sys
 {make}
 from nasfilter.nats_api.loops import random_search, seeded
 with seeded(0):
