@@ -131,9 +131,9 @@ class FullBenchmark:
         """The storage row of architecture ``index``; -1 if it has no record."""
         return int(self._load(("rows",))[index])
 
-    def _span(self, index: int, hp: str, dataset: str) -> tuple[int, list[int]]:
+    def span(self, index: int, hp: str, dataset: str) -> tuple[int, list[int]]:
         """(first run, seeds of the runs) of architecture ``index`` on a setting's record
-        (looked up once, then kept)."""
+        (looked up once, then kept: do not change the list)."""
         key = (index, hp, dataset)
         span = self._spans.get(key)
         if span is None:
@@ -150,10 +150,10 @@ class FullBenchmark:
 
     def seeds(self, index: int, hp: str, dataset: str) -> list[int]:
         """The sorted seeds of architecture ``index``'s runs (empty if it has none)."""
-        return list(self._span(index, hp, dataset)[1])
+        return list(self.span(index, hp, dataset)[1])
 
     def _run(self, index: int, hp: str, dataset: str, seed: int) -> int:
-        start, seeds = self._span(index, hp, dataset)
+        start, seeds = self.span(index, hp, dataset)
         if seed not in seeds:
             raise KeyError(f"architecture {index} has no run with seed {seed} on {dataset!r} "
                            f"at hp {hp}; its seeds are {seeds}")
@@ -190,7 +190,7 @@ class FullBenchmark:
 
     def latencies(self, index: int, hp: str, dataset: str) -> list[Any]:
         """Each run's latency (s; -1.0 if unknown), in seed order, with the archive's types."""
-        start, seeds = self._span(index, hp, dataset)
+        start, seeds = self.span(index, hp, dataset)
         stop = start + len(seeds)
         values = self._load((hp, dataset, L.COST_STEM))[start:stop, 2].tolist()
         kinds = self._load((hp, dataset, L.KINDS_STEM))[start:stop].tolist()

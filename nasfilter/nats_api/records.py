@@ -46,6 +46,7 @@ class FullRecords:
         self._seeds: dict[tuple[int, str, str], list[int]] = {}
         self._latency: dict[tuple[int, str, str], Any] = {}
         self._evals: dict[tuple[int, str, str, Any, int], tuple[Any, Any]] = {}
+        self._valid: dict[tuple[str, str], bool] = {}
 
     def present_indices(self) -> list[int]:
         return np.flatnonzero(self.present).tolist()
@@ -66,7 +67,7 @@ class FullRecords:
             raise KeyError(
                 f"{dataset!r}: not a record of hp {hp}; records are {self.bench.records(hp)}"
             )
-        seeds = self.bench.seeds(index, hp, dataset)
+        seeds = self.bench.span(index, hp, dataset)[1]
         if not seeds:
             raise KeyError(f"{dataset!r}: architecture {index} has no run on it at hp {hp}")
         self._seeds[(index, hp, dataset)] = seeds
@@ -124,7 +125,11 @@ class FullRecords:
 
     def has_valid(self, hp: str, dataset: str) -> bool:
         """Whether the record has an ``x-valid`` set (what a search reads)."""
-        return "x-valid" in self.bench.record(hp, dataset)["eval_sets"]
+        key = (hp, dataset)
+        found = self._valid.get(key)
+        if found is None:
+            found = self._valid[key] = "x-valid" in self.bench.record(hp, dataset)["eval_sets"]
+        return found
 
     def search_eval(self, index: int, hp: str, dataset: str, iepoch: Any,
                     seed: int) -> tuple[Any, Any]:
