@@ -12,6 +12,10 @@ so the table holds exactly what the API returns (FACTS §2):
 - ``macs``/``params``: ``get_cost_info(i, dataset)`` (``flops`` is millions of MACs; params
   in millions).
 
+This is the compact per-dataset path (``nasfilter convert --dataset``). The full-fidelity
+benchmark (every record, setting, seed and epoch) is :func:`nasfilter.fullbench.convert_full`;
+both read archive pickles only through the allow-list of :mod:`nasfilter.archive_pickle`.
+
 Two archive formats are read: the fast-mode folder ``NATS-sss-v1_0-50262-simple`` (one
 bz2 pickle per architecture) and the single file ``NATS-sss-v1_0-50262.pickle.pbz2``, which
 ``nats_bench`` loads whole (it needs the memory NATS-Bench itself needs; prefer the folder).
