@@ -109,7 +109,6 @@ class NATSsize:
         self._full_train_epochs = 90
         self.verbose = verbose
         self.reset_time()
-        self._present = records.present
         self.evaluated_indexes: set[int] = set()
         self._avaliable_hps: set[str] = set()
         if not fast_mode:
@@ -180,7 +179,7 @@ class NATSsize:
         for idx in indexes:
             if not 0 <= idx < N_ARCHS:
                 raise ValueError(f"invalid index of {idx}")
-            assert self._present[idx], (
+            assert self._records.has_record(idx), (
                 f"invalid data path : architecture {idx} ({_arch_name(idx)}) has no "
                 f"record in {self.filename}"
             )

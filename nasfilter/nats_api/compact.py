@@ -50,6 +50,9 @@ class CompactRecords:
         self.present = np.logical_and.reduce([t.present for t in tables])
         self.names = list(self.by_record)
 
+    def has_record(self, index: int) -> bool:
+        return bool(self.present[index])
+
     def present_indices(self) -> list[int]:
         return np.flatnonzero(self.present).tolist()
 

@@ -37,7 +37,6 @@ class FullRecords:
 
     def __init__(self, bench: FullBenchmark) -> None:
         self.bench = bench
-        self.present = np.asarray(bench.present)
         self._costs: dict[tuple[int, str, str], dict[str, Any]] = {}
         self._hps = list(bench.hp_order)
         self._records = {hp: set(bench.records(hp)) for hp in self._hps}
@@ -47,6 +46,14 @@ class FullRecords:
         self._latency: dict[tuple[int, str, str], Any] = {}
         self._evals: dict[tuple[int, str, str, Any, int], tuple[Any, Any]] = {}
         self._valid: dict[tuple[str, str], bool] = {}
+
+    @property
+    def present(self) -> np.ndarray:
+        """bool (32768,): architectures with a record."""
+        return np.asarray(self.bench.present)
+
+    def has_record(self, index: int) -> bool:
+        return self.bench.row(index) >= 0
 
     def present_indices(self) -> list[int]:
         return np.flatnonzero(self.present).tolist()
