@@ -238,6 +238,21 @@ def _finish(sink: _Sink, seen: dict[str, list[str]], present: np.ndarray) -> dic
     return layout
 
 
+def _provenance(path: Path, files: list[Path], meta: Any) -> dict[str, Any]:
+    """Where the benchmark comes from; an archive nasfilter wrote is marked SYNTHETIC."""
+    from nasfilter import __version__
+
+    mark = meta.get(WRITTEN_MARK) if isinstance(meta, dict) else None
+    return {
+        "synthetic": bool(mark.get("synthetic", True)) if isinstance(mark, dict)
+        else mark is not None,
+        "source": str(path), "checksum": archive_checksum(files),
+        "written_by": mark, "nasfilter_version": __version__,
+        "nats_bench_version": _nats_bench_version(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
 def convert_full(
     archive: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -251,8 +266,6 @@ def convert_full(
     (named), records whose layout differs (named), missing architectures without
     ``allow_partial``, or an ``output`` that exists."""
     from tqdm import tqdm
-
-    from nasfilter import __version__
 
     target = Path(output)
     if target.exists():
@@ -284,18 +297,10 @@ def convert_full(
                 ) from exc
         bar.close()
         layout = _finish(sink, seen, present)
-        mark = meta.get(WRITTEN_MARK) if isinstance(meta, dict) else None
         index = {
             "format": L.FORMAT_NAME, "version": L.FORMAT_VERSION, "n_archs": N_ARCHS,
             "n_present": n_present, "layout": layout,
-            "provenance": {
-                "synthetic": bool(mark.get("synthetic", True)) if isinstance(mark, dict)
-                else mark is not None,
-                "source": str(path), "checksum": archive_checksum(files),
-                "written_by": mark, "nasfilter_version": __version__,
-                "nats_bench_version": _nats_bench_version(),
-                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            },
+            "provenance": _provenance(path, files, meta),
         }
         (staging / L.INDEX_FILE).write_text(json.dumps(index, indent=1, default=repr))
         os.replace(staging, target)
