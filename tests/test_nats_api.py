@@ -277,3 +277,28 @@ def test_search_loops_follow_the_same_trajectory(
                 runs.append((trajectory, random.getstate()))
         assert len(runs[0][0]) > 10
         assert runs[0] == runs[1]  # architectures, accuracies, totals, and the final state
+
+
+def test_flops_that_differ_between_seeds_take_seed_888s(tmp_path: Path) -> None:
+    """nats_bench 1.6's legacy fix: inconsistent FLOPs/params across seeds -> seed 888's."""
+    import bz2
+    import pickle
+    import shutil
+
+    archive = tmp_path / "NATS-sss-v1_0-50262-simple"
+    shutil.copytree(FIXTURE, archive)
+    path = archive / "000284.pickle.pbz2"
+    with bz2.open(path, "rb") as fh:
+        record = pickle.load(fh)
+    for k, seed in enumerate((777, 888, 999)):
+        run = record["12"]["all_results"][("cifar100", seed)]
+        run["flop"] = run["flop"] + k * 0.5
+        run["params"] = run["params"] * (1 + k / 10)
+    with bz2.open(path, "wb") as fh:
+        pickle.dump(record, fh, protocol=4)
+    out = convert_full(archive, tmp_path / "full", True, progress=False)
+    ours = create(str(out), "sss", fast_mode=True, verbose=False)
+    ref = nats_bench.create(str(archive), "sss", fast_mode=True, verbose=False)
+    cost = both(ours, ref, "get_cost_info", 284, "cifar100")
+    assert cost["flops"] == record["12"]["all_results"][("cifar100", 888)]["flop"]
+    both(ours, ref, "query_info_str_by_arch", 284, "12")
