@@ -12,6 +12,10 @@ so the table holds exactly what the API returns (FACTS §2):
 - ``macs``/``params``: ``get_cost_info(i, dataset)`` (``flops`` is millions of MACs; params
   in millions).
 
+This is the compact per-dataset path (``nasfilter convert --dataset``). The full-fidelity
+benchmark (every record, setting, seed and epoch) is :func:`nasfilter.fullbench.convert_full`;
+both read archive pickles only through the allow-list of :mod:`nasfilter.archive_pickle`.
+
 Two archive formats are read: the fast-mode folder ``NATS-sss-v1_0-50262-simple`` (one
 bz2 pickle per architecture) and the single file ``NATS-sss-v1_0-50262.pickle.pbz2``, which
 ``nats_bench`` loads whole (it needs the memory NATS-Bench itself needs; prefer the folder).
@@ -24,7 +28,8 @@ import importlib.metadata
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.archive_pickle import UnsafeArchiveError, load_archive_pickle
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.space import N_ARCHS, Arch, all_channels
 from nasfilter.table import OBSERVED_HP12, SCORED_TEST90, BenchmarkTable, Provenance
@@ -99,15 +105,32 @@ WRITTEN_MARK = "nasfilter_written_by"
 def read_written_mark(meta_file: Path) -> dict[str, Any] | None:
     """The mark of an archive written by nasfilter (see :data:`WRITTEN_MARK`), or None for
     an archive without one (NATS-Bench's own). ``meta_file`` is ``meta.pickle.pbz2``."""
-    import bz2
-    import pickle
-
-    with bz2.open(meta_file, "rb") as fh:
-        meta = pickle.load(fh)  # the file nats_bench itself has just unpickled
+    meta = load_archive_pickle(meta_file)
     mark = meta.get(WRITTEN_MARK) if isinstance(meta, dict) else None
     if mark is None:
         return None
     return dict(mark) if isinstance(mark, dict) else {"synthetic": True, "mark": repr(mark)}
+
+
+def _allow_listed_pickle_load(file_path: str, ext: str = ".pbz2") -> Any:
+    """nats_bench's ``pickle_load`` (a path, or the path plus ``ext``), with the allow-list."""
+    path = str(file_path)
+    return load_archive_pickle(path if os.path.isfile(path) else path + ext)
+
+
+@contextmanager
+def allow_listed_loading(nats_bench: ModuleType) -> Iterator[None]:
+    """While inside, ``nats_bench`` unpickles archive files only through the allow-list of
+    :mod:`nasfilter.archive_pickle`: a crafted archive is refused, and nothing in it runs."""
+    modules = [m for m in (nats_bench.api_utils, nats_bench.api_size) if hasattr(m, "pickle_load")]
+    saved = [m.pickle_load for m in modules]
+    for module in modules:
+        module.pickle_load = _allow_listed_pickle_load
+    try:
+        yield
+    finally:
+        for module, original in zip(modules, saved, strict=True):
+            module.pickle_load = original
 
 
 def _check_meta_archs(meta_archs: object, where: Path) -> None:
@@ -174,7 +197,10 @@ def _open_folder(
 ) -> _Archive:
     meta = files[0]
     try:
-        api = nats_bench.create(str(path), "sss", fast_mode=True, verbose=False)
+        with allow_listed_loading(nats_bench):
+            api = nats_bench.create(str(path), "sss", fast_mode=True, verbose=False)
+    except UnsafeArchiveError:
+        raise
     except Exception as exc:  # bz2, pickle and key errors from nats_bench
         raise ValueError(
             f"{str(meta)!r}: nats_bench cannot read the archive's meta file "
@@ -198,7 +224,10 @@ def _open_file(path: Path, nats_bench: ModuleType) -> _Archive:
             f"such as {ARCHIVE_FILE_NAME!r} (or the folder {ARCHIVE_DIR_NAME!r})"
         )
     try:
-        api = nats_bench.create(str(path), "sss", fast_mode=False, verbose=False)
+        with allow_listed_loading(nats_bench):
+            api = nats_bench.create(str(path), "sss", fast_mode=False, verbose=False)
+    except UnsafeArchiveError:
+        raise
     except Exception as exc:  # bz2, pickle and key errors from nats_bench
         raise ValueError(
             f"{str(path)!r}: nats_bench cannot read this archive file "
@@ -300,18 +329,21 @@ def _read_all(archive: _Archive, ds: Dataset, progress: bool) -> _Columns:
         dynamic_ncols=True,
     )
     try:
-        for index in bar:
-            try:
-                columns.read(api, index, ds)
-            except Exception as exc:  # anything nats_bench raises on a bad record
-                raise ValueError(
-                    f"{str(archive.record_path(index))!r}: cannot read the record of "
-                    f"architecture {index} ({Arch.from_index(index)}): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
-            finally:  # keep memory bounded: the API would otherwise keep every record
-                api.arch2infos_dict.pop(index, None)
-                api.evaluated_indexes.discard(index)
+        with allow_listed_loading(import_nats_bench()):
+            for index in bar:
+                try:
+                    columns.read(api, index, ds)
+                except UnsafeArchiveError:
+                    raise
+                except Exception as exc:  # anything nats_bench raises on a bad record
+                    raise ValueError(
+                        f"{str(archive.record_path(index))!r}: cannot read the record of "
+                        f"architecture {index} ({Arch.from_index(index)}): "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+                finally:  # keep memory bounded: the API would otherwise keep every record
+                    api.arch2infos_dict.pop(index, None)
+                    api.evaluated_indexes.discard(index)
     finally:
         bar.close()
     return columns

@@ -362,7 +362,7 @@ def test_cli_refuses_partial_and_writes_nothing(
     cli: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "t.npz"
-    assert cli(["convert", str(FIXTURE), "-o", str(out), "--quiet"]) == 2
+    assert cli(["convert", str(FIXTURE), "--dataset", "cifar10", "-o", str(out), "--quiet"]) == 2
     assert "32765 of 32768" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
@@ -372,7 +372,8 @@ def test_cli_refuses_to_overwrite_without_force(
 ) -> None:
     out = tmp_path / "t.npz"
     out.write_bytes(b"precious")
-    argv = ["convert", str(FIXTURE), "-o", str(out), "--allow-partial", "--quiet"]
+    argv = ["convert", str(FIXTURE), "--dataset", "cifar10", "-o", str(out)]
+    argv += ["--allow-partial", "--quiet"]
     assert cli(argv) == 2
     assert "already exists" in capsys.readouterr().err and out.read_bytes() == b"precious"
     assert cli([*argv, "--force"]) == 0
@@ -387,7 +388,8 @@ def test_cli_failed_conversion_leaves_no_output(
     record.write_bytes(record.read_bytes()[:1000])
     outdir = tmp_path / "out"
     outdir.mkdir()
-    argv = ["convert", str(folder), "-o", str(outdir / "t.npz"), "--allow-partial", "--quiet"]
+    argv = ["convert", str(folder), "--dataset", "cifar10", "-o", str(outdir / "t.npz")]
+    argv += ["--allow-partial", "--quiet"]
     assert cli(argv) == 2
     assert "000284.pickle.pbz2" in capsys.readouterr().err
     assert list(outdir.iterdir()) == []
@@ -402,7 +404,8 @@ def test_cli_reports_a_missing_nats_bench(
 ) -> None:
     monkeypatch.setitem(sys.modules, "nats_bench", None)
     out = tmp_path / "t.npz"
-    assert cli(["convert", str(FIXTURE), "-o", str(out), "--allow-partial"]) == 2
+    argv = ["convert", str(FIXTURE), "--dataset", "cifar10", "-o", str(out), "--allow-partial"]
+    assert cli(argv) == 2
     assert "pip install nasfilter[nats]" in capsys.readouterr().err
     assert not out.exists()
 
@@ -410,7 +413,8 @@ def test_cli_reports_a_missing_nats_bench(
 def test_cli_shows_progress_unless_quiet(
     cli: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli(["convert", str(FIXTURE), "-o", str(tmp_path / "t.npz"), "--allow-partial"]) == 0
+    out = str(tmp_path / "t.npz")
+    assert cli(["convert", str(FIXTURE), "--dataset", "cifar10", "-o", out, "--allow-partial"]) == 0
     assert "converting" in capsys.readouterr().err
 
 

@@ -1,4 +1,5 @@
-"""``nasfilter convert ARCHIVE -o TABLE.npz``: turn a NATS-Bench sss archive into a table."""
+"""``nasfilter convert ARCHIVE -o OUT``: turn a NATS-Bench sss archive into a full-fidelity
+benchmark folder, or with ``--dataset`` into one dataset's compact table (``.npz``)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,35 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nasfilter.cli.args import add_dataset, add_force
+from nasfilter.cli.args import add_force, dataset_name
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "convert",
-        help="convert a NATS-Bench sss archive into a table (.npz)",
-        description="Read a NATS-Bench size-space archive through the nats_bench API "
-        "(pip install nasfilter[nats]) and write one dataset's records as a table that "
-        "loads in milliseconds. ARCHIVE is the folder NATS-sss-v1_0-50262-simple or the "
-        "file NATS-sss-v1_0-50262.pickle.pbz2.",
+        help="convert a NATS-Bench sss archive into a benchmark (folder, or .npz table)",
+        description="Convert a NATS-Bench size-space archive once. Without --dataset, every "
+        "record, training setting, seed and epoch goes into the folder OUT, which "
+        "nasfilter.nats_api.create opens in milliseconds. With --dataset, that dataset's "
+        "hp-12 search slice is read through the nats_bench API (pip install nasfilter[nats]) "
+        "into a compact table OUT.npz, the simulator's fast path. ARCHIVE is the folder "
+        "NATS-sss-v1_0-50262-simple or the file NATS-sss-v1_0-50262.pickle.pbz2; its pickles "
+        "are read with an allow-list of the types real archives hold.",
     )
     p.add_argument("archive", metavar="ARCHIVE", help="the NATS-Bench sss archive folder or file")
-    add_dataset(p)
     p.add_argument(
-        "-o", "--output", required=True, metavar="TABLE.npz", help="the table file to write"
+        "--dataset",
+        default=None,
+        type=dataset_name,
+        help="write only this dataset's compact table (cifar10, cifar100 or ImageNet16-120); "
+        "default: the full benchmark folder",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="the benchmark folder to create, or the TABLE.npz file with --dataset",
     )
     p.add_argument(
         "--allow-partial",
@@ -46,9 +60,63 @@ def _check_output(args: argparse.Namespace) -> Path:
     )
 
 
+def _check_folder(args: argparse.Namespace) -> Path:
+    """The full benchmark's output folder: new, or (with --force) an earlier benchmark."""
+    from nasfilter.fullbench.layout import INDEX_FILE
+
+    target = Path(args.output)
+    if target.suffix == ".npz":
+        raise ValueError(
+            f"-o/--output {str(target)!r} is a .npz name: pass --dataset for a compact table, "
+            "or a folder name for the full benchmark"
+        )
+    archive = Path(args.archive).resolve()
+    resolved = target.resolve()
+    if resolved == archive or archive in resolved.parents or resolved in archive.parents:
+        raise ValueError(f"-o/--output {str(target)!r} overlaps the ARCHIVE {args.archive!r}")
+    if target.exists():
+        if not args.force:
+            raise FileExistsError(
+                f"-o/--output {str(target)!r} already exists; pass --force to replace it"
+            )
+        if not (target / INDEX_FILE).is_file():
+            raise ValueError(
+                f"-o/--output {str(target)!r} exists and is not a nasfilter benchmark folder; "
+                "refusing to replace it even with --force"
+            )
+    if not target.parent.is_dir():
+        raise FileNotFoundError(f"-o/--output: folder {str(target.parent)!r} does not exist")
+    return target
+
+
+def _run_full(args: argparse.Namespace) -> int:
+    import os
+    import shutil
+
+    from nasfilter.fullbench import FullBenchmark, convert_full
+
+    target = _check_folder(args)
+    fresh = target.with_name(f".{target.name}.new-{os.getpid()}") if target.exists() else target
+    convert_full(args.archive, fresh, allow_partial=args.allow_partial, progress=not args.quiet)
+    if fresh != target:
+        shutil.rmtree(target)
+        os.replace(fresh, target)
+    bench = FullBenchmark.open(target)
+    prov = bench.provenance
+    label = "SYNTHETIC (written by nasfilter)" if bench.synthetic else "NATS-Bench archive"
+    print(
+        f"wrote {target}: {bench.index['n_present']} of {bench.index['n_archs']} architectures, "
+        f"settings {bench.hp_order}, records {bench.records(bench.hp_order[0])}, {label}, "
+        f"source {prov['source']}, sha256 {prov['checksum'][:12]}"
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from nasfilter.convert import convert_archive
 
+    if args.dataset is None:
+        return _run_full(args)
     output = _check_output(args)
     try:
         table = convert_archive(

@@ -1,0 +1,140 @@
+"""Write full-fidelity NATS-Bench sss archives for tests and benchmarks (NOT NATS-Bench data).
+
+:func:`write_varied_archive` takes one real architecture record (a fixture file such as
+``000284.pickle.pbz2``) as a template and writes, for each requested index, a record in
+NATS's own format holding every setting (hp 01, 12, 90) and record of the template, with
+
+- learning curves that differ per architecture, epoch and seed (the template's curves times
+  random factors), test accuracies of 10,000 images rounded to 0.01 as real ones are;
+- uneven seed lists: each setting and record keeps a random non-empty subset of the seeds
+  (hp 12 draws from 777/888/999; hp 01 and 90 sometimes gain 888);
+- per-epoch times constant within a run (as in real archives) or, with
+  ``constant_times=False``, varying per epoch;
+- FLOPs, parameters and latency per architecture (numpy float64 where the archive has them).
+
+Every number is drawn from the ``numpy.random.Generator`` passed in. The meta file carries
+the ``nasfilter_written_by`` mark, so conversions of these archives are labelled SYNTHETIC.
+"""
+
+from __future__ import annotations
+
+import bz2
+import os
+import pickle
+from collections import OrderedDict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nasfilter.archive_pickle import load_archive_pickle
+from nasfilter.convert import ARCHIVE_DIR_NAME, META_FILE_NAME, WRITTEN_MARK, record_file_name
+from nasfilter.space import N_ARCHS, all_channels
+
+_EXTRA_SEEDS = {"12": (777, 888, 999), "01": (777, 888), "90": (777, 888)}
+
+
+def _seed_subset(hp: str, rng: np.random.Generator) -> list[int]:
+    pool = _EXTRA_SEEDS.get(hp, (777,))
+    if hp == "12":
+        keep = rng.random(len(pool)) < 0.75
+        if not keep.any():
+            keep[rng.integers(len(pool))] = True
+        return [s for s, k in zip(pool, keep, strict=True) if k]
+    return [777, 888] if rng.random() < 0.2 else [777]
+
+
+def _run(
+    rc: dict[str, Any], seed: int, arch_str: str, cost: dict[str, Any], speed: float,
+    rng: np.random.Generator, constant_times: bool,
+) -> dict[str, Any]:
+    """A varied copy of one template run (ResultsCount state dict)."""
+    epochs = rc["epochs"]
+    new = dict(rc)
+    new["seed"] = f"{seed:04d}"
+    new["arch_config"] = dict(rc["arch_config"], channels=arch_str, arch_str=arch_str)
+    new.update(flop=cost["flop"], params=cost["params"], latency=[cost["latency"]])
+    noise = (1.0 + 0.02 * rng.standard_normal(epochs)).tolist()  # Python floats, as archives
+    new["train_acc1es"] = {e: min(100.0, rc["train_acc1es"][e] * noise[e]) for e in range(epochs)}
+    new["train_losses"] = {e: rc["train_losses"][e] / noise[e] for e in range(epochs)}
+    per_epoch = float(rc["train_times"][0]) * speed
+    steps = [1.0] * epochs if constant_times else (1.0 + 0.05 * rng.random(epochs)).tolist()
+    new["train_times"] = OrderedDict((e, per_epoch * steps[e]) for e in range(epochs))
+    accs, losses, times = {}, {}, {}
+    for name in rc["eval_names"]:
+        eval_noise = (1.0 + 0.02 * rng.standard_normal(epochs)).tolist()
+        for e in range(epochs):
+            key = f"{name}@{e}"
+            acc = min(100.0, rc["eval_acc1es"][key] * eval_noise[e])
+            accs[key] = round(acc, 2) if name == "ori-test" else acc
+            losses[key] = rc["eval_losses"][key] / eval_noise[e]
+            times[key] = float(rc["eval_times"][key]) * speed * steps[e]
+    new.update(eval_acc1es=accs, eval_losses=losses, eval_times=times)
+    return new
+
+
+def _record(
+    template: dict[str, dict[str, Any]], index: int, arch_str: str, rng: np.random.Generator,
+    constant_times: bool,
+) -> OrderedDict[str, dict[str, Any]]:
+    size = 1.0 + rng.random()
+    speed = 0.5 + rng.random()
+    out: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    for hp, state in template.items():
+        all_results: dict[tuple[str, int], dict[str, Any]] = {}
+        dataset_seed: dict[str, list[int]] = {}
+        for ds, tpl_seeds in state["dataset_seed"].items():
+            base = state["all_results"][(ds, tpl_seeds[0])]
+            cost = {
+                "flop": float(base["flop"]) * size,
+                "params": np.float64(base["params"] * size),
+                "latency": np.float64(base["latency"][0] * (0.8 + 0.4 * rng.random())),
+            }
+            seeds = _seed_subset(hp, rng)
+            dataset_seed[ds] = seeds
+            for seed in seeds:
+                rc = state["all_results"].get((ds, seed), base)
+                all_results[(ds, seed)] = _run(rc, seed, arch_str, cost, speed, rng,
+                                               constant_times)
+        new_state = dict(state)
+        new_state.update(arch_index=index, arch_str=arch_str, all_results=all_results,
+                         dataset_seed=dataset_seed)
+        out[hp] = new_state
+    return out
+
+
+def _write_pickle(obj: object, path: Path, compresslevel: int) -> None:
+    with bz2.open(path, "wb", compresslevel=compresslevel) as fh:
+        pickle.dump(obj, fh, protocol=4)
+
+
+def write_varied_archive(
+    folder: str | os.PathLike[str],
+    template_record_path: str | os.PathLike[str],
+    indices: Iterable[int],
+    rng: np.random.Generator,
+    constant_times: bool = True,
+    compresslevel: int = 9,
+) -> Path:
+    """Write a fast-mode archive ``folder/NATS-sss-v1_0-50262-simple`` holding varied
+    full records for ``indices`` (see the module docstring); return its path."""
+    template = load_archive_pickle(template_record_path)
+    target = Path(folder) / ARCHIVE_DIR_NAME
+    if target.exists() and any(target.iterdir()):
+        raise ValueError(f"{str(target)!r} already exists and is not empty")
+    target.mkdir(parents=True, exist_ok=True)
+    names = [":".join(str(c) for c in row) for row in all_channels().tolist()]
+    meta = {
+        "meta_archs": names, "total_archs": N_ARCHS, "arch2infos": None,
+        "evaluated_indexes": set(),
+        WRITTEN_MARK: {"writer": "nasfilter.testing.write_varied_archive", "synthetic": True,
+                       "table_label": "varied template records (SYNTHETIC)"},
+    }
+    _write_pickle(meta, target / META_FILE_NAME, compresslevel)
+    for index in sorted({int(i) for i in indices}):
+        if not 0 <= index < N_ARCHS:
+            raise ValueError(f"index {index} is outside 0..{N_ARCHS - 1}")
+        record = _record(template, index, names[index], rng, constant_times)
+        _write_pickle(record, target / record_file_name(index), compresslevel)
+    return target
