@@ -22,8 +22,10 @@ from nasfilter.oracle.registry import create
 from nasfilter.oracle.roofline import roofline
 
 # Test figures (not a product calibration): ideal efficiencies, no kernel cost.
-IDEAL = Calibration(GpuModelParams(1.0, 1.0, 0.0, 1.0, 4.0, 2.0), "TEST ideal", {})
-TYPICAL = Calibration(GpuModelParams(0.8, 0.85, 5e-6, 0.3, 4.0, 1.0), "TEST typical", {})
+IDEAL = Calibration(GpuModelParams(1.0, 1.0, 0.0, 1.0, 4.0, 2.0, 1.0, 1.0, 2.0), "TEST ideal", {})
+TYPICAL = Calibration(
+    GpuModelParams(0.8, 0.85, 5e-6, 0.3, 4.0, 1.0, 0.2, 0.5, 2.0), "TEST typical", {}
+)
 
 
 def test_ideal_model_is_never_faster_than_the_plain_roofline() -> None:
@@ -93,9 +95,14 @@ def test_calibration_files_are_checked(tmp_path: Path) -> None:
     with pytest.raises(CalibrationFileError, match="not readable JSON"):
         load_calibration(bad)
     other = tmp_path / "other.json"
-    other.write_text(json.dumps({"format": 1, "params": {"tensor_efficiency": 0.5}}))
+    other.write_text(json.dumps({"format": 2, "params": {"tensor_efficiency": 0.5}}))
     with pytest.raises(CalibrationFileError, match="exactly the keys"):
         load_calibration(other)
+    # A six-figure file of the model before layouts were predicted: refit, not misread.
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": 1, "params": {"tensor_efficiency": 0.5}}))
+    with pytest.raises(CalibrationFileError, match=r"older nasfilter.*nasfilter calibrate"):
+        load_calibration(old)
     good = tmp_path / "good.json"
     TYPICAL.save(good)
     assert load_calibration(good).params == TYPICAL.params

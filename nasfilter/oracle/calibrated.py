@@ -52,7 +52,7 @@ from nasfilter.proxy import ProxyTable
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "data" / "calibration"
 DEFAULT_CALIBRATION = CALIBRATION_DIR / "timm-rtx3090-rtx4090.json"
-CALIBRATION_FORMAT = 1
+CALIBRATION_FORMAT = 2  # 2: the nine figures of the layout-aware model (1 had six)
 DEFAULT_PEAK_SOURCE = "measured"
 
 
@@ -102,7 +102,12 @@ class Calibration:
 
 
 def load_calibration(path: str | Path | None = None) -> Calibration:
-    """Read a calibration file (default: the shipped :data:`DEFAULT_CALIBRATION`)."""
+    """Read a calibration file (default: the shipped :data:`DEFAULT_CALIBRATION`).
+
+    The one way to load a user's calibration (``nasfilter calibrate --out FILE``), for the
+    survey, the oracle and any other command that takes ``--calibration FILE``. Raises
+    :class:`CalibrationFileError` naming the file and what is wrong with it.
+    """
     p = Path(path) if path is not None else DEFAULT_CALIBRATION
     return _load(str(p))
 
@@ -120,6 +125,11 @@ def _load(path: str) -> Calibration:
         raise CalibrationFileError(
             f"calibration file {path!r} is not readable JSON: {exc}"
         ) from exc
+    if isinstance(data, dict) and data.get("format") == 1:
+        raise CalibrationFileError(
+            f"calibration file {path!r} was fitted by an older nasfilter (format 1, six "
+            f"figures, before the layout-aware model); refit it with `nasfilter calibrate`"
+        )
     if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
         raise CalibrationFileError(
             f"calibration file {path!r} is not a nasfilter calibration of format "
