@@ -3,9 +3,10 @@
 Held-out validation (the goals on the held-out GPU: MdAPE <= 10 %, Spearman >= 0.975 per
 layout; the NHWC / NCHW ratio's direction right for >= 90 % of models, Pearson of its log
 >= 0.6): fit on timm's published RTX 3090 measurements and predict the RTX 4090's, and the
-other way round, for the plain roofline and the calibrated model. The layer tables of the timm models come from the survey's analysis (timm on the
-meta device), remembered in the survey's profile cache (the first run analyses every model
-once, a few minutes). Without timm these rows fail with the reason.
+other way round, for the plain roofline and the calibrated model. The layer tables of the
+timm models come from the survey's analysis (timm on the meta device), remembered in the
+survey's profile cache (the first run analyses every model once, a few minutes). Without
+timm these rows fail with the reason.
 """
 
 from __future__ import annotations
