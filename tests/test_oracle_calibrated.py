@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nasfilter.layers import LayerTable
 from nasfilter.oracle.calibrated import (
     DEFAULT_CALIBRATION,
     Calibration,
@@ -151,3 +152,21 @@ def test_predict_throughput_of_one_torch_model_matches_the_fit_data_path() -> No
     assert nhwc > predict_throughput(table, "rtx4090", 512, "nchw", calibration=TYPICAL)
     with pytest.raises(ValueError, match="one-network"):
         predict_throughput(layer_table("cifar10"), "rtx4090", 512)  # 32768 networks
+
+
+def test_per_layer_seconds_add_up_to_the_predicted_throughput() -> None:
+    from nasfilter.network import layer_table
+    from nasfilter.oracle.calibrated import predict_layers, predict_throughput
+
+    full = layer_table("cifar10")
+    one = LayerTable(
+        **{k: (v[:1] if isinstance(v, np.ndarray) else v) for k, v in full.__dict__.items()}
+    )
+    for layout in ("nchw", "nhwc"):
+        seconds, bound = predict_layers(one, "rtx4090", 256, layout, "eager", TYPICAL)
+        assert seconds.shape == bound.shape == (one.n_layers,)
+        thr = predict_throughput(one, "rtx4090", 256, layout, "eager", TYPICAL)
+        assert thr == pytest.approx(256 / seconds.sum())
+        assert set(bound) <= {"compute", "memory", "kernel", "eager", "layout"}
+        # Absent layers (the identity skips of this network) take no time.
+        assert np.all(seconds[~one.present[0]] == 0)

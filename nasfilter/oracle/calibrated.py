@@ -43,8 +43,10 @@ from nasfilter.oracle.gpumodel import (
     ENGINES,
     LAYOUTS,
     GpuModelParams,
+    bounding_term,
     capped_by_measurements,
     layer_seconds,
+    layer_terms,
     layer_work,
     max_batch,
 )
@@ -286,6 +288,24 @@ def predict_throughput(
     The default engine is ``"eager"``, how timm's published benchmark runs (PyTorch eager,
     AMP) in ``layout``; this is what ``nasfilter calibrate`` fitted and validated.
     """
+    seconds, _ = predict_layers(table, device, batch, layout, engine, calibration)
+    return float(batch / seconds.sum())
+
+
+def predict_layers(
+    table: LayerTable,
+    device: str | DeviceSpec,
+    batch: int,
+    layout: str = "nchw",
+    engine: str = "eager",
+    calibration: Calibration | str | Path | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-layer seconds of one batch, (L,), and the term that bounds each layer, str (L,).
+
+    The layers of :func:`predict_throughput` (which is ``batch / seconds.sum()``); the bound
+    is one of :data:`~nasfilter.oracle.gpumodel.TERMS` (compute, memory, kernel, eager,
+    layout), from :func:`~nasfilter.oracle.gpumodel.layer_terms`. Absent layers take 0 s.
+    """
     _check(engine, layout, batch)
     if table.n_networks != 1:
         raise ValueError(f"expected a one-network LayerTable (B = 1), got B = {table.n_networks}")
@@ -293,8 +313,11 @@ def predict_throughput(
     cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
     params = capped_by_measurements(cal.params, dev)
     work = layer_work(table, dev, batch)
-    seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)
-    return float(batch / seconds.sum())
+    seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)[0]
+    terms = layer_terms(
+        work, dev.peak_flops, dev.bandwidth, params, eager=engine == "eager", nchw=layout == "nchw"
+    )
+    return seconds, bounding_term(terms)[0]
 
 
 class CalibratedBackend(AnalyticBackend):
