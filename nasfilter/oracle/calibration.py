@@ -503,10 +503,10 @@ def fit(sets: SampleSet | Sequence[SampleSet]) -> FitResult:
     bad = params.out_of_range()
     if bad:
         raise CalibrationError(f"the fit on {where} is unphysical, refused and not stored: {bad}")
-    at_bound = [
+    at_bound = [  # within a millionth of the figure's unit (a microsecond for the kernel)
         name
-        for name, value in params.to_dict().items()
-        if np.any(np.isclose(value, _SEARCH[name], rtol=1e-6, atol=0.0))
+        for (name, value), unit in zip(params.to_dict().items(), _SCALE, strict=True)
+        if np.any(np.isclose(value, _SEARCH[name], rtol=1e-6, atol=1e-6 * unit))
     ]
     return FitResult(
         params=GpuModelParams.from_dict(params.to_dict()),
