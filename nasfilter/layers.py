@@ -19,6 +19,15 @@ A layer is one of :data:`KINDS`:
 Its implicit-GEMM shape, per image, for a batch of N images: ``M = N x gemm_m`` (output
 pixels), ``gemm_n = C_out``, ``gemm_k = C_in / groups x kh x kw``; a grouped conv runs
 ``groups`` GEMMs of ``N/groups`` columns each. Memory-only layers have gemm sizes 0.
+``in_channels`` is C_in (so a conv has ``gemm_k x groups / in_channels`` filter taps), and
+``kernel_layout`` says which memory layout the layer's kernel works in (:data:`KERNEL_LAYOUTS`):
+a device model charges the transposes where it differs from the layout the network runs in.
+
+A ``Linear`` applied to every pixel of a spatial map (ConvNeXt's pointwise layers, over a
+channels-last ``(N, H, W, C)`` map) *is* a 1x1 convolution, in arithmetic and in the kernels
+that run it: such a layer is kind ``"conv"`` (K = C_in, one tap), layout ``"any"`` (its rows
+are already channels-last; the permute before it is charged where it copies). A ``Linear`` on
+a flattened vector or a token sequence stays ``"linear"``.
 """
 
 from __future__ import annotations
@@ -28,6 +37,13 @@ from dataclasses import dataclass
 import numpy as np
 
 KINDS = ("conv", "grouped_conv", "linear", "memory")
+
+# Codes of ``kernel_layout``: the memory layout a layer's kernel works in.
+KERNEL_LAYOUTS = {
+    "any": 0.0,  # layout-agnostic (element-wise, pooling, linear, grouped convs: both exist)
+    "nhwc": 1.0,  # channels-last: cuDNN's tensor-core convs; a norm over the channels
+    "nchw": 2.0,  # channels-first: PyTorch's CUDA group norm (copies channels-last input)
+}
 
 # The per-layer array fields of a LayerTable, in order (each (B, L), float64).
 ARRAY_FIELDS = (
@@ -39,6 +55,8 @@ ARRAY_FIELDS = (
     "weight_elems",
     "input_elems",
     "output_elems",
+    "in_channels",
+    "kernel_layout",
 )
 
 
@@ -59,6 +77,10 @@ class LayerTable:
             float64 (B, L).
         output_elems: activation elements written per image, float64 (B, L).
         present: bool (B, L): whether network b executes layer l (absent layers cost 0).
+        in_channels: input channels C_in, float64 (B, L); default ``gemm_k x groups`` (a
+            1x1 kernel, what a table without channel counts implies).
+        kernel_layout: a :data:`KERNEL_LAYOUTS` code per layer, float64 (B, L); default
+            ``"nhwc"`` for dense convs (cuDNN's tensor-core kernels), ``"any"`` otherwise.
     """
 
     names: tuple[str, ...]
@@ -72,6 +94,8 @@ class LayerTable:
     input_elems: np.ndarray
     output_elems: np.ndarray
     present: np.ndarray
+    in_channels: np.ndarray = None  # type: ignore[assignment]  # filled in __post_init__
+    kernel_layout: np.ndarray = None  # type: ignore[assignment]  # filled in __post_init__
 
     def __post_init__(self) -> None:
         n_layers = len(self.names)
@@ -83,12 +107,26 @@ class LayerTable:
         shape = np.shape(self.present)
         if len(shape) != 2 or shape[1] != n_layers:
             raise ValueError(f"present must have shape (B, {n_layers}), got {shape}")
+        self._fill_defaults()
         for name in ARRAY_FIELDS:
             value = getattr(self, name)
             if np.shape(value) != shape:
                 raise ValueError(f"{name} must have shape {shape}, got {np.shape(value)}")
             if not np.all(np.isfinite(value)) or np.any(np.asarray(value) < 0):
                 raise ValueError(f"{name} must be finite and >= 0")
+        codes = sorted(set(KERNEL_LAYOUTS.values()))
+        if not np.all(np.isin(self.kernel_layout, codes)):
+            raise ValueError(f"kernel_layout must hold codes {KERNEL_LAYOUTS}")
+
+    def _fill_defaults(self) -> None:
+        if self.in_channels is None:
+            object.__setattr__(self, "in_channels", np.asarray(self.gemm_k * self.groups))
+        if self.kernel_layout is None:
+            dense = np.array([k == "conv" for k in self.kinds], dtype=bool)
+            codes = np.where(dense, KERNEL_LAYOUTS["nhwc"], KERNEL_LAYOUTS["any"])
+            object.__setattr__(
+                self, "kernel_layout", np.broadcast_to(codes, np.shape(self.present)).copy()
+            )
 
     @property
     def n_networks(self) -> int:

@@ -165,6 +165,8 @@ class LayerCosts:
             pooling and absent layers), float64 (32768, L).
         gemm_n: implicit-GEMM columns (output channels), float64 (32768, L).
         gemm_k: implicit-GEMM reduction length (``cin x k x k``), float64 (32768, L).
+        in_channels: input channels ``cin`` of the conv and fc layers (0 for pooling),
+            float64 (32768, L).
     """
 
     dataset: Dataset
@@ -179,6 +181,7 @@ class LayerCosts:
     gemm_m: np.ndarray
     gemm_n: np.ndarray
     gemm_k: np.ndarray
+    in_channels: np.ndarray
 
     def index(self, name: str) -> int:
         """Column of the layer called ``name``; raises ValueError listing the names."""
@@ -206,6 +209,7 @@ class LayerCosts:
             input_elems=self.input_elems,
             output_elems=self.output_elems,
             present=self.present,
+            in_channels=self.in_channels,
         )
 
 
@@ -220,6 +224,7 @@ class _Layer:
     outputs: np.ndarray
     present: np.ndarray
     gemm: tuple[np.ndarray, np.ndarray, np.ndarray]  # (M per image, N, K); zeros if none
+    cin: np.ndarray  # input channels (0 for pooling)
 
 
 class _Builder:
@@ -259,6 +264,7 @@ class _Builder:
                     np.where(mask, cout, 0.0),
                     np.where(mask, kernel * kernel * cin, 0.0),
                 ),
+                cin=np.where(mask, cin, 0.0),
             )
         )
 
@@ -277,6 +283,7 @@ class _Builder:
                 outputs=channels * area_out,
                 present=self._all,
                 gemm=(zero, zero, zero),
+                cin=zero,
             )
         )
 
@@ -292,6 +299,7 @@ class _Builder:
                 outputs=np.full(cin.shape, float(cout)),
                 present=self._all,
                 gemm=(np.ones(cin.shape), np.full(cin.shape, float(cout)), cin * 1.0),
+                cin=cin * 1.0,
             )
         )
 
@@ -358,6 +366,7 @@ def compute_layer_costs(dataset: Dataset) -> LayerCosts:
         gemm_m=gemm[0],
         gemm_n=gemm[1],
         gemm_k=gemm[2],
+        in_channels=stack([layer.cin for layer in layers]),
     )
 
 

@@ -25,36 +25,52 @@ TRUE = GpuModelParams(
     grouped_efficiency=0.2,
     eager_passes=4.0,
     nchw_transpose_passes=1.5,
+    nhwc_grouped_efficiency=0.12,
+    unaligned_efficiency=0.3,
+    layout_copy_passes=2.5,
 )
 
 
 def _synthetic_table(rng: np.random.Generator, img: int) -> LayerTable:
-    """A SYNTHETIC CNN: a stem, then stages of dense and depthwise convs, a pool, a linear."""
-    names, kinds, rows = [], [], []
+    """A SYNTHETIC CNN: an RGB stem, then stages of dense and depthwise convs, some with a
+    group norm (kernel layout NCHW) or a channels-last layer norm (NHWC), a pool, a linear."""
+    names, kinds, rows, layouts = [], [], [], []
     size, cin = img // 2, 3.0
     cout = float(rng.choice([16, 24, 32, 48]))
-    rows.append((size * size, cout, cin * 9, 1.0, cin * img * img))
+    rows.append((size * size, cout, cin * 9, 1.0, cin * img * img, cin))
     kinds.append("conv")
+    layouts.append(1.0)
     cin = cout
     for stage in range(int(rng.integers(2, 5))):
         size //= 2
         cout = cin * 2
         for _ in range(int(rng.integers(1, 4))):
-            rows.append((size * size, cout, cin, 1.0, cin * size * size * (4 if _ == 0 else 1)))
+            rows.append(
+                (size * size, cout, cin, 1.0, cin * size * size * (4 if _ == 0 else 1), cin)
+            )
             kinds.append("conv")
+            layouts.append(1.0)
             if rng.random() < 0.5:
-                rows.append((size * size, cout, 9.0, cout, cout * size * size))
+                rows.append((size * size, cout, 9.0, cout, cout * size * size, cout))
                 kinds.append("grouped_conv")
+                layouts.append(0.0)
             cin = cout
+        norm = rng.random()
+        if norm < 0.3:
+            rows.append((0.0, 0.0, 0.0, 1.0, cin * size * size, 0.0))
+            kinds.append("memory")
+            layouts.append(2.0 if norm < 0.2 else 1.0)
         del stage
-    rows.append((0.0, 0.0, 0.0, 1.0, cin * size * size))
+    rows.append((0.0, 0.0, 0.0, 1.0, cin * size * size, 0.0))
     kinds.append("memory")
-    rows.append((1.0, 1000.0, cin, 1.0, cin))
+    layouts.append(0.0)
+    rows.append((1.0, 1000.0, cin, 1.0, cin, cin))
     kinds.append("linear")
+    layouts.append(0.0)
     names = [f"l{i}" for i in range(len(rows))]
-    m, n, k, g, inp = (np.array([[r[j] for r in rows]]) for j in range(5))
+    m, n, k, g, inp, cins = (np.array([[r[j] for r in rows]]) for j in range(6))
     macs = np.where(np.array(kinds) == "memory", 0.0, m * n * k)
-    out = np.where(np.array(kinds) == "memory", cin, m * n)
+    out = np.where(np.array(kinds) == "memory", inp, m * n)
     return LayerTable(
         names=tuple(names),
         kinds=tuple(kinds),
@@ -67,6 +83,8 @@ def _synthetic_table(rng: np.random.Generator, img: int) -> LayerTable:
         input_elems=inp,
         output_elems=out,
         present=np.ones(m.shape, dtype=bool),
+        in_channels=cins,
+        kernel_layout=np.array([layouts]),
     )
 
 
@@ -121,12 +139,12 @@ def test_fit_recovers_known_figures_from_synthetic_data(tmp_path: Path) -> None:
 
 
 def test_an_unphysical_optimum_is_refused(tmp_path: Path) -> None:
-    # SYNTHETIC throughputs that only a negative kernel cost explains.
-    bad = GpuModelParams.from_vector(np.array([0.7, 0.85, -2e-5, 0.2, 4.0, 1.5]))
+    # SYNTHETIC throughputs that only a negative number of NCHW transposes explains.
+    bad = GpuModelParams.from_vector(np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5]))
     paths = _synthetic_files(tmp_path, "rtx4090", bad)
     tables = _synthetic_files.tables  # type: ignore[attr-defined]
     sset = cal.build_samples([cal.read_benchmark(p) for p in paths], _source(tables))
-    with pytest.raises(cal.CalibrationError, match=r"unphysical.*kernel_seconds"):
+    with pytest.raises(cal.CalibrationError, match=r"unphysical.*nchw_transpose_passes"):
         cal.fit(sset)
 
 
@@ -158,7 +176,7 @@ def test_the_cli_fits_stores_provenance_and_never_stores_a_refused_fit(
     assert main([*args, "--out", str(out)]) == 2
     assert "--force" in capsys.readouterr().err
     # A refused fit writes nothing.
-    bad = GpuModelParams.from_vector(np.array([0.7, 0.85, -2e-5, 0.2, 4.0, 1.5]))
+    bad = GpuModelParams.from_vector(np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5]))
     paths = _synthetic_files(tmp_path, "rtx3090", bad, n=20)
     refused = tmp_path / "refused.json"
     code = main(["calibrate", "--measured", str(paths[0]), "--out", str(refused)])
@@ -231,7 +249,7 @@ def test_rows_that_cannot_be_used_are_counted_by_reason(tmp_path: Path) -> None:
     sset = cal.build_samples([cal.read_benchmark(paths[0])], _source(tables))
     assert sset.left_out == {"not analysable": 1, "not a CNN": 1}
     assert len(sset.samples) == 4
-    with pytest.raises(cal.CalibrationError, match="needs >= 12"):
+    with pytest.raises(cal.CalibrationError, match="needs >= 18"):
         cal.fit(sset)
     with pytest.raises(cal.CalibrationInputError, match="no usable row"):
         cal.build_samples([cal.read_benchmark(paths[0])], _source({}))

@@ -7,7 +7,9 @@ from nasfilter.layers import LayerTable
 from nasfilter.oracle.devices import DeviceSpec, MissingDeviceFieldError
 from nasfilter.oracle.gpumodel import (
     GpuModelParams,
+    bounding_term,
     layer_seconds,
+    layer_terms,
     layer_work,
     max_batch,
     quantized_gemm_flops,
@@ -22,6 +24,9 @@ PARAMS = GpuModelParams(
     grouped_efficiency=0.1,
     eager_passes=4.0,
     nchw_transpose_passes=2.0,
+    nhwc_grouped_efficiency=0.05,
+    unaligned_efficiency=0.25,
+    layout_copy_passes=3.0,
 )
 
 
@@ -149,9 +154,9 @@ def test_the_model_needs_sm_count_and_memory() -> None:
 
 def test_parameters_outside_their_physical_range_are_refused() -> None:
     with pytest.raises(ValueError, match=r"tensor_efficiency = 1\.2"):
-        GpuModelParams(1.2, 0.5, 1e-6, 0.1, 4, 2)
+        GpuModelParams(1.2, 0.5, 1e-6, 0.1, 4, 2, 0.1, 0.2, 1)
     with pytest.raises(ValueError, match="kernel_seconds"):
-        GpuModelParams(0.5, 0.5, -1e-6, 0.1, 4, 2)
+        GpuModelParams(0.5, 0.5, -1e-6, 0.1, 4, 2, 0.1, 0.2, 1)
     assert GpuModelParams.from_dict(PARAMS.to_dict()) == PARAMS
     with pytest.raises(ValueError, match="exactly the keys"):
         GpuModelParams.from_dict({"tensor_efficiency": 0.5})
@@ -169,12 +174,137 @@ def test_measured_figures_cap_the_efficiencies() -> None:
     from nasfilter.oracle.devices import DEVICES
     from nasfilter.oracle.gpumodel import capped_by_measurements
 
-    fast = GpuModelParams(0.95, 0.97, 2e-6, 0.9, 4.0, 2.0)
+    fast = GpuModelParams(0.95, 0.97, 2e-6, 0.9, 4.0, 2.0, 0.9, 0.9, 2.0)
     v100 = capped_by_measurements(fast, DEVICES["v100"])  # measured 100 of 125 TFLOP/s
     assert v100.tensor_efficiency == pytest.approx(0.8) and v100.memory_efficiency == 0.97
     assert v100.grouped_efficiency == pytest.approx(0.8)
+    assert v100.nhwc_grouped_efficiency == pytest.approx(0.8)
+    assert v100.unaligned_efficiency == pytest.approx(0.8)
     h200 = capped_by_measurements(fast, DEVICES["h200"])  # 780 of 989; 4.3 of 4.8 TB/s
     assert h200.tensor_efficiency == pytest.approx(780 / 989)
     assert h200.memory_efficiency == pytest.approx(4.3 / 4.8)
     assert capped_by_measurements(fast, DEVICES["a100"]) == fast  # nothing measured
     assert capped_by_measurements(PARAMS, DEVICES["v100"]) == PARAMS  # already below
+
+
+def _layers(**columns: object) -> LayerTable:
+    """A one-network table of the given per-layer columns (lists), others 0."""
+    kinds = tuple(columns.pop("kinds"))  # type: ignore[arg-type]
+    n = len(kinds)
+    arrays = {k: np.array([v], dtype=np.float64) for k, v in columns.items()}
+    zero = np.zeros((1, n))
+    names = ("gemm_m", "gemm_n", "gemm_k", "macs", "weight_elems", "input_elems", "output_elems")
+    full = {k: arrays.get(k, zero) for k in names}
+    return LayerTable(
+        names=tuple(f"l{i}" for i in range(n)),
+        kinds=kinds,
+        groups=arrays.get("groups", np.ones((1, n))),
+        present=np.ones((1, n), dtype=bool),
+        in_channels=arrays.get("in_channels"),
+        kernel_layout=arrays.get("kernel_layout"),
+        **full,
+    )
+
+
+def test_nhwc_kernels_pad_the_channels_of_every_filter_tap() -> None:
+    # A 3x3 stem on RGB: K = 27 pads to 8 channels x 9 taps = 72 (not to 32 as one block).
+    stem = _layers(kinds=["conv"], gemm_m=[512.0], gemm_n=[256.0], gemm_k=[27.0], in_channels=[3.0])
+    w = layer_work(stem, DEV, 1)
+    assert w.tensor_flops[0, 0] == 2 * 512 * 256 * 72
+    assert w.unaligned[0, 0] == 1
+    # 16 channels x 9 taps is already aligned: no padding, not unaligned.
+    body = _layers(
+        kinds=["conv"], gemm_m=[512.0], gemm_n=[256.0], gemm_k=[144.0], in_channels=[16.0]
+    )
+    wb = layer_work(body, DEV, 1)
+    assert wb.tensor_flops[0, 0] == 2 * 512 * 256 * 144 and wb.unaligned[0, 0] == 0
+    # A table without channel counts (the default) pads K as one block of 1 tap.
+    assert layer_work(_table(k=27.0), DEV, 1).tensor_flops[0, 0] == 2 * 2 * 128 * 256 * 32
+
+
+def test_an_unaligned_stem_runs_slower_only_in_eager_nhwc() -> None:
+    stem = _layers(
+        kinds=["conv"],
+        gemm_m=[512.0],
+        gemm_n=[256.0],
+        gemm_k=[27.0],
+        in_channels=[3.0],
+        input_elems=[1.0],
+        output_elems=[1.0],
+    )
+    w = layer_work(stem, DEV, 1)
+    flops = 2 * 512 * 256 * 72
+    fused = layer_seconds(w, DEV, PARAMS)[0, 0]
+    assert fused == pytest.approx(flops / (100e12 * 0.5) + 2e-6)
+    nhwc = layer_seconds(w, DEV, PARAMS, engine="eager", layout="nhwc")[0, 0]
+    eager = 4 * (2 * 1 / 0.8e12 + 1e-6)  # 4 passes over 1 element, half a kernel each
+    assert nhwc == pytest.approx(flops / (100e12 * 0.25) + 2e-6 + eager)
+    nchw = layer_seconds(w, DEV, PARAMS, engine="eager", layout="nchw")[0, 0]
+    transposes = 2 * (2 * 2 / 0.8e12 + 1e-6)  # the transpose pads the channels: full speed
+    assert nchw == pytest.approx(fused + eager + transposes)
+
+
+def test_grouped_convs_use_the_efficiency_of_their_layout() -> None:
+    t = _table("grouped_conv", m=1e6, n=32.0, k=9.0)
+    w = layer_work(t, DEV, 1)
+    padded = 2 * 1e6 * 32 * 8 * 16
+    terms = {
+        layout: layer_terms(w, 100e12, 1e12, PARAMS, eager=True, nchw=layout == "nchw")
+        for layout in ("nchw", "nhwc")
+    }
+    assert terms["nchw"]["compute"][0, 0] == pytest.approx(padded / (100e12 * 0.1))
+    assert terms["nhwc"]["compute"][0, 0] == pytest.approx(padded / (100e12 * 0.05))
+    fused = layer_terms(w, 100e12, 1e12, PARAMS, eager=False, nchw=False)
+    assert fused["compute"][0, 0] == pytest.approx(padded / (100e12 * 0.1))  # the faster one
+
+
+def test_norms_pay_a_layout_copy_where_their_kernel_needs_the_other_layout() -> None:
+    # conv -> group norm (needs NCHW) -> conv -> layer norm over channels (needs NHWC) -> conv
+    nhwc_k, nchw_k = 1.0, 2.0
+    t = _layers(
+        kinds=["conv", "memory", "conv", "memory", "conv"],
+        gemm_m=[64.0, 0, 64.0, 0, 64.0],
+        gemm_n=[32.0, 0, 32.0, 0, 32.0],
+        gemm_k=[32.0, 0, 32.0, 0, 32.0],
+        in_channels=[32.0, 0, 32.0, 0, 32.0],
+        input_elems=[2048.0] * 5,
+        output_elems=[2048.0] * 5,
+        kernel_layout=[nhwc_k, nchw_k, nhwc_k, nhwc_k, nhwc_k],
+    )
+    w = layer_work(t, DEV, 10)
+    in_out = 2 * 10 * 4096.0
+    assert w.nhwc_copy_bytes[0].tolist() == [0, in_out, 0, 0, 0]
+    assert w.nchw_copy_bytes[0].tolist() == [0, 0, 0, in_out, 0]
+    # After the layer norm (timm's LayerNorm2d permutes to N, H, W, C) an NCHW run holds
+    # channels-last data: the last conv pays no transposes.
+    assert w.channels_last[0].tolist() == [0, 0, 0, 0, 1]
+    bw = 0.8e12
+    copy = 3 * (in_out / bw + 1e-6)  # 3 passes, half a kernel each
+    transpose = 2 * (in_out / bw + 1e-6)
+    nhwc = layer_terms(w, 100e12, 1e12, PARAMS, eager=True, nchw=False)["layout"][0]
+    assert nhwc == pytest.approx([0, copy, 0, 0, 0])
+    nchw = layer_terms(w, 100e12, 1e12, PARAMS, eager=True, nchw=True)["layout"][0]
+    assert nchw == pytest.approx([transpose, 0, transpose, copy, 0])
+    assert layer_terms(w, 100e12, 1e12, PARAMS, eager=False, nchw=True)["layout"].sum() == 0
+
+
+def test_layer_terms_add_up_to_the_layer_seconds_and_name_the_bound() -> None:
+    t = _layers(
+        kinds=["conv", "memory"],
+        gemm_m=[4096.0, 0],
+        gemm_n=[256.0, 0],
+        gemm_k=[576.0, 0],
+        in_channels=[64.0, 0],
+        input_elems=[1.0, 1e6],
+        output_elems=[1.0, 1e6],
+    )
+    w = layer_work(t, DEV, 8)
+    for eager, layout in ((False, "nhwc"), (True, "nchw"), (True, "nhwc")):
+        terms = layer_terms(w, 100e12, 1e12, PARAMS, eager=eager, nchw=layout == "nchw")
+        engine = "eager" if eager else "fused"
+        total = layer_seconds(w, DEV, PARAMS, layout=layout, engine=engine)
+        rebuilt = np.maximum(terms["compute"], terms["memory"]) + terms["kernel"]
+        rebuilt = rebuilt + terms["eager"] + terms["layout"]
+        assert total == pytest.approx(rebuilt)
+    bound = bounding_term(layer_terms(w, 100e12, 1e12, PARAMS, eager=False, nchw=False))
+    assert bound[0].tolist() == ["compute", "memory"]

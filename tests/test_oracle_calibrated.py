@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nasfilter.layers import LayerTable
 from nasfilter.oracle.calibrated import (
     DEFAULT_CALIBRATION,
     Calibration,
@@ -22,8 +23,10 @@ from nasfilter.oracle.registry import create
 from nasfilter.oracle.roofline import roofline
 
 # Test figures (not a product calibration): ideal efficiencies, no kernel cost.
-IDEAL = Calibration(GpuModelParams(1.0, 1.0, 0.0, 1.0, 4.0, 2.0), "TEST ideal", {})
-TYPICAL = Calibration(GpuModelParams(0.8, 0.85, 5e-6, 0.3, 4.0, 1.0), "TEST typical", {})
+IDEAL = Calibration(GpuModelParams(1.0, 1.0, 0.0, 1.0, 4.0, 2.0, 1.0, 1.0, 2.0), "TEST ideal", {})
+TYPICAL = Calibration(
+    GpuModelParams(0.8, 0.85, 5e-6, 0.3, 4.0, 1.0, 0.2, 0.5, 2.0), "TEST typical", {}
+)
 
 
 def test_ideal_model_is_never_faster_than_the_plain_roofline() -> None:
@@ -93,9 +96,14 @@ def test_calibration_files_are_checked(tmp_path: Path) -> None:
     with pytest.raises(CalibrationFileError, match="not readable JSON"):
         load_calibration(bad)
     other = tmp_path / "other.json"
-    other.write_text(json.dumps({"format": 1, "params": {"tensor_efficiency": 0.5}}))
+    other.write_text(json.dumps({"format": 2, "params": {"tensor_efficiency": 0.5}}))
     with pytest.raises(CalibrationFileError, match="exactly the keys"):
         load_calibration(other)
+    # A six-figure file of the model before layouts were predicted: refit, not misread.
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": 1, "params": {"tensor_efficiency": 0.5}}))
+    with pytest.raises(CalibrationFileError, match=r"older nasfilter.*nasfilter calibrate"):
+        load_calibration(old)
     good = tmp_path / "good.json"
     TYPICAL.save(good)
     assert load_calibration(good).params == TYPICAL.params
@@ -144,3 +152,21 @@ def test_predict_throughput_of_one_torch_model_matches_the_fit_data_path() -> No
     assert nhwc > predict_throughput(table, "rtx4090", 512, "nchw", calibration=TYPICAL)
     with pytest.raises(ValueError, match="one-network"):
         predict_throughput(layer_table("cifar10"), "rtx4090", 512)  # 32768 networks
+
+
+def test_per_layer_seconds_add_up_to_the_predicted_throughput() -> None:
+    from nasfilter.network import layer_table
+    from nasfilter.oracle.calibrated import predict_layers, predict_throughput
+
+    full = layer_table("cifar10")
+    one = LayerTable(
+        **{k: (v[:1] if isinstance(v, np.ndarray) else v) for k, v in full.__dict__.items()}
+    )
+    for layout in ("nchw", "nhwc"):
+        seconds, bound = predict_layers(one, "rtx4090", 256, layout, "eager", TYPICAL)
+        assert seconds.shape == bound.shape == (one.n_layers,)
+        thr = predict_throughput(one, "rtx4090", 256, layout, "eager", TYPICAL)
+        assert thr == pytest.approx(256 / seconds.sum())
+        assert set(bound) <= {"compute", "memory", "kernel", "eager", "layout"}
+        # Absent layers (the identity skips of this network) take no time.
+        assert np.all(seconds[~one.present[0]] == 0)

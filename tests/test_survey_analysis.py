@@ -168,3 +168,55 @@ def test_timm_unknown_name_lists_close_matches() -> None:
         timm_layer_table("resnet5O", 224)
     with pytest.raises(ValueError, match="img_size"):
         timm_layer_table("resnet50", 0)
+
+
+class PixelMlp(nn.Module):
+    """A ConvNeXt-style block of a user's own: depthwise conv, permute to (N, H, W, C), layer
+    norm, two Linear layers per pixel, permute back; then a group norm and a token Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dw = nn.Conv2d(16, 16, 7, padding=3, groups=16)
+        self.norm = nn.LayerNorm(16)
+        self.fc1 = nn.Linear(16, 64)
+        self.fc2 = nn.Linear(64, 16)
+        self.gn = nn.GroupNorm(1, 16)
+        self.tokens = nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.fc2(torch.nn.functional.gelu(self.fc1(self.norm(y))))
+        x = self.gn(x + y.permute(0, 3, 1, 2))
+        return self.tokens(x.flatten(2).transpose(1, 2))  # (N, H x W, C): a token sequence
+
+
+def test_a_linear_on_every_pixel_of_a_map_is_a_1x1_conv() -> None:
+    from nasfilter.layers import KERNEL_LAYOUTS
+
+    table = profile_model(PixelMlp(), (16, 8, 8)).table
+    kinds = dict(zip((n.split(":")[0] for n in table.names), table.kinds, strict=True))
+    assert kinds["fc1"] == kinds["fc2"] == "conv"  # per pixel of an (N, H, W, C) map
+    assert kinds["tokens"] == "linear"  # per token of a flattened sequence
+    i = table.names.index("fc1")
+    assert table.gemm_m[0, i] == 64 and table.gemm_k[0, i] == 16 and table.gemm_n[0, i] == 64
+    assert table.in_channels[0, i] == 16
+    layout = {n.split(":")[-1]: table.kernel_layout[0, j] for j, n in enumerate(table.names)}
+    assert layout["native_layer_norm"] == KERNEL_LAYOUTS["nhwc"]  # over a permuted map
+    assert layout["native_group_norm"] == KERNEL_LAYOUTS["nchw"]
+    assert table.in_channels[0, table.names.index("dw")] == 16
+
+
+def test_timm_convnext_is_a_cnn_its_pointwise_linears_are_convs() -> None:
+    # timm's published ConvNeXt-T at 224 px: 4.47 GMACs, 28.59 M parameters (the shipped
+    # timm benchmark file's infer_gmacs and param_count).
+    profile = timm_profile("convnext_tiny", 224)
+    assert profile.params == pytest.approx(28.59e6, rel=5e-4)
+    assert profile.macs / 1e9 == pytest.approx(4.47, rel=0.01)
+    kinds = profile.table.kinds
+    # 18 blocks of two pointwise Linear layers over channels-last maps, the stem and three
+    # downsampling convs; the classifier stays a linear layer.
+    assert kinds.count("conv") == 36 + 4 and kinds.count("linear") == 1
+    assert kinds.count("grouped_conv") == 18
+    assert profile.conv_mac_fraction > 0.99 and profile.is_cnn
+    # A vision transformer's Linear layers act on tokens: still not a CNN.
+    assert not timm_profile("vit_small_patch16_224", 224).is_cnn

@@ -102,6 +102,13 @@ def register(sub: Any) -> None:
         "file of --device (rtx3090, rtx4090) and --layout",
     )
     p.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="the GPU model's fitted figures: a calibration written by `nasfilter calibrate "
+        "--out FILE` (default: the shipped fit on timm's RTX 3090 and RTX 4090 files); the "
+        "outputs name the fit used",
+    )
+    p.add_argument(
         "--fold",
         type=_fold,
         default=4,
@@ -173,6 +180,7 @@ def check_out(args: argparse.Namespace) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from nasfilter.cli.args import check_input_file, check_parent, naming
+    from nasfilter.oracle.calibrated import load_calibration
     from nasfilter.survey.output import write_survey
     from nasfilter.survey.survey import SurveySettings, run_survey
     from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
@@ -190,6 +198,11 @@ def run(args: argparse.Namespace) -> int:
         check_input_file(args.measured, "--measured", "measured CSV")
     if args.cache:
         check_parent(args.cache, "--cache")
+    calibration = None
+    if args.calibration:
+        check_input_file(args.calibration, "--calibration", "calibration JSON")
+        with naming("--calibration"):
+            calibration = load_calibration(args.calibration)
     out = check_out(args)
     models = None
     if args.models:
@@ -217,6 +230,7 @@ def run(args: argparse.Namespace) -> int:
         fold=args.fold,
         jobs=args.jobs,
         cache_root=args.cache,
+        calibration=calibration,
     )
 
     def progress(stage: str, k: int, n: int) -> None:

@@ -43,8 +43,10 @@ from nasfilter.oracle.gpumodel import (
     ENGINES,
     LAYOUTS,
     GpuModelParams,
+    bounding_term,
     capped_by_measurements,
     layer_seconds,
+    layer_terms,
     layer_work,
     max_batch,
 )
@@ -52,7 +54,7 @@ from nasfilter.proxy import ProxyTable
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "data" / "calibration"
 DEFAULT_CALIBRATION = CALIBRATION_DIR / "timm-rtx3090-rtx4090.json"
-CALIBRATION_FORMAT = 1
+CALIBRATION_FORMAT = 2  # 2: the nine figures of the layout-aware model (1 had six)
 DEFAULT_PEAK_SOURCE = "measured"
 
 
@@ -102,7 +104,12 @@ class Calibration:
 
 
 def load_calibration(path: str | Path | None = None) -> Calibration:
-    """Read a calibration file (default: the shipped :data:`DEFAULT_CALIBRATION`)."""
+    """Read a calibration file (default: the shipped :data:`DEFAULT_CALIBRATION`).
+
+    The one way to load a user's calibration (``nasfilter calibrate --out FILE``), for the
+    survey, the oracle and any other command that takes ``--calibration FILE``. Raises
+    :class:`CalibrationFileError` naming the file and what is wrong with it.
+    """
     p = Path(path) if path is not None else DEFAULT_CALIBRATION
     return _load(str(p))
 
@@ -120,6 +127,11 @@ def _load(path: str) -> Calibration:
         raise CalibrationFileError(
             f"calibration file {path!r} is not readable JSON: {exc}"
         ) from exc
+    if isinstance(data, dict) and data.get("format") == 1:
+        raise CalibrationFileError(
+            f"calibration file {path!r} was fitted by an older nasfilter (format 1, six "
+            f"figures, before the layout-aware model); refit it with `nasfilter calibrate`"
+        )
     if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
         raise CalibrationFileError(
             f"calibration file {path!r} is not a nasfilter calibration of format "
@@ -276,6 +288,24 @@ def predict_throughput(
     The default engine is ``"eager"``, how timm's published benchmark runs (PyTorch eager,
     AMP) in ``layout``; this is what ``nasfilter calibrate`` fitted and validated.
     """
+    seconds, _ = predict_layers(table, device, batch, layout, engine, calibration)
+    return float(batch / seconds.sum())
+
+
+def predict_layers(
+    table: LayerTable,
+    device: str | DeviceSpec,
+    batch: int,
+    layout: str = "nchw",
+    engine: str = "eager",
+    calibration: Calibration | str | Path | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-layer seconds of one batch, (L,), and the term that bounds each layer, str (L,).
+
+    The layers of :func:`predict_throughput` (which is ``batch / seconds.sum()``); the bound
+    is one of :data:`~nasfilter.oracle.gpumodel.TERMS` (compute, memory, kernel, eager,
+    layout), from :func:`~nasfilter.oracle.gpumodel.layer_terms`. Absent layers take 0 s.
+    """
     _check(engine, layout, batch)
     if table.n_networks != 1:
         raise ValueError(f"expected a one-network LayerTable (B = 1), got B = {table.n_networks}")
@@ -283,8 +313,11 @@ def predict_throughput(
     cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
     params = capped_by_measurements(cal.params, dev)
     work = layer_work(table, dev, batch)
-    seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)
-    return float(batch / seconds.sum())
+    seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)[0]
+    terms = layer_terms(
+        work, dev.peak_flops, dev.bandwidth, params, eager=engine == "eager", nchw=layout == "nchw"
+    )
+    return seconds, bounding_term(terms)[0]
 
 
 class CalibratedBackend(AnalyticBackend):

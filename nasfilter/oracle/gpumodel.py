@@ -5,13 +5,17 @@ Where the plain roofline (:mod:`nasfilter.oracle.roofline`) takes every layer to
 For layer ``l`` of a network at batch ``B`` (FP16, 2 bytes per element)::
 
     dense conv / linear (tensor cores), implicit GEMM M = B x gemm_m, N = gemm_n, K = gemm_k:
-        K' = K rounded up to 8 (the tensor-core k granularity: channel padding)
+        K' = C_in / groups rounded up to 8, times the filter taps (NHWC kernels pad the
+             input channels of every tap to the tensor-core k granularity: a 3-channel stem
+             runs as 8 channels)
         tiles = ceil(M / 128) x ceil(N / 32)                 (tile quantization, CTA tiles 128 x 32)
         waves = ceil(tiles / (SMs x 8))                      (wave quantization: 8 tiles per SM)
         work  = waves x SMs x 128 x 256 x K' x 2             (FLOPs the SMs are busy for)
         compute = work / (peak x tensor_efficiency)
     grouped / depthwise conv, ``groups`` GEMMs of M x N/groups x K, each padded to 8 x 8:
         compute = 2 x M x groups x ceil8(N / groups) x ceil8(K) / (peak x grouped_efficiency)
+        (in eager NHWC, cuDNN's channels-last kernels: ``nhwc_grouped_efficiency``; PyTorch
+        runs NCHW depthwise convs with its own kernels)
     memory  = bytes moved / (bandwidth x memory_efficiency)
     time_l  = max(compute, memory) + kernel_seconds                  (one kernel)
 
@@ -26,9 +30,17 @@ and the execution engine adds its own kernels:
   matters (Li et al., arXiv 1610.03618: layout alone changes a layer's time many fold):
   cuDNN's tensor-core kernels work in NHWC, so in NCHW each dense conv pays
   ``nchw_transpose_passes`` passes over its input and output (transposes in and out, one
-  kernel per two passes); in NHWC (``channels_last``) none.
+  kernel per two passes); in NHWC (``channels_last``) none. A dense conv whose input channels
+  per group are not a multiple of 8 (a 3-channel stem) cannot be padded by that transpose in
+  NHWC and runs at ``unaligned_efficiency`` of the peak there. Memory-only layers whose kernel
+  needs the other layout (:data:`~nasfilter.layers.KERNEL_LAYOUTS`: a group norm in NHWC, a
+  layer norm over the channels of an NCHW map) pay ``layout_copy_passes`` passes over their
+  input and output (the copy to the other layout and back).
 
-The six efficiency figures are :class:`GpuModelParams`, fitted to measurements by
+:func:`layer_terms` returns every term of every layer (seconds) and :func:`bounding_term`
+which one bounds it: what a per-layer profile reads.
+
+The nine efficiency figures are :class:`GpuModelParams`, fitted to measurements by
 :mod:`nasfilter.oracle.calibration`, never set by hand. Every other figure is a device figure
 (:class:`~nasfilter.oracle.devices.DeviceSpec`: peak, bandwidth, SM count, memory size) or a
 documented constant of how tensor-core GEMM kernels tile (CUTLASS's and cuDNN's CTA tiles are
@@ -45,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import LayerTable
+from nasfilter.layers import KERNEL_LAYOUTS, LayerTable
 from nasfilter.oracle.devices import DeviceSpec
 
 BYTES_PER_ELEMENT = 2  # FP16
@@ -66,6 +78,9 @@ PARAM_RANGES: dict[str, tuple[float, float]] = {
     "grouped_efficiency": (1e-4, 1.0),
     "eager_passes": (0.0, 16.0),
     "nchw_transpose_passes": (0.0, 8.0),
+    "nhwc_grouped_efficiency": (1e-4, 1.0),
+    "unaligned_efficiency": (1e-3, 1.0),
+    "layout_copy_passes": (0.0, 8.0),
 }
 PARAM_MEANINGS: dict[str, str] = {
     "tensor_efficiency": "share of the tensor-core peak a full tile of a dense GEMM reaches",
@@ -74,6 +89,11 @@ PARAM_MEANINGS: dict[str, str] = {
     "grouped_efficiency": "share of the tensor peak a grouped or depthwise conv reaches",
     "eager_passes": "elementwise passes over a layer's output in eager mode (BN, activation)",
     "nchw_transpose_passes": "passes over a dense conv's input and output to transpose NCHW",
+    "nhwc_grouped_efficiency": "share of the tensor peak a grouped conv reaches in eager NHWC",
+    "unaligned_efficiency": "share of the tensor peak a dense conv reaches in eager NHWC when "
+    "its input channels per group are not a multiple of 8",
+    "layout_copy_passes": "passes over a memory-only layer's input and output where its "
+    "kernel needs the other layout",
 }
 
 
@@ -87,6 +107,9 @@ class GpuModelParams:
     grouped_efficiency: float
     eager_passes: float
     nchw_transpose_passes: float
+    nhwc_grouped_efficiency: float
+    unaligned_efficiency: float
+    layout_copy_passes: float
 
     def __post_init__(self) -> None:
         bad = self.out_of_range()
@@ -139,9 +162,13 @@ def capped_by_measurements(params: GpuModelParams, device: DeviceSpec) -> GpuMod
         tensor = min(tensor, device.measured_peak_flops / device.peak_flops)
     if device.measured_bandwidth:
         memory = min(memory, device.measured_bandwidth / device.bandwidth)
-    grouped = min(params.grouped_efficiency, tensor)
     return replace(
-        params, tensor_efficiency=tensor, memory_efficiency=memory, grouped_efficiency=grouped
+        params,
+        tensor_efficiency=tensor,
+        memory_efficiency=memory,
+        grouped_efficiency=min(params.grouped_efficiency, tensor),
+        nhwc_grouped_efficiency=min(params.nhwc_grouped_efficiency, tensor),
+        unaligned_efficiency=min(params.unaligned_efficiency, tensor),
     )
 
 
@@ -162,10 +189,19 @@ class LayerWork:
         bytes: FP16 bytes the layer's own kernel reads and writes.
         eager_bytes: bytes of one elementwise pass over a conv's or linear layer's output
             (eager mode).
-        transpose_bytes: bytes of one pass over a dense conv's input and output.
+        transpose_bytes: bytes of one pass over a dense NHWC-kernel conv's input and output.
         kernels: 1 per executed layer.
         eager_layers: 1 per executed conv (dense or grouped) or linear layer.
-        dense_convs: 1 per executed dense conv.
+        dense_convs: 1 per executed dense NHWC-kernel conv (the ones NCHW transposes).
+        unaligned: 1 per dense conv whose input channels per group are not a multiple of 8.
+        nchw_copy_bytes: bytes of one pass over the input and output of a memory-only layer
+            whose kernel needs NHWC (charged when the network runs NCHW).
+        nhwc_copy_bytes: the same for memory-only layers whose kernel needs NCHW.
+        nchw_copies, nhwc_copies: 1 per such layer.
+        channels_last: 1 where a network run in NCHW already holds channels-last data: every
+            layer after its first channels-last norm (a ``LayerNorm2d`` permutes the map to
+            ``(N, H, W, C)``; its permuted-back output keeps channels-last strides, and
+            PyTorch runs a conv channels-last when its input is), 0 elsewhere.
     """
 
     tensor_flops: np.ndarray
@@ -176,6 +212,12 @@ class LayerWork:
     kernels: np.ndarray
     eager_layers: np.ndarray
     dense_convs: np.ndarray
+    unaligned: np.ndarray
+    nchw_copy_bytes: np.ndarray
+    nhwc_copy_bytes: np.ndarray
+    nchw_copies: np.ndarray
+    nhwc_copies: np.ndarray
+    channels_last: np.ndarray
 
 
 def quantized_gemm_flops(m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: int) -> np.ndarray:
@@ -206,6 +248,21 @@ def grouped_conv_flops(batch: float | np.ndarray, table: LayerTable) -> np.ndarr
     return 2.0 * batch * table.gemm_m * groups * width * depth
 
 
+def padded_reduction(table: LayerTable) -> np.ndarray:
+    """K' per layer, (B, L): ``C_in / groups`` rounded up to :data:`K_GRANULE`, times the taps.
+
+    NHWC implicit-GEMM kernels reduce over the channels of one filter tap at a time, so the
+    padding is per tap; where ``in_channels`` is 0 (unknown) the whole K pads instead.
+    """
+    groups = np.maximum(table.groups, 1.0)
+    per_group = table.in_channels / groups
+    with np.errstate(divide="ignore", invalid="ignore"):
+        taps = np.where(per_group > 0, table.gemm_k / per_group, 1.0)
+    channels = np.where(per_group > 0, per_group, table.gemm_k)
+    out: np.ndarray = np.ceil(channels / K_GRANULE) * K_GRANULE * np.round(taps)
+    return out
+
+
 def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -> LayerWork:
     """The per-layer work of ``table`` on ``device`` at ``batch`` (an int or one per network).
 
@@ -219,9 +276,20 @@ def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -
     dense = present & ((kinds == "conv") | (kinds == "linear"))
     grouped = present & (kinds == "grouped_conv")
     eager_layer = present & (kinds != "memory")
-    dense_conv = present & (kinds == "conv")
+    layout = table.kernel_layout
+    dense_conv = present & (kinds == "conv") & (layout == KERNEL_LAYOUTS["nhwc"])
+    per_group = table.in_channels / np.maximum(table.groups, 1.0)
+    unaligned = present & (kinds == "conv") & (np.mod(per_group, K_GRANULE) != 0)
+    memory = present & (kinds == "memory")
+    nchw_copy = memory & (layout == KERNEL_LAYOUTS["nhwc"])
+    # From the first channels-last norm on, an NCHW run holds channels-last data.
+    converted = np.cumsum(nchw_copy, axis=1) - nchw_copy > 0
+    nchw_copy = nchw_copy & ~converted
+    nhwc_copy = memory & (layout == KERNEL_LAYOUTS["nchw"])
     # A grouped conv runs `groups` GEMMs; a dense layer one.
-    tensor = quantized_gemm_flops(b * table.gemm_m, table.gemm_n, table.gemm_k, device.sm_count)
+    tensor = quantized_gemm_flops(
+        b * table.gemm_m, table.gemm_n, padded_reduction(table), device.sm_count
+    )
     in_out = (BYTES_PER_ELEMENT * b) * (table.input_elems + table.output_elems)
     moved = in_out + BYTES_PER_ELEMENT * table.weight_elems
     out_bytes = (BYTES_PER_ELEMENT * b) * table.output_elems
@@ -238,6 +306,12 @@ def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -
         kernels=present.astype(np.float64),
         eager_layers=eager_layer.astype(np.float64),
         dense_convs=dense_conv.astype(np.float64),
+        unaligned=unaligned.astype(np.float64),
+        nchw_copy_bytes=np.where(nchw_copy, in_out, 0.0),
+        nhwc_copy_bytes=np.where(nhwc_copy, in_out, 0.0),
+        nchw_copies=nchw_copy.astype(np.float64),
+        nhwc_copies=nhwc_copy.astype(np.float64),
+        channels_last=converted.astype(np.float64),
     )
 
 
@@ -276,24 +350,72 @@ def seconds_from_work(
     eager: bool,
     nchw: bool | np.ndarray,
 ) -> np.ndarray:
-    """:func:`layer_seconds` with the engine and layout as flags.
+    """:func:`layer_seconds` with the engine and layout as flags: per layer
+    ``max(compute, memory) + kernel + eager + layout`` of :func:`layer_terms`.
 
     ``peak``, ``bandwidth`` and ``nchw`` may also be arrays that broadcast to (B, L).
     """
+    t = layer_terms(work, peak, bandwidth, params, eager=eager, nchw=nchw)
+    out: np.ndarray = np.maximum(t["compute"], t["memory"]) + t["kernel"] + t["eager"]
+    return out + t["layout"]
+
+
+TERMS = ("compute", "memory", "kernel", "eager", "layout")
+
+
+def layer_terms(
+    work: LayerWork,
+    peak: float | np.ndarray,
+    bandwidth: float | np.ndarray,
+    params: GpuModelParams,
+    *,
+    eager: bool,
+    nchw: bool | np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Every term of every layer's time, seconds, each (B, L) (names: :data:`TERMS`).
+
+    ``compute``: the tile- and wave-quantized tensor or grouped work at its efficiency;
+    ``memory``: the layer's own traffic; ``kernel``: its kernel cost; ``eager``: the eager
+    engine's elementwise passes and their kernels; ``layout``: NCHW transposes and layout
+    copies. A layer takes ``max(compute, memory) + kernel + eager + layout``.
+    """
     bw = bandwidth * params.memory_efficiency
-    compute = work.tensor_flops / (peak * params.tensor_efficiency)
-    compute = compute + work.grouped_flops / (peak * params.grouped_efficiency)
-    seconds = np.maximum(compute, work.bytes / bw) + params.kernel_seconds * work.kernels
+    if eager:
+        nchw = np.asarray(nchw) & (work.channels_last == 0)  # where the data is channels-first
+        unaligned = np.where(nchw, 0.0, work.unaligned) > 0
+        tensor_eff = np.where(unaligned, params.unaligned_efficiency, params.tensor_efficiency)
+        grouped_eff = np.where(nchw, params.grouped_efficiency, params.nhwc_grouped_efficiency)
+    else:  # the engine pads channels itself and picks the faster grouped kernel
+        tensor_eff = np.asarray(params.tensor_efficiency)
+        grouped_eff = np.asarray(max(params.grouped_efficiency, params.nhwc_grouped_efficiency))
+    compute = work.tensor_flops / (peak * tensor_eff) + work.grouped_flops / (peak * grouped_eff)
+    zero = np.zeros(np.shape(work.kernels))
+    terms = {
+        "compute": compute,
+        "memory": work.bytes / bw,
+        "kernel": params.kernel_seconds * work.kernels,
+        "eager": zero,
+        "layout": zero,
+    }
     if eager:
         half_kernel = 0.5 * params.kernel_seconds
-        seconds = seconds + params.eager_passes * (
+        terms["eager"] = params.eager_passes * (
             work.eager_bytes / bw + half_kernel * work.eager_layers
         )
         transpose = params.nchw_transpose_passes * (
             work.transpose_bytes / bw + half_kernel * work.dense_convs
         )
-        seconds = seconds + np.where(nchw, transpose, 0.0)
-    return seconds
+        copy_nchw = work.nchw_copy_bytes / bw + half_kernel * work.nchw_copies
+        copy_nhwc = work.nhwc_copy_bytes / bw + half_kernel * work.nhwc_copies
+        copies = params.layout_copy_passes * np.where(nchw, copy_nchw, copy_nhwc)
+        terms["layout"] = np.where(nchw, transpose, 0.0) + copies
+    return terms
+
+
+def bounding_term(terms: dict[str, np.ndarray]) -> np.ndarray:
+    """Per layer, the name of the largest of :func:`layer_terms`' terms, str array (B, L)."""
+    stacked = np.stack([np.broadcast_to(terms[name], np.shape(terms["kernel"])) for name in TERMS])
+    return np.array(TERMS)[np.argmax(stacked, axis=0)]
 
 
 def max_batch(

@@ -9,7 +9,10 @@ tensors. The records are then fused as an inference engine (TensorRT) fuses them
   parameter operand (``addmm``/``mm``/``bmm``/``matmul`` of a weight, i.e. ``nn.Linear``) is a
   ``"linear"`` layer; a product of two activations (attention) is a ``"linear"`` layer
   without weights. MACs = output elements x reduction length (C_in / groups x kh x kw for a
-  convolution), per image.
+  convolution), per image. A ``Linear`` applied to every pixel of a spatial map (its input a
+  view of an ``(N, H, W, C)`` activation with H x W > 1: ConvNeXt's pointwise layers) is a
+  1x1 convolution, kind ``"conv"`` (see :mod:`nasfilter.layers`): it counts as convolution
+  MACs for the CNN rule.
 - **Fused into the producer, free:** batch norm in eval mode (folded into the conv's weights
   and a bias), element-wise activations and any other element-wise operation whose other
   operands are parameters, constants or scalars (bias adds, scaling, clamps, dropout). Such an
@@ -21,6 +24,11 @@ tensors. The records are then fused as an inference engine (TensorRT) fuses them
   multiply), pooling, global means, concatenation, normalisations that are not batch norm
   (layer norm, group norm: their statistics need a pass over the data), softmax. Each reads
   its activation inputs and writes its output once: this is the memory traffic they add.
+- **Kernel layouts** (``kernel_layout``): dense convs work channels-last (cuDNN's tensor-core
+  kernels); a layer norm over the channels of a spatial map (a permuted ``(N, H, W, C)``
+  view, timm's ``LayerNorm2d``) needs channels-last data; a group norm needs channels-first
+  data (PyTorch's CUDA kernel copies a channels-last input to NCHW and returns NCHW);
+  everything else runs in either layout.
 
 Weights: a conv's or linear layer's weight and bias elements, plus ``C_out`` bias elements
 where a following batch norm is folded into a layer that had no bias. ``params`` counts the
@@ -42,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import LayerTable
+from nasfilter.layers import KERNEL_LAYOUTS, LayerTable
 
 # A model counts as a CNN for the survey when at least this share of its MACs is in convs.
 CNN_MAC_FRACTION = 0.9
@@ -241,6 +249,22 @@ class FastMeta:
         self._mode.__exit__(*exc)
 
 
+def _pixel_rows(src: Any, outs: list[Any]) -> bool:
+    """Whether a view turns an (N, H, W, C) activation into (N x H x W, C) rows, one a pixel."""
+    if src.dim() != 4 or len(outs) != 1 or outs[0].dim() != 2:
+        return False
+    n, h, w, c = (int(d) for d in src.shape)
+    return h * w > 1 and tuple(int(d) for d in outs[0].shape) == (n * h * w, c)
+
+
+def _norm_layout(op: str, x: Any) -> str:
+    """The layout a normalisation's kernel needs (see the module docstring)."""
+    if "group_norm" in op:
+        return "nchw"
+    spatial_map = x.dim() == 4 and int(x.shape[1]) * int(x.shape[2]) > 1
+    return "nhwc" if spatial_map and not x.is_contiguous() else "any"
+
+
 # ---- the recorder ----------------------------------------------------------------------------
 
 _VIEW_OPS = frozenset(
@@ -331,6 +355,8 @@ class _Layer:
     outputs: float = 0.0
     has_bias: bool = True
     folded_bias: bool = False
+    in_channels: float = 0.0
+    layout: str = "any"
 
 
 class _Recorder:
@@ -349,6 +375,8 @@ class _Recorder:
         self._types: list[str] = []
         # Parameter tensors seen through views (weight.t() for linear layers).
         self._param_views: set[int] = set()
+        # 2-D views of an (N, H, W, C) map, one row per pixel: a Linear on them is a 1x1 conv.
+        self._pixel_rows: set[int] = set()
 
     # -- module names through hooks --
     def run(self, x: Any) -> None:
@@ -457,6 +485,8 @@ class _Recorder:
                 self._mark(out, -1, param_view=True)
             else:
                 self._mark(out, self._producer.get(id(src), -1) if src is not None else -1)
+                if src is not None and _pixel_rows(src, self._outputs(out)):
+                    self._pixel_rows.add(id(self._outputs(out)[0]))
             return
         if op == "convolution":
             self._conv(args, out)
@@ -480,7 +510,7 @@ class _Recorder:
         if op in _NORM_OPS:
             x = tensors[0]
             self.fvcore_macs += 5.0 * x.numel()
-            self._memory(op, [x], out)
+            self._memory(op, [x], out, layout=_norm_layout(op, x))
             return
         if op in _POOL_ADAPTIVE or (
             op == "mean" and self._types and self._types[-1].startswith("AdaptiveAvgPool")
@@ -541,6 +571,8 @@ class _Recorder:
             inputs=float(sum(t.numel() for t in acts)),
             outputs=float(y.numel()),
             has_bias=bias is not None,
+            in_channels=float(x.shape[1]),
+            layout="nhwc" if groups == 1 else "any",
         )
         self._add_layer(layer, out)
 
@@ -561,9 +593,10 @@ class _Recorder:
         bias_is_act = bias is not None and not self._is_param(bias) and bias.numel() > 1
         if bias_is_act:
             acts.append(bias)
+        per_pixel = id(a) in self._pixel_rows and self._is_param(b)
         layer = _Layer(
             name=self._scope(),
-            kind="linear",
+            kind="conv" if per_pixel else "linear",
             gemm_m=float(rows),
             gemm_n=float(n),
             gemm_k=float(k),
@@ -573,10 +606,11 @@ class _Recorder:
             inputs=float(sum(t.numel() for t in acts)),
             outputs=float(y.numel()),
             has_bias=bias is not None,
+            in_channels=float(k),
         )
         self._add_layer(layer, out)
 
-    def _memory(self, op: str, acts: list[Any], out: Any) -> None:
+    def _memory(self, op: str, acts: list[Any], out: Any, layout: str = "any") -> None:
         outs = self._outputs(out)
         # Pooling with indices returns (values, indices): only the values are written.
         written = float(outs[0].numel()) if outs else 0.0
@@ -585,6 +619,7 @@ class _Recorder:
             kind="memory",
             inputs=float(sum(t.numel() for t in acts)),
             outputs=written,
+            layout=layout,
         )
         self._add_layer(layer, out)
 
@@ -607,4 +642,6 @@ class _Recorder:
             input_elems=col("inputs"),
             output_elems=col("outputs"),
             present=np.ones((1, len(self.layers)), dtype=bool),
+            in_channels=col("in_channels"),
+            kernel_layout=np.array([[KERNEL_LAYOUTS[layer.layout] for layer in self.layers]]),
         )

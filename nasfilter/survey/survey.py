@@ -13,23 +13,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from nasfilter.layers import LayerTable
+from nasfilter.oracle.calibrated import Calibration
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.survey import cache as cache_mod
 from nasfilter.survey.analysis import ModelProfile
 from nasfilter.survey.fold import check_fold
 from nasfilter.survey.throughput import (
     BYTES_PER_ELEMENT,
-    PREDICTOR,
     fitted_on_files,
     max_batch,
     predicted_throughput,
+    predictor_label,
     roofline_throughput,
 )
 from nasfilter.survey.timm_data import Measurement, imagenet_top1
@@ -85,6 +86,8 @@ class SurveySettings:
         fold: the fold factor f (a perfect square), 1 for no folding.
         jobs: worker processes for new analyses.
         cache_root: the profile cache's root folder (None: the default).
+        calibration: the GPU model's fitted figures (None: the shipped calibration), e.g.
+            one fitted by ``nasfilter calibrate`` (:func:`~nasfilter.oracle.load_calibration`).
     """
 
     device: DeviceSpec
@@ -96,6 +99,7 @@ class SurveySettings:
     fold: int = 4
     jobs: int = 1
     cache_root: str | Path | None = None
+    calibration: Calibration | None = None
 
     def __post_init__(self) -> None:
         if self.layout not in ("nchw", "nhwc"):
@@ -123,18 +127,12 @@ def per_original_image(table: LayerTable, f: int) -> LayerTable:
     """A folded model's table (per folded input of f images) per original image: GEMM rows,
     MACs and activations divided by f (a batch of N images is N / f folded inputs, so its
     GEMMs have M = N / f x gemm_m rows), weights unchanged (read once per batch either way)."""
-    return LayerTable(
-        names=table.names,
-        kinds=table.kinds,
+    return replace(
+        table,
         gemm_m=table.gemm_m / f,
-        gemm_n=table.gemm_n,
-        gemm_k=table.gemm_k,
-        groups=table.groups,
         macs=table.macs / f,
-        weight_elems=table.weight_elems,
         input_elems=table.input_elems / f,
         output_elems=table.output_elems / f,
-        present=table.present,
     )
 
 
@@ -218,7 +216,7 @@ def run_survey(
         flops = 2.0 * prof.macs
         t = prof.table
         roof = roofline_throughput(t, device, batch)
-        pred = predicted_throughput(t, device, batch, settings.layout)
+        pred = predicted_throughput(t, device, batch, settings.layout, settings.calibration)
         thr = meas.throughput if meas else pred
         rows.append(
             {
@@ -300,7 +298,7 @@ def run_survey(
             continue
         ft = per_original_image(fp.table, f)
         batch = int(row["batch"])
-        fpred = predicted_throughput(ft, device, batch, settings.layout)
+        fpred = predicted_throughput(ft, device, batch, settings.layout, settings.calibration)
         row["folded_flops"] = 2.0 * float(ft.macs.sum())
         row["folded_arithmetic_intensity"] = float(
             ft.network_intensity(batch, BYTES_PER_ELEMENT)[0]
@@ -344,7 +342,7 @@ def _summary(
     ]
     candidates = [r for r in cnn_rows if r["below_cmr"]]
     folded_ok = [r for r in candidates if not r["fold_error"]]
-    fitted = fitted_on_files()
+    fitted = fitted_on_files(settings.calibration)
     in_sample = bool(settings.measured_label) and settings.measured_label in fitted
     return {
         "device": device.name,
@@ -354,7 +352,10 @@ def _summary(
         "layout": settings.layout,
         "batch": settings.batch if settings.batch is not None else "max",
         "measured": settings.measured_label or None,
-        "predictor": PREDICTOR,
+        "predictor": predictor_label(settings.calibration),
+        "calibration_file": (
+            settings.calibration.path if settings.calibration is not None else None
+        ),
         "predictor_fitted_on_files": fitted,
         "predictor_in_sample": in_sample,
         "predictor_note": (

@@ -9,8 +9,10 @@ is a second copy of a device model:
 - ``predicted_throughput``: the survey's single hook for "the oracle's best GPU model"; every
   ``predicted_throughput`` column and figure comes from it. It is the calibrated GPU model
   (:func:`nasfilter.oracle.calibrated.predict_throughput`), eager engine (how timm's
-  benchmark runs: PyTorch eager, AMP) in the survey's layout, with the shipped calibration.
-  :data:`PREDICTOR` names the model and the data it was fitted on.
+  benchmark runs: PyTorch eager, AMP) in the survey's layout, with the shipped calibration
+  or one the user fitted with ``nasfilter calibrate`` (``calibration``).
+  :func:`predictor_label` names the model and the data it was fitted on (:data:`PREDICTOR`
+  for the shipped fit).
 - ``max_batch``: :func:`nasfilter.oracle.gpumodel.max_batch` capped at
   :data:`TIMM_MAX_BATCH`.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from nasfilter.layers import LayerTable
+from nasfilter.oracle.calibrated import Calibration, load_calibration
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT
 from nasfilter.oracle.gpumodel import max_batch as _gpu_max_batch
@@ -43,19 +46,17 @@ ENGINE = "eager"  # timm's benchmark: PyTorch eager with AMP
 TIMM_MAX_BATCH = 1024  # timm's benchmark starts at 1024 and halves when out of memory
 
 
-def predictor_label() -> str:
-    """The name of the survey's GPU model and of the data the shipped calibration was
-    fitted on."""
-    from nasfilter.oracle.calibrated import load_calibration
+def predictor_label(calibration: Calibration | None = None) -> str:
+    """The name of the survey's GPU model and of the data its calibration (default: the
+    shipped one) was fitted on, with the calibration file where it is the user's."""
+    cal = calibration or load_calibration()
+    where = "" if cal.path is None or calibration is None else f", file {cal.path}"
+    return f"calibrated GPU model, {ENGINE} engine (fit: {cal.fitted_on}{where})"
 
-    return f"calibrated GPU model, {ENGINE} engine (fit: {load_calibration().fitted_on})"
 
-
-def fitted_on_files() -> list[str]:
-    """File names of the measurements the shipped calibration was fitted on."""
-    from nasfilter.oracle.calibrated import load_calibration
-
-    sets = load_calibration().provenance.get("sets", [])
+def fitted_on_files(calibration: Calibration | None = None) -> list[str]:
+    """File names of the measurements a calibration (default: the shipped one) was fitted on."""
+    sets = (calibration or load_calibration()).provenance.get("sets", [])
     return sorted(str(f["file"]) for s in sets for f in s.get("files", []))
 
 
@@ -81,16 +82,23 @@ def roofline_throughput(table: LayerTable, device: DeviceSpec, batch: int) -> fl
 
 
 def predicted_throughput(
-    table: LayerTable, device: DeviceSpec, batch: int, layout: str = "nchw"
+    table: LayerTable,
+    device: DeviceSpec,
+    batch: int,
+    layout: str = "nchw",
+    calibration: Calibration | None = None,
 ) -> float:
-    """Images/s predicted by the survey's GPU model (:data:`PREDICTOR`) at ``batch``.
+    """Images/s predicted by the survey's GPU model (:func:`predictor_label`) at ``batch``,
+    with ``calibration`` (default: the shipped one).
 
     Raises MissingDeviceFieldError when the device lacks its SM count.
     """
     from nasfilter.oracle.calibrated import predict_throughput
 
     _check(table, batch)
-    return predict_throughput(table, device, int(batch), layout=layout, engine=ENGINE)
+    return predict_throughput(
+        table, device, int(batch), layout=layout, engine=ENGINE, calibration=calibration
+    )
 
 
 def max_batch(table: LayerTable, device: DeviceSpec) -> int:

@@ -1,0 +1,61 @@
+"""`nasfilter survey --calibration FILE`: a user's fit is used, named, and checked."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from nasfilter.cli import main
+from nasfilter.oracle.calibrated import Calibration
+from nasfilter.oracle.gpumodel import GpuModelParams
+
+# Test figures (not a product calibration). HALF has every efficiency of FULL halved and no
+# kernel cost in either, so every layer takes exactly twice as long with HALF.
+FULL = GpuModelParams(0.8, 0.6, 0.0, 0.4, 2.0, 0.7, 0.3, 0.6, 3.0)
+HALF = GpuModelParams(0.4, 0.3, 0.0, 0.2, 2.0, 0.7, 0.15, 0.3, 3.0)
+
+
+def _survey(tmp_path: Path, name: str, calibration: Path) -> tuple[dict, list[dict[str, str]]]:
+    out = tmp_path / name
+    code = main(
+        [
+            "survey", "--device", "rtx4090", "--models", "resnet18,mobilenetv3_small_100",
+            "--calibration", str(calibration), "--batch", "256", "--fold", "1",
+            "--cache", str(tmp_path / "cache"), "--out", str(out), "--quiet",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    with (out / "survey.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    return json.loads((out / "summary.json").read_text()), rows
+
+
+def test_the_survey_uses_and_names_a_users_calibration(tmp_path: Path) -> None:
+    full = Calibration(FULL, "TEST full figures", {}).save(tmp_path / "full.json")
+    half = Calibration(HALF, "TEST half figures", {}).save(tmp_path / "half.json")
+    s_full, rows_full = _survey(tmp_path, "a", full)
+    s_half, rows_half = _survey(tmp_path, "b", half)
+    assert "TEST full figures" in s_full["predictor"] and str(full) in s_full["predictor"]
+    assert s_half["calibration_file"] == str(half)
+    for a, b in zip(rows_full, rows_half, strict=True):
+        assert a["model"] == b["model"]
+        ratio = float(a["predicted_throughput"]) / float(b["predicted_throughput"])
+        assert ratio == pytest.approx(2.0, rel=1e-9)
+
+
+def test_a_bad_calibration_file_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["survey", "--out", str(tmp_path / "o"), "--models", "resnet18", "--calibration"]
+    assert main([*base, str(tmp_path / "none.json")]) == 2
+    err = capsys.readouterr().err
+    assert "--calibration" in err and "does not exist" in err
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": 1, "params": {}}))
+    assert main([*base, str(old)]) == 2
+    err = capsys.readouterr().err
+    assert "--calibration" in err and "older nasfilter" in err and "nasfilter calibrate" in err
+    assert not (tmp_path / "o").exists()
