@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "demo",
     "reproduce",
     "survey",
+    "profile",
     "calibrate",
 )
 
