@@ -123,7 +123,7 @@ def load_model(spec: str, img_size: int | None = None) -> tuple[Any, str, int | 
         raise ValueError(f"model {text!r} cannot be built: {type(exc).__name__}: {exc}") from exc
     if not isinstance(model, torch.nn.Module):
         raise ValueError(f"model {text!r} returned a {type(model).__name__}, not a torch module")
-    return model, attr.split(".")[-1], None
+    return model, f"{Path(module_name).name}:{attr}", None
 
 
 def fits(table: LayerTable, device: DeviceSpec, batch: int) -> bool:

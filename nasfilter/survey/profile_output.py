@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.files import atomic_write
+from nasfilter.oracle.calibrated import DEFAULT_CALIBRATION
 from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT
 from nasfilter.survey.breakdown import PARTS
 from nasfilter.survey.profile import Profile
@@ -78,7 +79,11 @@ def summary(prof: Profile) -> dict[str, Any]:
         "layout": prof.layout,
         "engine": prof.engine,
         "batch": prof.batch,
-        "calibration": {"fitted_on": cal.fitted_on, "path": cal.path or "shipped"},
+        "calibration": {
+            "fitted_on": cal.fitted_on,
+            "path": cal.path,
+            "shipped": cal.path is not None and Path(cal.path) == DEFAULT_CALIBRATION,
+        },
         "predicted": True,
         "throughput": prof.throughput,
         "utilization": prof.utilization,
