@@ -19,7 +19,7 @@ from nasfilter.files import atomic_write
 from nasfilter.layers import ARRAY_FIELDS, LayerTable
 from nasfilter.survey.analysis import ModelProfile
 
-ANALYSIS = 2
+ANALYSIS = 3
 
 
 def default_cache_root() -> Path:

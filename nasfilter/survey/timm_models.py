@@ -87,14 +87,11 @@ class _SkipInit:
         class Mode(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
                 name = getattr(func, "__name__", "")
-                if (
-                    name.endswith("_")
-                    and not name.endswith("__")
-                    and args
-                    and isinstance(args[0], torch.Tensor)
-                    and args[0].is_meta
-                ):
-                    return args[0]
+                if name.endswith("_") and not name.endswith("__"):
+                    # torch.nn.init's functions pass their tensor by keyword
+                    target = args[0] if args else (kwargs or {}).get("tensor")
+                    if isinstance(target, torch.Tensor) and target.is_meta:
+                        return target
                 return func(*args, **(kwargs or {}))
 
         self._mode = Mode()
