@@ -105,9 +105,18 @@ def profile_model(model: Any, input_shape: Sequence[int], name: str | None = Non
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     shape = _image_shape(input_shape)
     label = name or type(model).__name__
-    params = float(sum(p.numel() for p in model.parameters()))
-    meta = _to_meta(model)
-    recorder = _Recorder(meta)
+    modules = dict(model.named_modules())
+    weights = _tensors_of(modules.values(), "_parameters")
+    params = float(sum(p.numel() for p in weights))
+    tensors = weights + _tensors_of(modules.values(), "_buffers")
+    if not all(t.is_meta for t in tensors):
+        import copy
+
+        model = copy.deepcopy(model).to(torch.device("meta"))
+        modules = dict(model.named_modules())
+        tensors = _tensors_of(modules.values(), "_parameters", "_buffers")
+    model.eval()
+    recorder = _Recorder(model, modules, tensors)
     try:
         recorder.run(torch.empty((1, *shape), device="meta"))
     except AnalysisError:
@@ -134,16 +143,18 @@ def _image_shape(input_shape: Sequence[int]) -> tuple[int, int, int]:
     return (dims[0], dims[1], dims[2])
 
 
-def _to_meta(model: Any) -> Any:
-    """The model in eval mode with every parameter and buffer on the meta device."""
-    import torch
-
-    on_meta = all(t.is_meta for t in [*model.parameters(), *model.buffers()])
-    if not on_meta:
-        import copy
-
-        model = copy.deepcopy(model).to(torch.device("meta"))
-    return model.eval()
+def _tensors_of(modules: Any, *kinds: str) -> list[Any]:
+    """The distinct parameters (``"_parameters"``) or buffers (``"_buffers"``) of ``modules``,
+    in the order ``model.parameters()`` and ``model.buffers()`` give them (one walk)."""
+    seen: set[int] = set()
+    out = []
+    for module in modules:
+        for kind in kinds:
+            for t in getattr(module, kind).values():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    out.append(t)
+    return out
 
 
 def _fvcore_batch_norm(op: str, args: Any, x: Any) -> float:
@@ -449,11 +460,13 @@ class _Layer:
 class _Recorder:
     """Runs a meta model under a dispatch mode and turns the ATen calls into fused layers."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, modules: dict[str, Any], weights: list[Any]) -> None:
+        """``modules``: ``dict(model.named_modules())``; ``weights``: its parameters and
+        buffers."""
         self.model = model
+        self.modules = modules
         self.layers: list[_Layer] = []
         self.fvcore_macs = 0.0
-        weights = [*model.parameters(), *model.buffers()]
         self._params: set[int] = {id(t) for t in weights}
         # Tensor identity -> producing layer index (-1: the input or a constant).
         self._producer: dict[int, int] = {}
@@ -477,7 +490,7 @@ class _Recorder:
         recorder = self
         # One global pair of hooks (not one per module: registering thousands costs more than
         # the forward), acting only on this model's modules.
-        names = {id(module): name for name, module in self.model.named_modules()}
+        names = {id(module): name for name, module in self.modules.items()}
 
         def push(module: Any, args: Any) -> None:
             name = names.get(id(module))
