@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "demo",
     "reproduce",
     "survey",
+    "profile",
     "calibrate",
 )
 

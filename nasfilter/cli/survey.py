@@ -112,7 +112,7 @@ def register(sub: Any) -> None:
         "--fold",
         type=_fold,
         default=4,
-        help="FoldedCNN fold factor, a perfect square; 1: no folding (default 4)",
+        help="FoldedCNN fold factor, a perfect square up to 1024; 1: no folding (default 4)",
     )
     p.add_argument(
         "--jobs", type=int_at_least(1), default=1, help="worker processes for new analyses"
@@ -153,6 +153,31 @@ def parse_models(text: str, origin: str) -> list[tuple[str, int | None]]:
     return out
 
 
+def check_cache(path: str) -> Path:
+    """The ``--cache`` folder: its parent exists and it is not a file."""
+    from nasfilter.cli.args import check_parent
+
+    if not path.strip():
+        raise ValueError("--cache '': give a folder name, or leave --cache out for the default")
+    folder = check_parent(path, "--cache")
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(
+            f"--cache {path!r} is a file, not a folder; give a folder for the layer-table cache"
+        )
+    return folder
+
+
+def read_models_file(path: str) -> str:
+    """The text of a ``--models-file``; ValueError naming it when it is not UTF-8 text."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"--models-file {path!r} is not UTF-8 text (byte {exc.start}); give a text file "
+            "of model names, one NAME or NAME@SIZE a line"
+        ) from None
+
+
 def check_out(args: argparse.Namespace) -> Path:
     """The ``--out`` folder, checked by the shared rules (:mod:`nasfilter.cli.args`) before
     any analysis: its parent exists, it is a folder, none of the files the survey writes
@@ -179,7 +204,7 @@ def check_out(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.cli.args import check_input_file, check_parent, naming
+    from nasfilter.cli.args import check_input_file, naming
     from nasfilter.oracle.calibrated import load_calibration
     from nasfilter.survey.output import write_survey
     from nasfilter.survey.survey import SurveySettings, run_survey
@@ -190,14 +215,14 @@ def run(args: argparse.Namespace) -> int:
     if args.batch is None:
         with naming("--device"):
             device.require("memory_bytes")  # --batch max: the largest batch that fits
-    if args.models and args.models_file:
+    if args.models is not None and args.models_file is not None:
         raise ValueError("give --models or --models-file, not both")
-    if args.models_file:
+    if args.models_file is not None:
         check_input_file(args.models_file, "--models-file", "model list")
-    if args.measured and args.measured != "shipped":
+    if args.measured is not None and args.measured != "shipped":
         check_input_file(args.measured, "--measured", "measured CSV")
-    if args.cache:
-        check_parent(args.cache, "--cache")
+    if args.cache is not None:
+        check_cache(args.cache)
     calibration = None
     if args.calibration:
         check_input_file(args.calibration, "--calibration", "calibration JSON")
@@ -205,20 +230,20 @@ def run(args: argparse.Namespace) -> int:
             calibration = load_calibration(args.calibration)
     out = check_out(args)
     models = None
-    if args.models:
+    if args.models is not None:
         models = parse_models(args.models, "--models")
-    elif args.models_file:
-        path = Path(args.models_file)
-        models = parse_models(path.read_text(encoding="utf-8"), f"--models-file {path}")
+    elif args.models_file is not None:
+        text = read_models_file(args.models_file)
+        models = parse_models(text, f"--models-file {args.models_file}")
     if models is not None:
-        with naming("--models" if args.models else "--models-file"):
+        with naming("--models" if args.models is not None else "--models-file"):
             check_names([name for name, _ in models])
     measured, label = None, ""
     with naming("--measured"):
         if args.measured == "shipped":
             source = shipped_benchmark(device.name, args.layout)
             measured, label = read_benchmark(source), source.name
-        elif args.measured:
+        elif args.measured is not None:
             measured, label = read_benchmark(args.measured), Path(args.measured).name
     settings = SurveySettings(
         device=device,

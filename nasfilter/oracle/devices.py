@@ -53,6 +53,27 @@ MODEL_FIELDS: dict[str, str] = {
 }
 
 
+MAX_SMS = 100_000  # far above any GPU (H100: 132): a larger sm_count is a typo
+MAX_JSON_BYTES = 1_000_000  # a device file is a few hundred bytes
+
+
+def _finite(value: Any) -> float | None:
+    """``value`` as a finite float, or None for a bool, a non-number or an overflow."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+
+
 @dataclass(frozen=True)
 class DeviceSpec:
     """A processor as the roofline sees it.
@@ -100,22 +121,20 @@ class DeviceSpec:
             value = getattr(self, field_name)
             if value is None and field_name in optional:
                 continue
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not math.isfinite(value)
-                or value <= 0
-            ):
+            number = _finite(value)
+            if number is None or number <= 0:
                 raise ValueError(
-                    f"device {self.name!r}: {field_name} must be a finite number > 0, got {value!r}"
+                    f"device {self.name!r}: {field_name} must be a finite number > 0, "
+                    f"got {_short(value)}"
                 )
 
         count = self.sm_count
         if count is not None and (
-            isinstance(count, bool) or not isinstance(count, int) or count < 1
+            isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SMS
         ):
             raise ValueError(
-                f"device {self.name!r}: sm_count must be a positive integer, got {count!r}"
+                f"device {self.name!r}: sm_count must be an integer from 1 to {MAX_SMS}, "
+                f"got {_short(count)}"
             )
 
     def require(self, *fields: str) -> None:
@@ -270,6 +289,25 @@ DEVICES: dict[str, DeviceSpec] = {
 DEFAULT_DEVICE = "v100"
 
 
+def _parse_json(text: str, origin: str) -> Any:
+    """JSON ``text`` of a device; UnknownDeviceError naming ``origin`` when it is not JSON,
+    too large or nested too deep to read."""
+    if len(text) > MAX_JSON_BYTES:
+        raise UnknownDeviceError(
+            f"device file {origin!r} is {len(text)} characters; a device file holds one small "
+            "JSON object"
+        )
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise UnknownDeviceError(
+            f"device file {origin!r} is nested too deep to be a device: give one flat JSON "
+            "object of figures"
+        ) from None
+    except ValueError as exc:
+        raise UnknownDeviceError(f"device file {origin!r} is not readable JSON: {exc}") from exc
+
+
 def _from_mapping(data: Any, origin: str) -> DeviceSpec:
     if not isinstance(data, dict):
         raise UnknownDeviceError(f"device file {origin!r} must hold a JSON object, got {data!r}")
@@ -298,20 +336,22 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
         value = data.get(key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        number = _finite(value)
+        if number is None or not math.isfinite(number * unit):
             raise UnknownDeviceError(
-                f"device file {origin!r}: {key} must be a number, got {value!r}"
+                f"device file {origin!r}: {key} must be a finite number, got {_short(value)}"
             )
-        return float(value) * unit
+        return number * unit
 
     peak, bw = scaled("peak_tflops"), scaled("bandwidth_tbs")
     assert peak is not None and bw is not None
     sm_count = data.get("sm_count")
     if sm_count is not None and (
-        isinstance(sm_count, bool) or not isinstance(sm_count, int) or sm_count < 1
+        isinstance(sm_count, bool) or not isinstance(sm_count, int) or not 1 <= sm_count <= MAX_SMS
     ):
         raise UnknownDeviceError(
-            f"device file {origin!r}: sm_count must be a positive integer, got {sm_count!r}"
+            f"device file {origin!r}: sm_count must be an integer from 1 to {MAX_SMS}, "
+            f"got {_short(sm_count)}"
         )
     try:
         return DeviceSpec(
@@ -346,8 +386,8 @@ def get_device(spec: str | DeviceSpec | None = None) -> DeviceSpec:
     if text.lower() in DEVICES:
         return DEVICES[text.lower()]
     if text.startswith("{"):  # DeviceSpec.to_dict() as JSON (how a spec travels to workers)
+        data = _parse_json(text, "<inline JSON>")
         try:
-            data = json.loads(text)
             return DeviceSpec(
                 str(data["name"]),
                 float(data["peak_flops"]),
@@ -361,8 +401,10 @@ def get_device(spec: str | DeviceSpec | None = None) -> DeviceSpec:
                 fp16_accumulate_peak_flops=data.get("fp16_accumulate_peak_flops"),
                 sources=str(data.get("sources", "")),
             )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UnknownDeviceError(f"cannot read a device from {text!r}: {exc}") from exc
+        except (ValueError, KeyError, TypeError, OverflowError) as exc:
+            raise UnknownDeviceError(
+                f"cannot read a device from {_short(text)}: {_short(str(exc))}"
+            ) from exc
     if text.count(":") == 2:
         name, peak, bw = (part.strip() for part in text.split(":"))
         try:
@@ -374,14 +416,19 @@ def get_device(spec: str | DeviceSpec | None = None) -> DeviceSpec:
             ) from None
         return DeviceSpec(name, peak_v * _T, bw_v * _T, description="user-defined")
     path = Path(text)
+    if path.is_dir():
+        raise UnknownDeviceError(
+            f"device {text!r} is a folder; give a built-in device ({', '.join(DEVICES)}) or a "
+            "JSON device file"
+        )
     if text.endswith(".json") or path.is_file():
         if not path.is_file():
             raise UnknownDeviceError(f"device file {text!r} does not exist")
         try:
-            data = json.loads(path.read_text())
+            raw = path.read_text(encoding="utf-8")
         except (OSError, ValueError) as exc:
-            raise UnknownDeviceError(f"device file {text!r} is not readable JSON: {exc}") from exc
-        return _from_mapping(data, text)
+            raise UnknownDeviceError(f"device file {text!r} cannot be read: {exc}") from exc
+        return _from_mapping(_parse_json(raw, text), text)
     raise UnknownDeviceError(
         f"unknown device {spec!r}; known devices: {', '.join(DEVICES)}; or give "
         "name:peak_tflops:bandwidth_tbs (e.g. mygpu:200:1.5) or a JSON file"

@@ -113,9 +113,18 @@ def profile_model(model: Any, input_shape: Sequence[int], name: str | None = Non
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     shape = _image_shape(input_shape)
     label = name or type(model).__name__
-    params = float(sum(p.numel() for p in model.parameters()))
-    meta = _to_meta(model)
-    recorder = _Recorder(meta)
+    modules = dict(model.named_modules())
+    weights = _tensors_of(modules.values(), "_parameters")
+    params = float(sum(p.numel() for p in weights))
+    tensors = weights + _tensors_of(modules.values(), "_buffers")
+    if not all(t.is_meta for t in tensors):
+        import copy
+
+        model = copy.deepcopy(model).to(torch.device("meta"))
+        modules = dict(model.named_modules())
+        tensors = _tensors_of(modules.values(), "_parameters", "_buffers")
+    model.eval()
+    recorder = _Recorder(model, modules, tensors)
     try:
         recorder.run(torch.empty((1, *shape), device="meta"))
     except AnalysisError:
@@ -142,16 +151,18 @@ def _image_shape(input_shape: Sequence[int]) -> tuple[int, int, int]:
     return (dims[0], dims[1], dims[2])
 
 
-def _to_meta(model: Any) -> Any:
-    """The model in eval mode with every parameter and buffer on the meta device."""
-    import torch
-
-    on_meta = all(t.is_meta for t in [*model.parameters(), *model.buffers()])
-    if not on_meta:
-        import copy
-
-        model = copy.deepcopy(model).to(torch.device("meta"))
-    return model.eval()
+def _tensors_of(modules: Any, *kinds: str) -> list[Any]:
+    """The distinct parameters (``"_parameters"``) or buffers (``"_buffers"``) of ``modules``,
+    in the order ``model.parameters()`` and ``model.buffers()`` give them (one walk)."""
+    seen: set[int] = set()
+    out = []
+    for module in modules:
+        for kind in kinds:
+            for t in getattr(module, kind).values():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    out.append(t)
+    return out
 
 
 def _fvcore_batch_norm(op: str, args: Any, x: Any) -> float:
@@ -183,6 +194,28 @@ _BOOL_RESULT = frozenset(
 )
 
 
+def _empty(like: Any, shape: Any, dtype: Any = None) -> Any:
+    """A new tensor of ``shape`` on ``like``'s device (``torch.empty``: no Python kernel)."""
+    import torch
+
+    return torch.empty(shape, dtype=like.dtype if dtype is None else dtype, device=like.device)
+
+
+def _broadcast(shapes: list[Any]) -> tuple[int, ...] | None:
+    """The broadcast of ``shapes`` (numpy's rule), or None when they do not broadcast."""
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for shape in shapes:
+        offset = ndim - len(shape)
+        for i, d in enumerate(shape):
+            size = int(d)
+            if size != 1:
+                if out[offset + i] not in (1, size):
+                    return None
+                out[offset + i] = size
+    return tuple(out)
+
+
 def _shortcut(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
     """The meta output of a batch norm or a point-wise op without its (slow, Python) kernel.
 
@@ -198,7 +231,7 @@ def _shortcut(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         "aten::_native_batch_norm_legit",
     ):
         x = args[0]
-        return (x.new_empty(x.shape), x.new_empty((0,)), x.new_empty((0,)))
+        return (_empty(x, x.shape), _empty(x, (0,)), _empty(x, (0,)))
     if name == "aten::convolution" and not args[6]:  # not transposed
         x, w, _, stride, padding, dilation = args[:6]
         try:
@@ -210,16 +243,24 @@ def _shortcut(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
             ]
         except (TypeError, ValueError):
             return None  # an unusual signature: let the meta kernel decide
-        return x.new_empty((int(x.shape[0]), int(w.shape[0]), *spatial))
+        if int(x.shape[1]) != int(w.shape[1]) * int(args[8]) or min(spatial, default=1) < 1:
+            return None  # a shape error: the meta kernel raises it
+        return _empty(x, (int(x.shape[0]), int(w.shape[0]), *spatial))
+    if name in _SHAPE_RULES:
+        return _SHAPE_RULES[name](args, kwargs)
+    op = name.split("::")[-1]
+    if op.endswith("_") and not kwargs and _pointwise_in_place(func):
+        return args[0] if args and isinstance(args[0], torch.Tensor) else None
     if kwargs or torch.Tag.pointwise not in func.tags:
         return None
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     if not tensors:
         return None
-    op = name.split("::")[-1]
     if op.endswith("_"):  # in place: the first argument is the result
         return args[0] if isinstance(args[0], torch.Tensor) else None
-    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    shape = _broadcast([t.shape for t in tensors])
+    if shape is None:
+        return None  # not broadcastable: the meta kernel raises its own error
     if op in _BOOL_RESULT:
         dtype = torch.bool
     else:
@@ -227,7 +268,90 @@ def _shortcut(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
         for t in tensors[1:]:
             if t.dtype != torch.bool:
                 dtype = t.dtype if dtype == torch.bool else torch.promote_types(dtype, t.dtype)
-    return tensors[0].new_empty(shape, dtype=dtype)
+    return _empty(tensors[0], shape, dtype)
+
+
+_IN_PLACE: dict[Any, bool] = {}
+
+
+def _pointwise_in_place(func: Any) -> bool:
+    """Whether ``func`` is the in-place form of a point-wise op (``hardswish_``: its result is
+    its first argument, shape unchanged), looked up once per op."""
+    if func not in _IN_PLACE:
+        import torch
+
+        base = func._schema.name.split("::")[-1][:-1]
+        packet = getattr(torch.ops.aten, base, None)
+        default = getattr(packet, "default", None) if packet is not None else None
+        _IN_PLACE[func] = default is not None and torch.Tag.pointwise in default.tags
+    return _IN_PLACE[func]
+
+
+def _mm(args: Any, kwargs: dict[str, Any]) -> Any:
+    a, b = (args[1], args[2]) if len(args) > 2 else (args[0], args[1])  # addmm: bias first
+    if kwargs or a.dim() != 2 or b.dim() != 2 or int(a.shape[1]) != int(b.shape[0]):
+        return None
+    return _empty(a, (int(a.shape[0]), int(b.shape[1])))
+
+
+def _bmm(args: Any, kwargs: dict[str, Any]) -> Any:
+    a, b = args[0], args[1]
+    if (
+        kwargs
+        or a.dim() != 3
+        or b.dim() != 3
+        or a.shape[0] != b.shape[0]
+        or a.shape[2] != b.shape[1]
+    ):
+        return None
+    return _empty(a, (int(a.shape[0]), int(a.shape[1]), int(b.shape[2])))
+
+
+def _cat(args: Any, kwargs: dict[str, Any]) -> Any:
+    tensors = [t for t in args[0] if not (t.dim() == 1 and int(t.shape[0]) == 0)]
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    if not tensors or len({t.dtype for t in tensors}) != 1 or len({t.dim() for t in tensors}) != 1:
+        return None
+    dim = int(dim) % tensors[0].dim()
+    shapes = [[int(d) for d in t.shape] for t in tensors]
+    if any(s[:dim] + s[dim + 1 :] != shapes[0][:dim] + shapes[0][dim + 1 :] for s in shapes):
+        return None
+    out = shapes[0]
+    out[dim] = sum(s[dim] for s in shapes)
+    return _empty(tensors[0], tuple(out))
+
+
+def _layer_norm(args: Any, kwargs: dict[str, Any]) -> Any:
+    x, normalized = args[0], [int(d) for d in args[1]]
+    if kwargs or [int(d) for d in x.shape[x.dim() - len(normalized) :]] != normalized:
+        return None
+    stats = (*(int(d) for d in x.shape[: x.dim() - len(normalized)]), *([1] * len(normalized)))
+    return (_empty(x, x.shape), _empty(x, stats), _empty(x, stats))
+
+
+def _mean(args: Any, kwargs: dict[str, Any]) -> Any:
+    x = args[0]
+    dims = args[1] if len(args) > 1 else None
+    keep = bool(args[2]) if len(args) > 2 else False
+    if kwargs or not x.dtype.is_floating_point or not isinstance(dims, (list, tuple)) or not dims:
+        return None
+    n = x.dim()
+    reduced = {int(d) % n for d in dims}
+    shape = [
+        1 if k in reduced else int(s) for k, s in enumerate(x.shape) if keep or k not in reduced
+    ]
+    return _empty(x, tuple(shape))
+
+
+# Output shapes of common non-point-wise ops whose meta kernels are Python references.
+_SHAPE_RULES: dict[str, Any] = {
+    "aten::mm": _mm,
+    "aten::addmm": _mm,
+    "aten::bmm": _bmm,
+    "aten::cat": _cat,
+    "aten::native_layer_norm": _layer_norm,
+    "aten::mean": _mean,
+}
 
 
 class FastMeta:
@@ -362,15 +486,19 @@ class _Layer:
 class _Recorder:
     """Runs a meta model under a dispatch mode and turns the ATen calls into fused layers."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, modules: dict[str, Any], weights: list[Any]) -> None:
+        """``modules``: ``dict(model.named_modules())``; ``weights``: its parameters and
+        buffers."""
         self.model = model
+        self.modules = modules
         self.layers: list[_Layer] = []
         self.fvcore_macs = 0.0
-        self._params: set[int] = {id(p) for p in model.parameters()}
-        self._params |= {id(b) for b in model.buffers()}
+        self._params: set[int] = {id(t) for t in weights}
         # Tensor identity -> producing layer index (-1: the input or a constant).
         self._producer: dict[int, int] = {}
-        self._alive: list[Any] = []
+        # Every tensor whose id is remembered stays alive, so that no id is reused: a forward
+        # may replace a buffer (ConViT's rel_indices), freeing the old one.
+        self._alive: list[Any] = weights
         self._stack: list[str] = []
         self._types: list[str] = []
         # Parameter tensors seen through views (weight.t() for linear layers).
@@ -381,13 +509,27 @@ class _Recorder:
     # -- module names through hooks --
     def run(self, x: Any) -> None:
         import torch
+        from torch.nn.modules.module import (
+            register_module_forward_hook,
+            register_module_forward_pre_hook,
+        )
         from torch.utils._python_dispatch import TorchDispatchMode
 
         recorder = self
-        handles = []
-        for mod_name, module in self.model.named_modules():
-            handles.append(module.register_forward_pre_hook(self._push(mod_name)))
-            handles.append(module.register_forward_hook(self._pop()))
+        # One global pair of hooks (not one per module: registering thousands costs more than
+        # the forward), acting only on this model's modules.
+        names = {id(module): name for name, module in self.modules.items()}
+
+        def push(module: Any, args: Any) -> None:
+            name = names.get(id(module))
+            if name is not None:
+                self._stack.append(name)
+                self._types.append(type(module).__name__)
+
+        def pop(module: Any, args: Any, output: Any) -> None:
+            if id(module) in names and self._stack:
+                self._stack.pop()
+                self._types.pop()
 
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
@@ -399,27 +541,13 @@ class _Recorder:
 
         self._producer[id(x)] = -1
         self._alive.append(x)
+        handles = [register_module_forward_pre_hook(push), register_module_forward_hook(pop)]
         try:
             with torch.no_grad(), Mode():
                 self.model(x)
         finally:
             for h in handles:
                 h.remove()
-
-    def _push(self, name: str) -> Any:
-        def hook(module: Any, args: Any) -> None:
-            self._stack.append(name)
-            self._types.append(type(module).__name__)
-
-        return hook
-
-    def _pop(self) -> Any:
-        def hook(module: Any, args: Any, output: Any) -> None:
-            if self._stack:
-                self._stack.pop()
-                self._types.pop()
-
-        return hook
 
     def _scope(self) -> str:
         return self._stack[-1] if self._stack and self._stack[-1] else "model"

@@ -104,6 +104,18 @@ def _work(args: tuple[str, str, int, int]) -> tuple[str, int, str | None]:
     return arch, img_size, None
 
 
+def worker_pool(jobs: int) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` fresh (spawned) worker processes for :func:`_work`.
+
+    Never forked: a fork of a process that has already run torch inherits its thread pools'
+    locks in whatever state they were, and a worker can then wait in a torch operator
+    forever. Each spawned worker imports torch and timm itself (a few seconds, in parallel).
+    """
+    import multiprocessing
+
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+
+
 def profile_all(
     pairs: Sequence[tuple[str, int]],
     folder: Path,
@@ -134,10 +146,7 @@ def profile_all(
                 if progress:
                     progress(k, len(todo))
         else:
-            import multiprocessing
-
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            with worker_pool(min(jobs, len(todo))) as pool:
                 for k, _ in enumerate(pool.map(_work, todo, chunksize=4), start=1):
                     if progress:
                         progress(k, len(todo))

@@ -24,6 +24,9 @@ from typing import Any
 
 # Changes whenever the widening rules change (the survey caches folded tables under it).
 FOLD_RULES = 2
+# The largest fold factor: f images make one input, and 1024 is the largest batch timm's
+# benchmark runs (a larger f leaves no batch to fold; widths grow by sqrt(f) = 32 already).
+MAX_FOLD = 1024
 
 
 class FoldError(ValueError):
@@ -34,6 +37,11 @@ def check_fold(f: object) -> int:
     """``f`` as an int if it is a perfect square >= 1, else ValueError naming it."""
     if isinstance(f, bool) or not isinstance(f, int) or f < 1:
         raise ValueError(f"fold factor must be a perfect square >= 1, got {f!r}")
+    if f > MAX_FOLD:
+        raise ValueError(
+            f"fold factor must be at most {MAX_FOLD} (f images make one input; 1024 is the "
+            f"largest batch timm measures), got {f}"
+        )
     root = math.isqrt(f)
     if root * root != f:
         raise ValueError(
@@ -86,6 +94,7 @@ def fold(model: Any, f: int, input_shape: tuple[int, int, int] = (3, 224, 224)) 
     from torch import nn
 
     f = check_fold(f)
+    input_shape = _check_shape(input_shape)
     s = math.isqrt(f)
     try:
         order, out = _execution_order(model, input_shape)
@@ -157,6 +166,18 @@ def fold(model: Any, f: int, input_shape: tuple[int, int, int] = (3, 224, 224)) 
     if hasattr(folded, "num_classes") and isinstance(folded.num_classes, int):
         folded.num_classes *= f
     return folded
+
+
+def _check_shape(shape: object) -> tuple[int, int, int]:
+    """``shape`` as (C, H, W) of positive ints, else ValueError naming it."""
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else ()
+    if len(dims) != 3 or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims
+    ):
+        raise ValueError(
+            f"input_shape must be (C, H, W) of positive integers (one image), got {shape!r}"
+        )
+    return (dims[0], dims[1], dims[2])
 
 
 def _channel_free_conv(module: Any) -> bool:

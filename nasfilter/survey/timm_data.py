@@ -70,6 +70,17 @@ def read_benchmark(path: str | os.PathLike[str]) -> list[Measurement]:
     source = Path(path)
     if not source.is_file():
         raise ValueError(f"measured CSV {str(source)!r} does not exist or is not a file")
+    try:
+        return _read_rows(source)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        why = f"byte {exc.start} is not UTF-8" if isinstance(exc, UnicodeDecodeError) else exc
+        raise ValueError(
+            f"measured CSV {str(source)!r} is not a text CSV ({why}); give a CSV in timm's "
+            "benchmark format"
+        ) from None
+
+
+def _read_rows(source: Path) -> list[Measurement]:
     with source.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         columns = reader.fieldnames or []

@@ -37,16 +37,18 @@ def timm_architectures() -> list[str]:
 
 
 def check_names(names: list[str]) -> list[str]:
-    """The architectures of ``names``; UnknownModelError listing each unknown one and matches."""
+    """The architectures of ``names``; UnknownModelError listing each unknown one and matches.
+
+    A name is reported as given (``'../../x'``, not its empty architecture part)."""
     known = _known()
     archs = [architecture(n) for n in names]
-    unknown = [a for a in archs if a not in known]
+    unknown = [(n.strip(), a) for n, a in zip(names, archs, strict=True) if a not in known]
     if unknown:
         parts = []
-        for a in unknown:
-            close = difflib.get_close_matches(a, sorted(known), n=3, cutoff=0.6)
+        for given, a in unknown:
+            close = difflib.get_close_matches(a, sorted(known), n=3, cutoff=0.6) if a else []
             hint = f" (close: {', '.join(close)})" if close else " (no close match)"
-            parts.append(f"{a!r}{hint}")
+            parts.append(f"{given!r}{hint}")
         raise UnknownModelError(
             f'unknown timm model(s): {"; ".join(parts)}; `python -c "import timm; '
             f'print(timm.list_models())"` lists them all'
@@ -85,14 +87,11 @@ class _SkipInit:
         class Mode(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
                 name = getattr(func, "__name__", "")
-                if (
-                    name.endswith("_")
-                    and not name.endswith("__")
-                    and args
-                    and isinstance(args[0], torch.Tensor)
-                    and args[0].is_meta
-                ):
-                    return args[0]
+                if name.endswith("_") and not name.endswith("__"):
+                    # torch.nn.init's functions pass their tensor by keyword
+                    target = args[0] if args else (kwargs or {}).get("tensor")
+                    if isinstance(target, torch.Tensor) and target.is_meta:
+                        return target
                 return func(*args, **(kwargs or {}))
 
         self._mode = Mode()
