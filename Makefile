@@ -15,7 +15,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	# The test extra includes the survey's timm; constraints.txt pins the torchvision built for the
 	# pinned CPU torch (nasfilter.survey.timm_import handles its CUDA-only C ops; docs/survey.md).
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test]"
-	# xautodl 1.0.0 pins numpy<=1.19.5, which cannot build on current Pythons (FACTS §8).
+	# xautodl 1.0.0 pins numpy<=1.19.5, which cannot build on current Pythons (docs/facts.md §8).
 	$(BIN)/python -m pip install --quiet --no-deps xautodl==1.0.0
 	touch $(STAMP)
 

@@ -1,4 +1,4 @@
-"""The CNN survey's speed goals (issue 8), on 2 cores:
+"""The CNN survey's speed goals, on 2 cores:
 
 - analysing every timm CNN at its native size, from an empty cache, in under 60 s;
 - a whole survey (RTX 4090, its shipped NCHW measurements, fold f = 4) from cached layer

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_plugins_stay_small() -> None:
-    # Issue 3: a custom searcher in under 50 lines, a custom filter in under 30.
+    # The promise: a custom searcher in under 50 lines, a custom filter in under 30.
     assert len((REPO / "examples/custom_searcher.py").read_text().splitlines()) < 50
     assert len((REPO / "examples/custom_filter.py").read_text().splitlines()) < 30
 

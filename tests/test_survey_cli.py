@@ -50,7 +50,7 @@ def test_writes_every_output(survey_dir: Path) -> None:
     m = measured[("resnet50", 288)]
     assert float(row["measured_throughput"]) == pytest.approx(m.throughput)
     assert int(row["batch"]) == m.batch
-    # utilization = images/s x FLOPs per image / 165.2 TFLOP/s (FACTS §7)
+    # utilization = images/s x FLOPs per image / 165.2 TFLOP/s (docs/facts.md §7)
     assert float(row["utilization"]) == pytest.approx(
         m.throughput * 2 * float(row["macs"]) / 165.2e12, rel=1e-6
     )
