@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser test lint typecheck pytest demo bench docs readme clean
+.PHONY: install browser test test-fast lint typecheck pytest demo bench docs readme clean
 
 install: $(STAMP)
 
@@ -36,6 +36,11 @@ pytest: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 
 test: lint typecheck pytest
+
+# The quick loop while working (no browser needed): leaves out the tests marked slow, browser
+# or ray (pyproject.toml lists the markers; docs/testing.md says what each covers).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow and not browser and not ray"
 
 demo: $(STAMP)
 	$(BIN)/nasfilter demo

@@ -381,6 +381,7 @@ def test_build_network_without_xautodl_says_what_to_install(
     assert isinstance(info.value, ImportError)
 
 
+@pytest.mark.subprocess
 def test_importing_costs_does_not_import_torch() -> None:
     code = (
         "import sys, nasfilter.costs, nasfilter.network; "

@@ -196,6 +196,7 @@ def test_report_embeds_every_figure(out: Path, summary: dict[str, Any]) -> None:
     assert "http://" not in page and "https://" not in page
 
 
+@pytest.mark.browser
 def test_report_renders_in_chromium(out: Path) -> None:
     from tests.chromium import Chromium, ChromiumMissing, find_chromium
     from tests.test_report_browser import IMAGE_STATUS_JS
