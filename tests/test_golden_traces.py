@@ -7,8 +7,9 @@ behaviour keeps every hash; one that changes a trace names the combination and t
 the trace (evaluations, proxy queries, the other events, the stop status) that moved.
 
 The runs are short (at most MAX_EVALUATIONS accuracy evaluations, MAX_IDLE idle proposals,
-a proxy query of PROXY_COST s) so the whole grid takes seconds; the combinations where every
-proposal costs a model fit or an Optuna trial and most are dropped are marked slow.
+a proxy query of PROXY_COST s): the grid takes about 15 CPU seconds, except the combinations
+where every proposal costs a model fit or an Optuna trial and most are dropped, which take
+several seconds each and are marked slow.
 
 After an intended change of behaviour, regenerate the file and say why in the commit:
 ``PYTHONPATH=. python -m tests.test_golden_traces``.
