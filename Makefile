@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser test lint typecheck pytest demo bench docs readme clean
+.PHONY: install browser test test-fast lint typecheck pytest demo bench docs readme clean
 
 install: $(STAMP)
 
@@ -15,7 +15,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	# The test extra includes the survey's timm; constraints.txt pins the torchvision built for the
 	# pinned CPU torch (nasfilter.survey.timm_import handles its CUDA-only C ops; docs/survey.md).
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test]"
-	# xautodl 1.0.0 pins numpy<=1.19.5, which cannot build on current Pythons (FACTS §8).
+	# xautodl 1.0.0 pins numpy<=1.19.5, which cannot build on current Pythons (docs/facts.md §8).
 	$(BIN)/python -m pip install --quiet --no-deps xautodl==1.0.0
 	touch $(STAMP)
 
@@ -36,6 +36,11 @@ pytest: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 
 test: lint typecheck pytest
+
+# The quick loop while working (no browser needed): leaves out the tests marked slow, browser
+# or ray (pyproject.toml lists the markers; docs/testing.md says what each covers).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow and not browser and not ray"
 
 demo: $(STAMP)
 	$(BIN)/nasfilter demo

@@ -1,4 +1,4 @@
-"""Search quality of the model-based searcher against its peers, on two tables (issue 10).
+"""Search quality of the model-based searcher against its peers, on two tables.
 
 Mean hypervolume ratio over nine seeds (0-8) at 20000, 55000 and 110000 simulated seconds,
 default proxy cost (2 s), V100 roofline oracle, for every method below, on:

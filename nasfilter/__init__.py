@@ -1,13 +1,72 @@
 """nasfilter: simulated NAS on the NATS-Bench size space, with a GPU-utilization oracle.
 
-Importing the package is cheap: heavy pieces (nats_bench, torch, onnxruntime, TensorRT,
-matplotlib) are imported only by the functions that use them.
+The entry points, from ``import nasfilter``::
+
+    table = nasfilter.load_table(None, "cifar10")          # or embedded_table("cifar10")
+    proxy = nasfilter.proxy_table("calibrated", "v100", "cifar10")
+    problem = nasfilter.make_problem(table, 110_000.0, seed, proxy=proxy)
+    result = nasfilter.run_search(nasfilter.make_searcher("reinforce-mnas"), problem, seed=seed)
+
+    specs = nasfilter.grid(["random", "reinforce-mnas"], ["none"], budget=20_000.0)
+    with nasfilter.get_storage("results.db") as storage:  # None: in memory
+        nasfilter.run_experiment(specs, range(3), store=storage)
+        scored = nasfilter.load_results(storage)
+
+Importing the package is cheap: the space, dataset and table types load with it; every other
+entry point (and nats_bench, torch, onnxruntime, TensorRT, matplotlib) is imported on first
+use.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from nasfilter.datasets import DATASETS, Dataset, get_dataset
 from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
 from nasfilter.table import BenchmarkTable, MissingArchitectureError, Provenance
 from nasfilter.tables import load_table
+
+# Entry points loaded on first access (name -> module): the problem, one search, an
+# experiment and its results, the registries, storages and proxies.
+_LAZY = {
+    "Budget": "nasfilter.problem",
+    "Problem": "nasfilter.problem",
+    "make_problem": "nasfilter.runner",
+    "run_search": "nasfilter.runner",
+    "RunResult": "nasfilter.runner",
+    "RunSpec": "nasfilter.experiment",
+    "grid": "nasfilter.experiment",
+    "run_experiment": "nasfilter.experiment",
+    "load_results": "nasfilter.results",
+    "SEARCHERS": "nasfilter.searchers",
+    "Searcher": "nasfilter.searchers",
+    "make_searcher": "nasfilter.searchers",
+    "FILTERS": "nasfilter.filters",
+    "Filter": "nasfilter.filters",
+    "make_filter": "nasfilter.filters",
+    "get_storage": "nasfilter.storages",
+    "Storage": "nasfilter.storage",
+    "InMemoryStorage": "nasfilter.storage",
+    "Store": "nasfilter.store",
+    "ProxyTable": "nasfilter.proxy",
+    "proxy_table": "nasfilter.oracle",
+    "embedded_table": "nasfilter.surrogate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a lazy entry point (:data:`_LAZY`) on first access."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nasfilter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def _version() -> str:
@@ -25,14 +84,36 @@ __version__ = _version()
 __all__ = [
     "CHANNEL_CHOICES",
     "DATASETS",
+    "FILTERS",
     "N_ARCHS",
+    "SEARCHERS",
     "Arch",
     "BenchmarkTable",
+    "Budget",
     "Dataset",
+    "Filter",
+    "InMemoryStorage",
     "MissingArchitectureError",
+    "Problem",
     "Provenance",
+    "ProxyTable",
+    "RunResult",
+    "RunSpec",
+    "Searcher",
+    "Storage",
+    "Store",
     "__version__",
     "as_arch",
+    "embedded_table",
     "get_dataset",
+    "get_storage",
+    "grid",
+    "load_results",
     "load_table",
+    "make_filter",
+    "make_problem",
+    "make_searcher",
+    "proxy_table",
+    "run_experiment",
+    "run_search",
 ]

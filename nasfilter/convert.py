@@ -1,7 +1,7 @@
 """Convert a user's NATS-Bench sss archive into a :class:`BenchmarkTable`, once.
 
 The archive is read through the real ``nats_bench`` API (``pip install nasfilter[nats]``),
-so the table holds exactly what the API returns (FACTS §2):
+so the table holds exactly what the API returns (docs/facts.md §2):
 
 - ``valid_acc[i, s]``: hp-12 ``valid-accuracy`` of seed ``s`` on the dataset's search record
   (``cifar10-valid`` for CIFAR-10), what ``simulate_train_eval`` returns for that seed;

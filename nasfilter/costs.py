@@ -108,5 +108,5 @@ def _flops(dataset: Dataset) -> np.ndarray:
 
 
 def flops(dataset: str | Dataset) -> np.ndarray:
-    """FLOPs per image (2 x MACs; not millions), float64 (32768,), read-only (FACTS §1)."""
+    """FLOPs per image (2 x MACs; not millions), float64 (32768,), read-only (docs/facts.md §1)."""
     return _flops(get_dataset(dataset))

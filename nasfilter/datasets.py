@@ -19,7 +19,7 @@ class Dataset:
     num_classes: int
     search_record: str
     final_record: str
-    search_budget: float  # seconds, the NATS-Bench default for sss (FACTS §2)
+    search_budget: float  # seconds, the NATS-Bench default for sss (docs/facts.md §2)
 
 
 DATASETS: dict[str, Dataset] = {

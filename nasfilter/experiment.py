@@ -42,7 +42,7 @@ from nasfilter.tables import load_table, table_name
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.storage import Storage
 
-DEFAULT_BUDGET = 110_000.0  # simulated seconds, the study's budget (FACTS §4)
+DEFAULT_BUDGET = 110_000.0  # simulated seconds, the study's budget (docs/facts.md §4)
 DEFAULT_TICKS = 100
 BUDGET_CLOCKS = ("worker", "wall")  # what RunSpec.budget counts
 # Fields left out of RunSpec.key() at their default, so keys written before they existed

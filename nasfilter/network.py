@@ -1,6 +1,6 @@
 """The network behind every architecture of the size space, layer by layer.
 
-Every architecture is xautodl's ``DynamicShapeTinyNet`` (FACTS §1) with the channel counts
+Every architecture is xautodl's ``DynamicShapeTinyNet`` (docs/facts.md §1) with the channel counts
 ``c0:c1:c2:c3:c4`` and an input of ``H x H`` pixels (``H = dataset.input_size``):
 
 ==========  =====================================================  ============
@@ -45,7 +45,7 @@ from nasfilter.space import ArchLike, all_channels, as_arch
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-# The genotype shared by every architecture of the size space (FACTS §1).
+# The genotype shared by every architecture of the size space (docs/facts.md §1).
 GENOTYPE = (
     "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|"
     "+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|"
@@ -88,7 +88,7 @@ def input_shape(dataset: str | Dataset, batch: int = 1) -> tuple[int, int, int, 
 
 
 def xautodl_config(arch: ArchLike, dataset: str | Dataset) -> dict[str, Any]:
-    """The config dict for xautodl's ``get_cell_based_tiny_net`` (FACTS §1)."""
+    """The config dict for xautodl's ``get_cell_based_tiny_net`` (docs/facts.md §1)."""
     return {
         "name": XAUTODL_NAME,
         "channels": str(as_arch(arch)),

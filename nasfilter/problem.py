@@ -6,7 +6,7 @@ and records each query as an event. Test accuracy is never returned here: report
 reads it from the table after the run.
 
 Evaluation semantics are NATS-Bench's ``simulate_train_eval(arch, dataset, hp='12')``
-(FACTS §2): the validation accuracy of one training seed drawn at random, costing
+(docs/facts.md §2): the validation accuracy of one training seed drawn at random, costing
 ``12 x train-seconds-per-epoch + valid-seconds-per-epoch``.
 """
 
@@ -24,7 +24,7 @@ from nasfilter.proxy import ProxyTable
 from nasfilter.space import N_ARCHS, ArchLike, as_arch
 from nasfilter.table import BenchmarkTable
 
-# Simulated seconds charged for one proxy query. The study (FACTS §4) measured the
+# Simulated seconds charged for one proxy query. The study (docs/facts.md §4) measured the
 # utilization of all 32767 networks and then evaluated the 144-network frontier within
 # 110000 s. The frontier costs about 144 x 100 s = 14400 s, so a proxy query may cost at most
 # about (110000 - 14400) / 32768 = 2.9 s. 2 s is a conservative figure for timing one

@@ -14,7 +14,7 @@ import numpy as np
 from nasfilter.space import N_ARCHS
 
 # The default oracle everywhere: the calibrated GPU model. It won on held-out measurements,
-# the condition issue 9 set for the switch: fitted on one shipped GPU it predicts the other
+# the condition set for the switch: fitted on one shipped GPU it predicts the other
 # within a median 8.8-14.1 % (Spearman 0.974-0.981) where the plain roofline is off by
 # 104-153 % (docs/gpu-model.md). The plain roofline stays available by name ("roofline") as
 # the baseline, and `nasfilter reproduce` sets the two side by side.

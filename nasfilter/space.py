@@ -1,7 +1,7 @@
 """The NATS-Bench size search space ("sss").
 
 Five layers, each with a channel count from {8, 16, ..., 64}: 8**5 = 32768 architectures.
-The index rule is the official archive's (FACTS §1): layer 1 is the most significant base-8
+The index rule is the official archive's (docs/facts.md §1): layer 1 is the most significant base-8
 digit, ``index = sum((c_k / 8 - 1) * 8**(4 - k))``, so ``8:8:8:8:8`` is 0 and
 ``64:64:64:64:64`` is 32767.
 """

@@ -42,14 +42,15 @@ SOURCE = "nasfilter synthetic surrogate v1"
 # children feed the six noise terms; nothing else draws from them.
 SURROGATE_SEED = 221207936
 _DATASET_KEYS = {"cifar10": 0, "cifar100": 1, "ImageNet16-120": 2}
-SEEDS: tuple[int, ...] = (777, 888, 999)  # the hp-12 training seeds of NATS-Bench (FACTS §2)
+# the hp-12 training seeds of NATS-Bench (docs/facts.md §2)
+SEEDS: tuple[int, ...] = (777, 888, 999)
 
 # Layer weights a_1..a_5 of the capacity s(c). Fitted once, by least squares, to CIFAR-10
-# test accuracy at hp 90 of the fixture's indices 0, 11 and 284 (79.79, 85.77, 89.51; FACTS
-# §3), of index 1234 (89.4, NATS-Bench notebook create-query-sss) and the mean over all
-# 32768 (91.0855, FACTS §3), with T_max chosen so that 64:64:64:64:64 scores 93.5 (an
-# assumption: no figure for the best network is available here) and a mild pull of the five
-# weights towards their mean. Later layers weigh a little more.
+# test accuracy at hp 90 of the fixture's indices 0, 11 and 284 (79.79, 85.77, 89.51;
+# docs/facts.md §3), of index 1234 (89.4, NATS-Bench notebook create-query-sss) and the mean
+# over all 32768 (91.0855, docs/facts.md §3), with T_max chosen so that 64:64:64:64:64 scores
+# 93.5 (an assumption: no figure for the best network is available here) and a mild pull of
+# the five weights towards their mean. Later layers weigh a little more.
 LAYER_WEIGHTS: tuple[float, ...] = (0.1770, 0.1864, 0.1779, 0.2097, 0.2408)
 
 # Seconds per epoch per (image x million MACs), shared by all datasets: the common slope of a

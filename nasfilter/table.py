@@ -23,7 +23,7 @@ from nasfilter.files import MAX_META_BYTES, atomic_write, read_npz
 from nasfilter.space import N_ARCHS, ArchLike, as_arch
 
 SCHEMA_VERSION = 1
-SEARCH_EPOCHS = 12  # hp "12": what a search is charged for and sees (FACTS §2)
+SEARCH_EPOCHS = 12  # hp "12": what a search is charged for and sees (docs/facts.md §2)
 FINAL_EPOCHS = 90  # hp "90": the reported test accuracy
 
 OBSERVED_HP12 = "valid@12"  # hp-12 x-valid accuracy after the last epoch, per seed
@@ -153,14 +153,14 @@ class BenchmarkTable:
 
     @property
     def flops(self) -> np.ndarray:
-        """FLOPs per image (= 2 x MACs, FACTS §1), shape (32768,)."""
+        """FLOPs per image (= 2 x MACs, docs/facts.md §1), shape (32768,)."""
         return self.macs * 2e6
 
     @property
     def eval_cost(self) -> np.ndarray:
         """Simulated seconds one hp-12 evaluation costs: 12 x train + 1 x valid, shape (32768,).
 
-        This is ``simulate_train_eval``'s ``time_cost`` (FACTS §2).
+        This is ``simulate_train_eval``'s ``time_cost`` (docs/facts.md §2).
         """
         return SEARCH_EPOCHS * self.train_time + self.valid_time
 

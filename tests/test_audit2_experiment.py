@@ -54,6 +54,7 @@ def alive(pid: int) -> bool:
     return "Z" not in state.split()[1]
 
 
+@pytest.mark.subprocess
 def test_a_worker_exits_when_its_parent_is_killed() -> None:
     parent = subprocess.Popen(
         [sys.executable, "-c", ORPHAN_SCRIPT], cwd=REPO, stdout=subprocess.PIPE, text=True
@@ -73,6 +74,7 @@ def test_a_worker_exits_when_its_parent_is_killed() -> None:
             os.kill(worker, signal.SIGKILL)
 
 
+@pytest.mark.subprocess
 def test_a_killed_worker_is_a_clear_cli_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,6 +92,7 @@ def test_a_killed_worker_is_a_clear_cli_error(
     assert "the database holds 6 runs" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_without_a_store_a_killed_worker_says_nothing_was_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -168,6 +168,7 @@ def test_outputs_never_replace_inputs(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 # ---------------------------------------------------- bugs 2-4: read-only files and folders
+@pytest.mark.subprocess
 def test_run_into_a_read_only_database_names_the_file(
     unprivileged: list[str], shared_dir: Path
 ) -> None:
@@ -186,6 +187,7 @@ def test_run_into_a_read_only_database_names_the_file(
     assert sorted(p.name for p in shared_dir.iterdir()) == listing  # no -wal/-shm left
 
 
+@pytest.mark.subprocess
 def test_run_into_a_read_only_folder_says_so(unprivileged: list[str], shared_dir: Path) -> None:
     db = make_db(shared_dir / "r.db")
     db.chmod(0o644)
@@ -204,6 +206,7 @@ def test_run_into_a_read_only_folder_says_so(unprivileged: list[str], shared_dir
     assert "no write permission" in text and not new.exists()
 
 
+@pytest.mark.subprocess
 def test_a_read_only_sqlite_side_file_is_named(unprivileged: list[str], shared_dir: Path) -> None:
     db = make_db(shared_dir / "r.db")
     shm = Path(f"{db}-shm")
@@ -217,6 +220,7 @@ def test_a_read_only_sqlite_side_file_is_named(unprivileged: list[str], shared_d
     assert "not a nasfilter" not in text
 
 
+@pytest.mark.subprocess
 def test_measure_into_a_read_only_cache_names_the_file(
     unprivileged: list[str], shared_dir: Path
 ) -> None:
@@ -233,6 +237,7 @@ def test_measure_into_a_read_only_cache_names_the_file(
     assert sorted(p.name for p in shared_dir.iterdir()) == listing
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("folder_too", [False, True], ids=["file", "file-and-folder"])
 def test_compare_reads_a_read_only_database(
     unprivileged: list[str], shared_dir: Path, folder_too: bool
@@ -246,6 +251,7 @@ def test_compare_reads_a_read_only_database(
     assert sorted(p.name for p in shared_dir.iterdir()) == listing  # nothing left behind
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("cache", ["missing", "stale"])
 def test_compare_scores_a_read_only_database_in_memory(
     unprivileged: list[str], shared_dir: Path, cache: str
@@ -304,6 +310,7 @@ def test_a_reading_store_never_writes_scores(tmp_path: Path) -> None:
         Store(db, readonly=True)
 
 
+@pytest.mark.subprocess
 def test_a_read_only_oracle_cache_is_read(unprivileged: list[str], shared_dir: Path) -> None:
     cache = make_cache(shared_dir / "c.db")
     read_only(shared_dir, cache, folder_too=True)
@@ -314,6 +321,7 @@ def test_a_read_only_oracle_cache_is_read(unprivileged: list[str], shared_dir: P
     assert '"oracle"' in text and sorted(p.name for p in shared_dir.iterdir()) == ["c.db"]
 
 
+@pytest.mark.subprocess
 def test_a_database_with_unsaved_changes_in_a_read_only_folder_is_refused_by_name(
     unprivileged: list[str], shared_dir: Path
 ) -> None:
@@ -336,6 +344,7 @@ def test_a_database_with_unsaved_changes_in_a_read_only_folder_is_refused_by_nam
     assert "unsaved changes in r.db-wal" in text
 
 
+@pytest.mark.subprocess
 def test_outputs_into_a_read_only_folder_name_flag_and_folder(
     unprivileged: list[str], shared_dir: Path, tmp_path: Path
 ) -> None:
@@ -449,6 +458,7 @@ def test_a_bounded_trace_keeps_every_metric(workers: int) -> None:
     assert summary_bounded["n_evaluations"] == full.n_evaluations
 
 
+@pytest.mark.subprocess
 def test_a_huge_budget_finishes_with_progress(tmp_path: Path) -> None:
     db = tmp_path / "h.db"
     start = time.monotonic()
@@ -624,6 +634,8 @@ def test_a_bad_setting_lists_the_valid_ones(
         assert text in err, err
 
 
+@pytest.mark.ray
+@pytest.mark.subprocess
 def test_an_unreachable_ray_address_fails_fast(tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="the ray extra")
     start = time.monotonic()

@@ -258,7 +258,7 @@ def test_shipped_sample_figures() -> None:
 
 def test_proxy_cost_arithmetic() -> None:
     text = (DOCS / "concepts.md").read_text("utf-8").replace("\n", " ")
-    frontier = 144 * 100  # the study's frontier at about 100 s per evaluation (FACTS §4)
+    frontier = 144 * 100  # the study's frontier at about 100 s per evaluation (docs/facts.md §4)
     most = (110_000 - frontier) / N_ARCHS
     assert f"(110000 − {frontier}) / {N_ARCHS} ≈ {most:.1f} s" in text
     left = 110_000 - DEFAULT_PROXY_COST * N_ARCHS - frontier

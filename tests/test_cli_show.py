@@ -121,6 +121,7 @@ def test_missing_row_of_a_partial_table(tmp_path: Path, capsys: pytest.CaptureFi
     assert "missing from the partial table" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_a_closed_pipe_ends_quietly() -> None:
     """A reader that went away (`nasfilter show 0 | head -1`) gets no traceback, exit 0."""
     import subprocess

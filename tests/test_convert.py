@@ -115,7 +115,7 @@ def test_rows_match_simulate_train_eval(dataset: str, monkeypatch: pytest.Monkey
 
 
 def test_cifar10_rows_match_the_published_fixture_values() -> None:
-    """Independent reference: the values listed in FACTS §3 (rounded as printed there)."""
+    """Independent reference: the values listed in docs/facts.md §3 (rounded as printed there)."""
     t = converted("cifar10")
     np.testing.assert_allclose(t.valid_acc[0], [66.60, 66.25, 66.59], atol=0.006)
     np.testing.assert_allclose(t.valid_acc[284], [79.35, 79.52, 79.08], atol=0.006)

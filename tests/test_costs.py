@@ -2,7 +2,7 @@
 
 References: xautodl's own ``get_model_infos`` and per-module counters on the real networks,
 torch forward hooks for activation shapes, the real ``nats_bench`` API on the official fixture,
-and the literal numbers of FACTS §1.
+and the literal numbers of docs/facts.md §1.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ REFERENCE_INDICES = (0, 11, 12, 284, N_ARCHS - 1)
 N_RANDOM = 30
 HALF_ULP_6 = 5e-7  # NATS stores MMACs and M params to 6 decimals
 
-# FACTS §1, CIFAR-10: (channels, MMACs, M params)
+# docs/facts.md §1, CIFAR-10: (channels, MMACs, M params)
 FACTS_CIFAR10 = (
     ("64:64:64:64:64", 274.399882, 0.713674),
     ("8:8:8:8:8", 4.481114, 0.011714),
@@ -381,6 +381,7 @@ def test_build_network_without_xautodl_says_what_to_install(
     assert isinstance(info.value, ImportError)
 
 
+@pytest.mark.subprocess
 def test_importing_costs_does_not_import_torch() -> None:
     code = (
         "import sys, nasfilter.costs, nasfilter.network; "

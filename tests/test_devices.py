@@ -12,7 +12,7 @@ from nasfilter.oracle.devices import (
     get_device,
 )
 
-# (SMs, memory GB, L2 MB of 2**20 or 1e6 bytes) from the vendors' whitepapers and FACTS §7.
+# (SMs, memory GB, L2 MB of 2**20 or 1e6 bytes) from the vendors' whitepapers and docs/facts.md §7.
 _FIGURES = {
     "v100": (80, 16e9, 6 * 2**20),
     "a100": (108, 80e9, 40e6),
@@ -32,7 +32,7 @@ def test_builtin_devices_carry_the_model_figures_with_sources(name: str) -> None
 
 
 def test_geforce_peak_is_the_fp32_accumulate_rate() -> None:
-    # FACTS §7: AMP accumulates in FP32, at half the FP16-accumulate rate on GeForce cards.
+    # docs/facts.md §7: AMP accumulates in FP32, at half the FP16-accumulate rate on GeForce cards.
     assert DEVICES["rtx3090"].peak_flops == 71e12
     assert DEVICES["rtx3090"].fp16_accumulate_peak_flops == 142e12
     assert DEVICES["rtx4090"].peak_flops == pytest.approx(165.2e12)

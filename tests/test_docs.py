@@ -14,6 +14,7 @@ from tests.docs_runner import REPO, console_commands, doc_files, extract_blocks,
 DOCS = doc_files()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("path", DOCS, ids=[str(p.relative_to(REPO)) for p in DOCS])
 def test_doc_code_runs(path: Path) -> None:
     done = run_file(path)
@@ -116,6 +117,7 @@ def _write_doc(tmp_path: Path, text: str) -> Path:
     return doc
 
 
+@pytest.mark.subprocess
 def test_runner_shares_state_and_files_in_order(tmp_path: Path) -> None:
     doc = _write_doc(
         tmp_path,
@@ -127,6 +129,7 @@ def test_runner_shares_state_and_files_in_order(tmp_path: Path) -> None:
     assert "answer 42" in done.stdout
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("text", "where", "kind"),
     [
@@ -149,6 +152,7 @@ def test_runner_failure_names_file_and_line(
     assert "never" not in done.stdout
 
 
+@pytest.mark.subprocess
 def test_python_traceback_points_at_the_markdown_line(tmp_path: Path) -> None:
     doc = _write_doc(tmp_path, "# t\n\n```python\na = 1\nb = a / 0\n```\n")
     done = run_file(doc, repo=tmp_path)
@@ -157,6 +161,7 @@ def test_python_traceback_points_at_the_markdown_line(tmp_path: Path) -> None:
     assert "ZeroDivisionError" in done.stderr
 
 
+@pytest.mark.subprocess
 def test_file_block_is_written_not_run(tmp_path: Path) -> None:
     doc = _write_doc(
         tmp_path,
@@ -171,6 +176,7 @@ def test_file_block_is_written_not_run(tmp_path: Path) -> None:
     assert "value 7" in done.stdout and "wrote pkg/mod.py" in done.stdout
 
 
+@pytest.mark.subprocess
 def test_no_run_block_is_skipped(tmp_path: Path) -> None:
     doc = _write_doc(
         tmp_path, "<!-- no-run: needs a GPU that CI does not have -->\n```sh\nexit 1\n```\n"

@@ -136,6 +136,7 @@ def test_run_one_is_a_pure_function_of_spec_and_seed() -> None:
     assert not a.same_results(c)
 
 
+@pytest.mark.subprocess
 def test_one_and_two_workers_give_identical_results(tmp_path: Path) -> None:
     specs = small_grid()
     one = run_experiment(specs, [0, 1], jobs=1)
@@ -153,6 +154,7 @@ def test_one_and_two_workers_give_identical_results(tmp_path: Path) -> None:
             assert all(np.array_equal(ea[k], eb[k], equal_nan=ea[k].dtype.kind == "f") for k in ea)
 
 
+@pytest.mark.subprocess
 def test_resume_after_a_killed_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     marker = tmp_path / "kill-once"
     marker.touch()
@@ -353,6 +355,7 @@ def test_more_workers_spend_the_same_worker_seconds_in_less_wall_time() -> None:
     assert wall.clock >= 20_000.0 and wall.worker_seconds > 3 * 20_000.0
 
 
+@pytest.mark.subprocess
 def test_run_experiment_with_workers_is_independent_of_processes() -> None:
     specs = grid(["reinforce", "evolution"], budget=30_000.0, n_ticks=5, workers=4)
     one = run_experiment(specs, [0, 1], jobs=1)

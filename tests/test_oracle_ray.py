@@ -27,6 +27,7 @@ def local_ray() -> Iterator[None]:
         ray.shutdown()
 
 
+@pytest.mark.ray
 def test_ray_roofline_sweep_matches_local(local_ray: None, tmp_path: Path) -> None:
     archs = list(range(0, 32768, 7))
     with MeasurementCache(tmp_path / "ray.sqlite") as cache:
@@ -45,6 +46,7 @@ def test_ray_roofline_sweep_matches_local(local_ray: None, tmp_path: Path) -> No
     assert np.isnan(thr[1])
 
 
+@pytest.mark.ray
 def test_ray_onnxruntime_sweep_from_a_spec(local_ray: None, tmp_path: Path) -> None:
     spec = BackendSpec(
         "onnxruntime",

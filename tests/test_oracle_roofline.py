@@ -32,7 +32,7 @@ CIFAR = get_dataset("cifar10")
     ],
 )
 def test_builtin_device_cmr_matches_the_data_sheets(name: str, cmr: int) -> None:
-    # FACTS §7: dense FP16 peak / memory bandwidth, FLOP/byte.
+    # docs/facts.md §7: dense FP16 peak / memory bandwidth, FLOP/byte.
     assert round(get_device(name).cmr("spec")) == cmr
 
 

@@ -117,11 +117,13 @@ def _make_report(folder: Path) -> tuple[Path, list[plots.FigureFiles]]:
     return report, figs
 
 
+@pytest.mark.browser
 def test_report_renders_every_figure(browser: Chromium, tmp_path: Path) -> None:
     report, figs = _make_report(tmp_path)
     _assert_every_figure_renders(browser, report, figs, tmp_path)
 
 
+@pytest.mark.browser
 def test_survey_report_renders_every_figure(browser: Chromium, tmp_path: Path) -> None:
     """The CNN survey's report (Fig. 1, 2a, 2b) on real timm models and real measurements."""
     from nasfilter.oracle.devices import get_device
@@ -182,6 +184,7 @@ def _assert_every_figure_renders(
         assert crop.mean() > 150 and crop.min() < 80, s["id"]
 
 
+@pytest.mark.browser
 def test_broken_image_is_detected(browser: Chromium, tmp_path: Path) -> None:
     """The check above can fail: a corrupt data URI reports no natural size."""
     page = tmp_path / "broken.html"
@@ -220,6 +223,7 @@ ORACLE_TABLE_JS = """
 """
 
 
+@pytest.mark.browser
 def test_reproduce_report_shows_both_oracles_side_by_side(
     browser: Chromium, tmp_path: Path
 ) -> None:

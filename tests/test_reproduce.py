@@ -54,6 +54,7 @@ def inputs() -> tuple[Any, ProxyTable]:
     return load_table(None, "cifar10"), proxy_table("calibrated", "v100", "cifar10")
 
 
+@pytest.mark.slow
 def test_every_output_is_written(out: Path, summary: dict[str, Any]) -> None:
     assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUT_FILES)
     for stem in FIGURE_STEMS:
@@ -73,6 +74,7 @@ def test_every_output_is_written(out: Path, summary: dict[str, Any]) -> None:
     assert len(summary["runs"]) == len(METHODS) * len(SEEDS)
 
 
+@pytest.mark.slow
 def test_report_includes_the_cnn_survey(out: Path, summary: dict[str, Any]) -> None:
     # timm is in the test extra, so the survey section is there (docs/survey.md).
     survey = summary["survey"]
@@ -84,6 +86,7 @@ def test_report_includes_the_cnn_survey(out: Path, summary: dict[str, Any]) -> N
     assert "CNN survey" in html and 'id="img-fig2b"' in html
 
 
+@pytest.mark.slow
 def test_fig3_numbers_match_independent_references(
     summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
 ) -> None:
@@ -102,6 +105,7 @@ def test_fig3_numbers_match_independent_references(
     assert fig3["spearman_utilization_accuracy"] == pytest.approx(rho, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_true_front_matches_moocore(
     summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
 ) -> None:
@@ -114,6 +118,7 @@ def test_true_front_matches_moocore(
     np.testing.assert_array_equal(summary["true_front"]["test_acc"], table.test_acc[expected])
 
 
+@pytest.mark.slow
 def test_fronts_of_figs_5_and_6_are_non_dominated_subsets(
     summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
 ) -> None:
@@ -131,6 +136,7 @@ def test_fronts_of_figs_5_and_6_are_non_dominated_subsets(
     assert fig5["evaluated"] == summary["fig3"]["pareto_set"]
 
 
+@pytest.mark.slow
 def test_metrics_table_aggregates_the_runs(summary: dict[str, Any]) -> None:
     for row in summary["metrics_table"]:
         runs = [r for r in summary["runs"] if r["method"] == row["method"]]
@@ -156,6 +162,7 @@ def test_metrics_table_aggregates_the_runs(summary: dict[str, Any]) -> None:
                 assert at_budget <= final + 1e-12
 
 
+@pytest.mark.slow
 def test_the_workers_comparison(out: Path, summary: dict[str, Any]) -> None:
     wc = summary["workers_comparison"]
     assert wc["workers"] == [1, 4, 16] == summary["parameters"]["workers"]
@@ -183,6 +190,7 @@ def test_the_workers_comparison(out: Path, summary: dict[str, Any]) -> None:
     assert "Simulated parallel workers" in page and "HV ratio at 5,000 s" in page
 
 
+@pytest.mark.slow
 def test_markdown_and_csv_tables(out: Path, summary: dict[str, Any]) -> None:
     md = (out / "metrics.md").read_text("utf-8")
     rows = [line for line in md.splitlines() if line.startswith("| ")]
@@ -193,6 +201,7 @@ def test_markdown_and_csv_tables(out: Path, summary: dict[str, Any]) -> None:
     assert csv_lines[0].startswith("method,searcher,filter,runs,hv_ratio_mean,hv_ratio_se")
 
 
+@pytest.mark.slow
 def test_report_embeds_every_figure(out: Path, summary: dict[str, Any]) -> None:
     page = (out / "report.html").read_text("utf-8")
     for stem in FIGURE_STEMS:
@@ -204,6 +213,8 @@ def test_report_embeds_every_figure(out: Path, summary: dict[str, Any]) -> None:
     assert "http://" not in page and "https://" not in page
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_report_renders_in_chromium(out: Path) -> None:
     from tests.chromium import Chromium, ChromiumMissing, find_chromium
     from tests.test_report_browser import IMAGE_STATUS_JS
@@ -223,6 +234,7 @@ def test_report_renders_in_chromium(out: Path) -> None:
 
 
 # ------------------------------------------------------------------ bad input
+@pytest.mark.slow
 def test_non_empty_out_dir_is_refused(out: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = (out / "summary.json").stat().st_mtime_ns
     assert main(["reproduce", "--out", str(out), "--seeds", "0", "--quiet"]) == 2
@@ -280,6 +292,7 @@ def test_bad_arguments_fail_before_writing(
     assert not target.exists()
 
 
+@pytest.mark.slow
 def test_the_report_sets_both_analytic_oracles_side_by_side(
     out: Path, summary: dict[str, Any], inputs: tuple[Any, ProxyTable]
 ) -> None:

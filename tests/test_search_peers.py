@@ -1,4 +1,4 @@
-"""Issue 10: the Optuna searchers, budget-aware scans, flagged empty runs, the structured
+"""The Optuna searchers, budget-aware scans, flagged empty runs, the structured
 synthetic table."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 from nasfilter import space
 from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
 
-# Reference pairs from FACTS §1 (the official archive's order).
+# Reference pairs from docs/facts.md §1 (the official archive's order).
 REFERENCE = [
     ("8:8:8:8:8", 0),
     ("64:64:64:64:64", 32767),

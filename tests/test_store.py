@@ -158,6 +158,7 @@ def _write(db: str, seeds: list[int]) -> None:
         run_experiment(specs, seeds, store=store, jobs=1)
 
 
+@pytest.mark.subprocess
 def test_two_writer_processes_share_one_database(tmp_path: Path) -> None:
     db = str(tmp_path / "r.db")
     ctx = multiprocessing.get_context("spawn")

@@ -1,8 +1,8 @@
 """The embedded synthetic surrogate table, checked against real NATS-Bench numbers.
 
-References: the literal values of FACTS §3 (CIFAR-10 fixture rows, the mean over all 32768,
-index 1234 and index 12 from the NATS-Bench notebooks), the official fixture read with the
-real ``nats_bench`` API for all three datasets, and :func:`nasfilter.costs.network_costs`.
+References: the literal values of docs/facts.md §3 (CIFAR-10 fixture rows, the mean over all
+32768, index 1234 and index 12 from the NATS-Bench notebooks), the official fixture read with
+the real ``nats_bench`` API for all three datasets, and :func:`nasfilter.costs.network_costs`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ DATASET_NAMES = tuple(DATASETS)  # cifar10, cifar100, ImageNet16-120
 FIXTURE_INDICES = (0, 11, 284)
 SEEDS = (777, 888, 999)
 
-# FACTS §3, CIFAR-10: index -> (x-valid acc @12 per seed, test acc @90, train s/epoch
+# docs/facts.md §3, CIFAR-10: index -> (x-valid acc @12 per seed, test acc @90, train s/epoch
 # on cifar10-valid, latency s)
 FACTS_CIFAR10 = {
     0: ((66.60, 66.25, 66.59), 79.79, 3.548, 0.01303),
@@ -162,7 +162,7 @@ def test_save_load_round_trip_keeps_the_label(tmp_path: Path) -> None:
     np.testing.assert_array_equal(back.valid_acc, table.valid_acc)
 
 
-# ---- calibration against FACTS (CIFAR-10) --------------------------------------------------
+# ---- calibration against docs/facts.md (CIFAR-10) -----------------------------------------
 
 
 def test_mean_test_accuracy_matches_nats_bench() -> None:

@@ -36,6 +36,7 @@ def _rows(out: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_writes_every_output(survey_dir: Path) -> None:
     for name in (*OUTPUTS, "fig1.png", "fig2a.png", "fig2b.png", "fig1.svg"):
         assert (survey_dir / name).stat().st_size > 0, name
@@ -50,7 +51,7 @@ def test_writes_every_output(survey_dir: Path) -> None:
     m = measured[("resnet50", 288)]
     assert float(row["measured_throughput"]) == pytest.approx(m.throughput)
     assert int(row["batch"]) == m.batch
-    # utilization = images/s x FLOPs per image / 165.2 TFLOP/s (FACTS §7)
+    # utilization = images/s x FLOPs per image / 165.2 TFLOP/s (docs/facts.md §7)
     assert float(row["utilization"]) == pytest.approx(
         m.throughput * 2 * float(row["macs"]) / 165.2e12, rel=1e-6
     )
@@ -59,6 +60,7 @@ def test_writes_every_output(survey_dir: Path) -> None:
     assert vit and all(r["is_cnn"] == "false" for r in vit)
 
 
+@pytest.mark.slow
 def test_summary_answers_the_studys_questions(survey_dir: Path) -> None:
     s = json.loads((survey_dir / "summary.json").read_text())
     rows = [r for r in _rows(survey_dir) if r["is_cnn"] == "true"]
@@ -81,6 +83,7 @@ def test_summary_answers_the_studys_questions(survey_dir: Path) -> None:
         assert float(r["folded_flops"]) == pytest.approx(float(r["flops"]), rel=0.1)
 
 
+@pytest.mark.slow
 def test_layers_csv_matches_the_rows(survey_dir: Path) -> None:
     with (survey_dir / "layers.csv").open() as fh:
         layers = list(csv.DictReader(fh))
@@ -91,6 +94,7 @@ def test_layers_csv_matches_the_rows(survey_dir: Path) -> None:
         assert sum(float(x["macs"]) for x in mine) == pytest.approx(float(row["macs"]), rel=1e-5)
 
 
+@pytest.mark.slow
 def test_report_has_the_survey_section(survey_dir: Path) -> None:
     html = (survey_dir / "report.html").read_text()
     assert "CNN survey" in html and html.count("<img") == 3

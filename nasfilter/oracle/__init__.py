@@ -1,6 +1,7 @@
 """The utilization oracle: how well does a network use the processor it runs on?
 
-Utilization = achieved FLOP/s / peak FLOP/s = throughput x FLOPs per image / peak (FACTS §4).
+Utilization = achieved FLOP/s / peak FLOP/s = throughput x FLOPs per image / peak
+(docs/facts.md §4).
 Backends (:mod:`.registry`): the analytic ``roofline`` (any device spec, all 32768 networks in
 well under a second), the ``calibrated`` GPU model (:mod:`.gpumodel`: tiles, waves, kernels,
 layouts; its figures fitted to real measurements by :mod:`.calibration`), ``onnxruntime``

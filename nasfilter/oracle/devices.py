@@ -1,6 +1,6 @@
 """Device specifications: peak FLOP/s, memory bandwidth, and what a GPU model needs besides.
 
-The built-in specs are FACTS §7 (dense FP16 tensor-core peak, memory bandwidth) plus the
+The built-in specs are docs/facts.md §7 (dense FP16 tensor-core peak, memory bandwidth) plus the
 figures the calibrated GPU model (:mod:`nasfilter.oracle.gpumodel`) reads: the number of
 streaming multiprocessors (the wave size of a GEMM), the memory size (the largest batch) and
 the L2 size, each from the vendor's architecture whitepaper or data sheet named in the spec's
@@ -9,7 +9,7 @@ the L2 size, each from the vendor's architecture whitepaper or data sheet named 
 ``peak_flops`` is the dense FP16 tensor-core rate **with FP32 accumulation**, the rate that
 cuDNN, PyTorch AMP and TensorRT's FP16 kernels run at. GeForce cards (RTX 3090, 4090) run FP16
 tensor math at twice that rate only when accumulating in FP16; that figure is kept in
-``fp16_accumulate_peak_flops`` and used by nothing by default (FACTS §7). Data-centre cards
+``fp16_accumulate_peak_flops`` and used by nothing by default (docs/facts.md §7). Data-centre cards
 have one rate for both.
 
 Users define their own with ``name:peak_tflops:bandwidth_tbs`` (for example ``mygpu:200:1.5``;
@@ -215,13 +215,13 @@ DEVICES: dict[str, DeviceSpec] = {
         "v100",
         125 * _T,
         0.9 * _T,
-        measured_peak_flops=100 * _T,  # the study's measured peak (FACTS §4)
+        measured_peak_flops=100 * _T,  # the study's measured peak (docs/facts.md §4)
         description="NVIDIA V100 SXM2 16 GB",
         sm_count=80,
         memory_bytes=16 * _GB,
         l2_bytes=6 * _MIB,
         sources="NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 80 SMs, 6144 KB L2, "
-        "16 GB HBM2, 900 GB/s, 125 TFLOP/s tensor; FACTS §7",
+        "16 GB HBM2, 900 GB/s, 125 TFLOP/s tensor; docs/facts.md §7",
     ),
     "a100": DeviceSpec(
         "a100",
@@ -232,7 +232,7 @@ DEVICES: dict[str, DeviceSpec] = {
         memory_bytes=80 * _GB,
         l2_bytes=40 * _MB,
         sources="NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 108 SMs, 40 MB L2; "
-        "A100 80GB data sheet: 80 GB HBM2e, 2039 GB/s, 312 TFLOP/s FP16 tensor; FACTS §7",
+        "A100 80GB data sheet: 80 GB HBM2e, 2039 GB/s, 312 TFLOP/s FP16 tensor; docs/facts.md §7",
     ),
     "h100": DeviceSpec(
         "h100",
@@ -243,13 +243,14 @@ DEVICES: dict[str, DeviceSpec] = {
         memory_bytes=80 * _GB,
         l2_bytes=50 * _MB,
         sources="NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and data sheet: "
-        "H100 SXM5 132 SMs, 50 MB L2, 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s dense FP16; FACTS §7",
+        "H100 SXM5 132 SMs, 50 MB L2, 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s dense FP16; "
+        "docs/facts.md §7",
     ),
     "h200": DeviceSpec(
         "h200",
         989 * _T,
         4.8 * _T,
-        measured_peak_flops=780 * _T,  # a bf16 matrix product reached 770-800 (FACTS §7)
+        measured_peak_flops=780 * _T,  # a bf16 matrix product reached 770-800 (docs/facts.md §7)
         measured_bandwidth=4.3 * _T,
         description="NVIDIA H200 SXM",
         sm_count=132,
@@ -257,7 +258,7 @@ DEVICES: dict[str, DeviceSpec] = {
         l2_bytes=50 * _MB,
         sources="NVIDIA H200 Tensor Core GPU data sheet (2024): 141 GB HBM3e, 4.8 TB/s, "
         "989 TFLOP/s dense FP16; the same GH100 chip as the H100 SXM (132 SMs, 50 MB L2); "
-        "FACTS §7",
+        "docs/facts.md §7",
     ),
     "rtx3090": DeviceSpec(
         "rtx3090",
@@ -270,7 +271,7 @@ DEVICES: dict[str, DeviceSpec] = {
         fp16_accumulate_peak_flops=142 * _T,
         sources="NVIDIA Ampere GA102 GPU Architecture whitepaper (2020): 82 SMs, 6144 KB L2, "
         "24 GB GDDR6X, 936 GB/s, 71 TFLOP/s FP16 tensor with FP32 accumulate (142 with FP16 "
-        "accumulate); FACTS §7",
+        "accumulate); docs/facts.md §7",
     ),
     "rtx4090": DeviceSpec(
         "rtx4090",
@@ -283,7 +284,7 @@ DEVICES: dict[str, DeviceSpec] = {
         fp16_accumulate_peak_flops=330.3 * _T,
         sources="NVIDIA Ada GPU Architecture whitepaper (2022): RTX 4090 128 SMs, 72 MB L2, "
         "24 GB GDDR6X, 1008 GB/s, 165.2 TFLOP/s FP16 tensor with FP32 accumulate (330.3 with "
-        "FP16 accumulate); FACTS §7",
+        "FP16 accumulate); docs/facts.md §7",
     ),
 }
 DEFAULT_DEVICE = "v100"

@@ -1,6 +1,7 @@
 """One oracle answer for one architecture: the :class:`Measurement` row and its status.
 
-Utilization = achieved FLOP/s / peak FLOP/s = throughput x FLOPs per image / peak (FACTS §4).
+Utilization = achieved FLOP/s / peak FLOP/s = throughput x FLOPs per image / peak
+(docs/facts.md §4).
 FLOPs per image are 2 x the NATS-Bench MACs (``nasfilter.costs.flops``) for every backend, so
 utilizations of different backends are comparable.
 """

@@ -11,7 +11,7 @@ residual add fused into the producing conv), at batch ``B``::
 
 Layers absent from an architecture (identity skips) cost nothing. A layer can reach the peak
 only if its arithmetic intensity ``flops_l / bytes_l`` exceeds the device's CMR
-(``peak / bandwidth``), FACTS §4.
+(``peak / bandwidth``), docs/facts.md §4.
 
 Model settings, and why (see docs/oracle.md):
 

@@ -5,7 +5,7 @@ it, and build an engine with one optimization profile (min 1, opt ``opt_batch``,
 ``batch_cap``; ``opt`` stays the same for every architecture so timing-cache entries match).
 Builds are strongly typed where TensorRT offers it (``NetworkDefinitionCreationFlag.
 STRONGLY_TYPED``: TensorRT 10.12+ and 11, which removed the precision builder flags); older
-TensorRT 10 builds set ``BuilderFlag.FP16`` instead (FACTS §6). A timing cache is shared by
+TensorRT 10 builds set ``BuilderFlag.FP16`` instead (docs/facts.md §6). A timing cache is shared by
 every build of the process and saved to a file so that later processes start warm; one
 ``Builder`` and one ``Runtime`` serve the whole process. The largest batch that fits is
 found by doubling and bisecting on out-of-memory (device memory is allocated per shape,

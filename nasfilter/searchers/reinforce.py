@@ -1,6 +1,6 @@
 """REINFORCE over the size space, as NATS-Bench's reference ``exps/NATS-algos/reinforce.py``.
 
-The algorithm (FACTS §5), in numpy (no torch):
+The algorithm (docs/facts.md §5), in numpy (no torch):
 
 - a 5 x 8 logit matrix ``theta``, initialised as ``1e-3 * randn`` from the run's generator;
   layer k's channel is drawn from ``softmax(theta[k])``, one architecture per step (by the
@@ -17,7 +17,7 @@ Rewards:
 - ``"accuracy"``: the validation accuracy told (percent), as in NATS-Bench;
 - ``"mnas"``: MnasNet's soft constraint for a throughput target,
   ``accuracy * (throughput / target_throughput) ** w`` with ``target_throughput`` = 175000
-  images/s and ``w`` = 0.07 (FACTS §4). The throughput is read from the proxy when the
+  images/s and ``w`` = 0.07 (docs/facts.md §4). The throughput is read from the proxy when the
   architecture is proposed, charged as one proxy query; the searcher remembers what it has
   paid for, so a repeated proposal is not charged twice.
 

@@ -6,7 +6,7 @@ width grows by sqrt(f) (so ``f`` must be a perfect square); depthwise convolutio
 group per channel (their groups grow by sqrt(f)); the classifier emits classes·f logits (f
 blocks of ``classes``). Per original image the MACs of the dense layers stay the same (each
 folded layer does f times the work for f images) while the activations moved per image fall by
-sqrt(f): arithmetic intensity grows by about sqrt(f) (FACTS §4).
+sqrt(f): arithmetic intensity grows by about sqrt(f) (docs/facts.md §4).
 
 The widening is generic: every ``Conv2d``, ``Linear``, batch norm, group norm and layer norm
 (subclasses included, timm's ``BatchNormAct2d``, ``Conv2dSame``, ``ScaledStdConv2d`` ...) gets

@@ -3,7 +3,7 @@
 Both are the oracle's own functions applied to a one-model :class:`LayerTable`; nothing here
 is a second copy of a device model:
 
-- ``roofline_throughput``: the plain per-layer roofline (FACTS §4),
+- ``roofline_throughput``: the plain per-layer roofline (docs/facts.md §4),
   :func:`nasfilter.oracle.roofline.roofline_layer_seconds` with the data-sheet peak and
   bandwidth and no launch overhead: ``max(FLOPs / peak, bytes / bandwidth)`` per layer, FP16.
 - ``predicted_throughput``: the survey's single hook for "the oracle's best GPU model"; every

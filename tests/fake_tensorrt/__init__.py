@@ -1,8 +1,9 @@
 """Fake ``tensorrt`` modules (TensorRT 10 and 11 API generations) and a fake CUDA torch.
 
-TensorRT cannot be installed on the project's machines (FACTS §6), so the TensorRT backend is
-tested against these fakes. They implement the calls the backend makes, record every call in
-``module.calls``, and enforce the rules of each generation that the backend must respect:
+TensorRT cannot be installed on the project's machines (docs/facts.md §6), so the TensorRT
+backend is tested against these fakes. They implement the calls the backend makes, record
+every call in ``module.calls``, and enforce the rules of each generation that the backend
+must respect:
 
 - generation "10.8": ``BuilderFlag.FP16`` exists, no ``STRONGLY_TYPED`` network flag;
 - generation "10.13": both exist; a strongly typed network refuses precision flags;
