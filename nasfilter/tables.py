@@ -48,7 +48,7 @@ def load_table(
     name = table_name(path)
     if name is not None:
         return NAMED_TABLES[name][0](ds.name)
-    table = BenchmarkTable.load(str(path))
+    table = BenchmarkTable.load(path)
     if table.dataset != ds:
         raise ValueError(
             f"table {str(path)!r} holds dataset {table.dataset.name!r}, not {ds.name!r}; "

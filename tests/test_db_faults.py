@@ -647,7 +647,7 @@ def test_measure_onto_a_full_disk_names_the_cache(
     argv = ["measure", "--backend", "roofline", "--archs", "sample:400", "--quiet"]
     code, _, err = cli(*argv, "--cache", str(cache), capsys=capsys)
     _no_traceback(code, err)
-    assert str(cache) in err and "disk may be full" in err
+    assert str(cache) in err and "disk is full" in err
     assert "cannot rollback" not in err and "may be corrupt" not in err
     assert not cache.exists() or cache.stat().st_size > 0  # no empty cache left behind
 
