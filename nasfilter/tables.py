@@ -48,6 +48,7 @@ def load_table(
     name = table_name(path)
     if name is not None:
         return NAMED_TABLES[name][0](ds.name)
+    assert path is not None  # None is a name: the default table, returned above
     table = BenchmarkTable.load(path)
     if table.dataset != ds:
         raise ValueError(
