@@ -108,11 +108,15 @@ def build_curves(dataset: str, hp: str) -> np.ndarray:
     cal = CURVE_CALIBRATIONS[name]
     x = np.arange(1, epochs + 1, dtype=np.float64) / epochs  # (E,)
     gamma = cal.gamma[hp] * _gammas(name)  # (N,)
-    rise = 1.0 - x[None, :] ** gamma[:, None]  # (N, E), 0 at the last epoch
+    rise = np.multiply.outer(gamma, np.log(x))  # (N, E): 1 - x ** gamma, 0 at the last epoch
+    np.exp(rise, out=rise)
+    np.subtract(1.0, rise, out=rise)
     g = _rng(name, _HP_KEYS[hp])
     g.standard_normal(N_ARCHS)  # the draw final_accuracy makes for hp 90
-    noise = g.standard_normal((N_ARCHS, final.shape[1], epochs)) * (cal.sigma[hp] * (1.0 - x))
-    curves = final[:, :, None] - (final[:, :, None] - cal.chance) * rise[:, None, :] + noise
+    curves = g.standard_normal((N_ARCHS, final.shape[1], epochs))
+    curves *= cal.sigma[hp] * (1.0 - x)
+    curves -= (final - cal.chance)[:, :, None] * rise[:, None, :]
+    curves += final[:, :, None]
     np.clip(curves, 0.0, 100.0, out=curves)
     curves[:, :, -1] = final  # exactly the final values
     return curves
