@@ -154,3 +154,31 @@ def test_single_fidelity_runs_do_not_change() -> None:
         assert plain.evaluate(index) == with_curves.evaluate(index)
     # (str: the events' NaN throughputs never compare equal)
     assert str(plain.events) == str(with_curves.events) and len(plain.events) == 5
+
+
+def test_written_archive_with_uneven_seeds_and_varying_times(tmp_path: Path) -> None:
+    from nasfilter.testing.nats_full_archive import write_varied_archive
+
+    indices = [0, 1, 9, 100, 4000, 32767]
+    archive = write_varied_archive(tmp_path, FIXTURE / "000284.pickle.pbz2", indices,
+                                   np.random.default_rng(4), constant_times=False,
+                                   compresslevel=1)
+    out = convert_full(archive, tmp_path / "full", True, progress=False)
+    ref = nats_bench.create(str(archive), "sss", fast_mode=True, verbose=False)
+    curves = BenchmarkCurves(out, "cifar10")
+    problem = _problem(compact_table(out, "cifar10"), seed=6, curves=curves)
+    for index in indices:
+        for hp, iepoch in (("12", 3), ("90", 70), ("01", 0)):
+            seeds = curves.seeds(index, hp)
+            meta = ref.query_meta_info_by_index(index, hp)
+            assert seeds == sorted(meta.get_dataset_seeds("cifar10-valid"))
+            answers = {curves.evaluation(index, hp, s, iepoch) for s in seeds}
+            random.seed(index)
+            acc, _, cost, _ = ref.simulate_train_eval(index, "cifar10", iepoch=iepoch, hp=hp)
+            assert (acc, cost) in answers  # whichever seed nats_bench drew
+            for _ in range(4):
+                problem.evaluate_at(index, iepoch, hp=hp)
+                last = problem.fidelity_evaluations[-1]
+                assert last.seed in seeds  # a missing seed is never drawn
+                assert (last.accuracy, last.cost) == curves.evaluation(index, hp, last.seed,
+                                                                       iepoch)
