@@ -167,6 +167,8 @@ def test_written_archive_with_uneven_seeds_and_varying_times(tmp_path: Path) -> 
     ref = nats_bench.create(str(archive), "sss", fast_mode=True, verbose=False)
     curves = BenchmarkCurves(out, "cifar10")
     problem = _problem(compact_table(out, "cifar10"), seed=6, curves=curves)
+    counts = {len(curves.seeds(i, "12")) for i in indices}
+    assert min(counts) < 3 and max(counts) > 1  # the seed lists are uneven
     for index in indices:
         for hp, iepoch in (("12", 3), ("90", 70), ("01", 0)):
             seeds = curves.seeds(index, hp)
