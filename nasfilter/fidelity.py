@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+import numpy as np
+
 from nasfilter.datasets import get_dataset
 from nasfilter.fullbench import FullBenchmark
 from nasfilter.nats_api.records import FullRecords
@@ -84,12 +86,14 @@ def check_iepoch(curves: LearningCurves, hp: str, iepoch: object) -> int:
     if hp not in curves.hps():
         raise ValueError(f"hp {hp!r} is not a training setting; the settings are {curves.hps()}")
     epochs = curves.epochs(hp)
-    if isinstance(iepoch, bool) or not isinstance(iepoch, int) or not 0 <= iepoch < epochs:
+    whole = isinstance(iepoch, (int, np.integer)) and not isinstance(iepoch, bool)
+    epoch = int(iepoch) if whole else -1  # type: ignore[call-overload]
+    if not 0 <= epoch < epochs:
         raise ValueError(
             f"iepoch={iepoch!r} is out of range: hp {hp} trains {epochs} epochs, so iepoch "
             f"must be an integer in 0..{epochs - 1} (0-based, as nats_bench)"
         )
-    return int(iepoch)
+    return epoch
 
 
 class BenchmarkCurves:

@@ -127,6 +127,7 @@ def test_bad_epoch_setting_and_curves() -> None:
     with pytest.raises(ValueError, match=r"hp '200'.*\['01', '12', '90'\]"):
         problem.evaluate_at(0, 0, hp="200")
     assert problem.worker_seconds == 0.0 and problem.fidelity_evaluations == []
+    assert problem.evaluate_at(0, np.int64(11)) == problem.fidelity_evaluations[0].accuracy
     with pytest.raises(ValueError, match=r"dataset 'cifar100' but the table is of 'cifar10'"):
         _problem(embedded_table("cifar10"), curves=SyntheticCurves("cifar100"))
     with pytest.raises(ValueError, match="curves must be learning curves"):

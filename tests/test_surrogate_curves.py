@@ -108,5 +108,9 @@ def test_facade_bad_input_names_the_range() -> None:
         api.simulate_train_eval(0, "cifar10", hp="24")
     with pytest.raises(ValueError, match=r"seed \(888\) from \[777\]"):
         api.get_more_info(0, "cifar10-valid", hp="90", is_random=888)
+    with pytest.raises(KeyError, match="'cifar10-x'"):
+        api.get_more_info(0, "cifar10-x", hp="01", is_random=777)
+    with pytest.raises(NeedsFullBenchmarkError):  # the final record's hp-01 runs
+        api.get_more_info(0, "cifar10", hp="01", is_random=777)
     with pytest.raises(NeedsFullBenchmarkError):  # losses are not modelled
         api.get_more_info(0, "cifar10-valid", hp="12", is_random=False)

@@ -28,8 +28,8 @@ class SyntheticRecords(CompactRecords):
         return EPOCHS[hp]
 
     def _search_table(self, dataset: str) -> BenchmarkTable | None:
-        """The table whose search record is ``dataset``, else None."""
-        role, table = self.by_record[dataset] if dataset in self.by_record else ("", None)
+        """The table whose search record is ``dataset`` (a known record), else None."""
+        role, table = self.by_record[dataset]
         return table if role == "search" else None
 
     def seeds(self, index: int, hp: str, dataset: str) -> list[int]:
@@ -40,7 +40,8 @@ class SyntheticRecords(CompactRecords):
 
     def get_metrics(self, index: int, hp: str, dataset: str, setname: str, iepoch: Any = None,
                     is_random: Any = False) -> dict[str, Any]:
-        table = self._search_table(dataset) if dataset in self.by_record else None
+        self._table(dataset)  # KeyError for an unknown record
+        table = self._search_table(dataset)
         name = "x-valid" if setname == "valid" else setname
         if table is None or name not in ("train", "x-valid") or isinstance(is_random, bool):
             if hp == "01":
