@@ -6,8 +6,9 @@ validation, costing the training time summed over epochs ``0..iepoch`` plus the 
 time per epoch averaged over those epochs (``train-all-time + valid-per-time``; with constant
 per-epoch times, that epoch's validation time). Two sources:
 
-- :class:`BenchmarkCurves`: a full-fidelity benchmark folder (``nasfilter convert ARCHIVE
-  -o OUT``, no ``--dataset``), bit for bit as ``nats_bench`` computes it from the archive;
+- :class:`nasfilter.nats_api.curves.BenchmarkCurves`: a full-fidelity benchmark folder
+  (``nasfilter convert ARCHIVE -o OUT``, no ``--dataset``), bit for bit as ``nats_bench``
+  computes it from the archive;
 - :class:`SyntheticCurves`: the embedded surrogate's SYNTHETIC curves
   (:mod:`nasfilter.surrogate_curves`).
 
@@ -17,15 +18,11 @@ A compact table (``--dataset``) has no curves: :func:`curves_for` raises
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from nasfilter.datasets import get_dataset
-from nasfilter.fullbench import FullBenchmark
-from nasfilter.nats_api.records import FullRecords
 from nasfilter.surrogate import SOURCE as SURROGATE_SOURCE
 from nasfilter.surrogate import embedded_table
 from nasfilter.surrogate_curves import CURVE_SEEDS, EPOCHS, HPS, valid_curves
@@ -34,7 +31,7 @@ from nasfilter.table import BenchmarkTable
 HOW_TO_ADD_CURVES = (
     "convert the NATS-Bench archive with full fidelity: nasfilter convert "
     "NATS-sss-v1_0-50262-simple -o NATS-full (no --dataset), then pass "
-    "curves=BenchmarkCurves('NATS-full', dataset)"
+    "curves=nasfilter.nats_api.curves.BenchmarkCurves('NATS-full', dataset) to Problem"
 )
 
 
@@ -96,33 +93,6 @@ def check_iepoch(curves: LearningCurves, hp: str, iepoch: object) -> int:
     return epoch
 
 
-class BenchmarkCurves:
-    """Learning curves of a full-fidelity benchmark folder, for one dataset's search record
-    (``cifar10-valid`` for CIFAR-10), with ``nats_bench``'s arithmetic."""
-
-    synthetic = False
-
-    def __init__(self, bench: FullBenchmark | str | os.PathLike[str], dataset: str) -> None:
-        full = bench if isinstance(bench, FullBenchmark) else FullBenchmark.open(bench)
-        self.dataset = get_dataset(dataset).name
-        self.synthetic = full.synthetic
-        self._record = get_dataset(dataset).search_record
-        self._records = FullRecords(full)
-
-    def hps(self) -> list[str]:
-        return self._records.hps()
-
-    def epochs(self, hp: str) -> int:
-        return self._records.epochs(hp)
-
-    def seeds(self, index: int, hp: str) -> list[int]:
-        return self._records.seeds(index, hp, self._record)
-
-    def evaluation(self, index: int, hp: str, seed: int, iepoch: int) -> tuple[float, float]:
-        acc, cost = self._records.search_eval(index, hp, self._record, iepoch, seed)
-        return float(acc), float(cost)
-
-
 class SyntheticCurves:
     """The embedded surrogate's SYNTHETIC curves for one dataset (not NATS-Bench data)."""
 
@@ -151,15 +121,18 @@ class SyntheticCurves:
 
 
 def curves_for(table: BenchmarkTable) -> LearningCurves:
-    """The curves that come with ``table``: the surrogate's own, or those of the full
-    benchmark a compact table was derived from (if that folder still exists); else
-    NoCurvesError naming the conversion."""
+    """The curves that come with ``table`` (the surrogate's own); else NoCurvesError naming
+    the conversion, or the full benchmark a compact table was derived from."""
     prov = table.provenance
     if prov.synthetic and prov.source == SURROGATE_SOURCE:
         return SyntheticCurves(table.dataset.name)
     folder = (prov.extra or {}).get("full_benchmark")
-    if isinstance(folder, str) and Path(folder).is_dir():
-        return BenchmarkCurves(folder, table.dataset.name)
+    if isinstance(folder, str):
+        raise NoCurvesError(
+            f"table {table.label!r} keeps the last epoch of hp 12 only; its curves are in the "
+            f"full benchmark it was derived from: pass curves=nasfilter.nats_api.curves."
+            f"BenchmarkCurves({folder!r}, {table.dataset.name!r}) to Problem"
+        )
     raise NoCurvesError(
         f"table {table.label!r} has no learning curves (a compact table keeps the last "
         f"epoch of hp 12 only); {HOW_TO_ADD_CURVES}"
