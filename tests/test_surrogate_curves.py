@@ -114,3 +114,18 @@ def test_facade_bad_input_names_the_range() -> None:
         api.get_more_info(0, "cifar10", hp="01", is_random=777)
     with pytest.raises(NeedsFullBenchmarkError):  # losses are not modelled
         api.get_more_info(0, "cifar10-valid", hp="12", is_random=False)
+
+
+def test_successive_halving_loop_runs_on_the_synthetic_curves() -> None:
+    from nasfilter.nats_api.loops import seeded, successive_halving
+
+    api = create("synthetic", "sss", fast_mode=True, verbose=False)
+    with seeded(3):
+        first = successive_halving(api, "cifar10", 5000.0)
+    with seeded(3):
+        again = successive_halving(api, "cifar10", 5000.0)
+    assert first == again and first[-1][2] >= 5000.0  # deterministic, spends the budget
+    # epoch-1 evaluations (27 of them) come first, each far cheaper than a full one
+    costs = np.diff([0.0] + [total for _, _, total in first[:27]])
+    full = 12 * embedded_table("cifar10").train_time.min()
+    assert len(first) > 27 and costs.max() < full
