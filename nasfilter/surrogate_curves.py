@@ -56,9 +56,14 @@ class CurveCalibration:
 # maximum-likelihood scale of the residuals under noise sigma (1 - x); ratio_01 and sd_log_01
 # = mean and log-sd of the hp-01 ratio; delta_90, sd_90 = mean and sd of the hp-90 x-valid
 # final minus the hp-90 test accuracy (ori-test of `cifar10` for CIFAR-10, x-test otherwise).
+# Except CIFAR-10's delta_90, whose table matches the real mean test accuracy of the whole
+# space: there delta_90 = -3.16, the real mean hp-90 x-valid accuracy of all 32768
+# architectures (87.93, NATS-Bench's archive as exported by LightOn's
+# contrastive-embeddings-for-neural-architectures, MIT) minus the table's mean (91.09);
+# the fixture's three architectures give -2.55.
 CURVE_CALIBRATIONS: dict[str, CurveCalibration] = {
     "cifar10": CurveCalibration(10.0, {"12": 0.363, "90": 0.172}, {"12": 7.36, "90": 6.46},
-                                0.347, 0.281, -2.55, 0.45),
+                                0.347, 0.281, -3.16, 0.45),
     "cifar100": CurveCalibration(1.0, {"12": 0.669, "90": 0.370}, {"12": 6.64, "90": 7.53},
                                  0.197, 0.143, 0.27, 0.45),
     "ImageNet16-120": CurveCalibration(100 / 120, {"12": 0.505, "90": 0.342},
