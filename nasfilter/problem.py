@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from nasfilter.fidelity import FidelityEvaluation, LearningCurves, check_iepoch, curves_for
 from nasfilter.proxy import ProxyTable
 from nasfilter.space import N_ARCHS, ArchLike, as_arch
 from nasfilter.table import BenchmarkTable
@@ -290,6 +291,9 @@ class Problem:
             (:attr:`unlogged`) but not kept, so a huge budget cannot fill the memory. Final
             metrics and curves are those of the full trace, except the ``n_evaluations``
             curve, which counts logged evaluations only.
+        curves: learning curves for :meth:`evaluate_at` (an evaluation at a chosen epoch
+            and setting), such as ``nasfilter.fidelity.BenchmarkCurves(folder, dataset)``;
+            None takes the table's own (the surrogate's SYNTHETIC curves) when it needs them.
     """
 
     def __init__(
@@ -302,6 +306,7 @@ class Problem:
         charge_repeats: bool = True,
         charge_repeat_proxy: bool = False,
         trace_limit: int = TRACE_LIMIT,
+        curves: LearningCurves | None = None,
     ) -> None:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -368,6 +373,7 @@ class Problem:
         self._log = EventLog()
         self._eval_memo: dict[int, float] = {}
         self._proxy_memo: set[int] = set()
+        self._init_fidelity(curves)
 
     # ------------------------------------------------------------------ state
     @property
@@ -679,3 +685,74 @@ class Problem:
         self._proxy_seconds += spent
         self._proxy_memo.update(idx.tolist())
         return idx, np.stack([util, thr], axis=1)
+
+    # ---------------------------------------------------------------- fidelity
+    def _init_fidelity(self, curves: LearningCurves | None) -> None:
+        if curves is not None:
+            if not callable(getattr(curves, "evaluation", None)):
+                raise ValueError(
+                    "curves must be learning curves (nasfilter.fidelity.BenchmarkCurves or "
+                    f"SyntheticCurves) or None, got {type(curves).__name__}"
+                )
+            if curves.dataset != self.table.dataset.name:
+                raise ValueError(
+                    f"curves are of dataset {curves.dataset!r} but the table is of "
+                    f"{self.table.dataset.name!r}; pass the curves of the same dataset"
+                )
+        self._curves = curves
+        self._fidelity_log: list[FidelityEvaluation] = []
+        self._fidelity_seconds = 0.0
+
+    @property
+    def curves(self) -> LearningCurves:
+        """The learning curves behind :meth:`evaluate_at`: those given to the constructor,
+        else the table's own (:func:`nasfilter.fidelity.curves_for`; NoCurvesError if none)."""
+        if self._curves is None:
+            self._curves = curves_for(self.table)
+        return self._curves
+
+    @property
+    def fidelity_evaluations(self) -> list[FidelityEvaluation]:
+        """Every evaluation at a chosen epoch so far, in order (a copy). They are charged to
+        both clocks but are not in :attr:`log`, :attr:`n_evaluations` nor
+        :attr:`evaluation_seconds`, which count full evaluations only."""
+        return list(self._fidelity_log)
+
+    @property
+    def fidelity_seconds(self) -> float:
+        """Simulated seconds charged by evaluations at a chosen epoch."""
+        return self._fidelity_seconds
+
+    def evaluate_at(self, arch: ArchLike, iepoch: int, hp: str = "12") -> float:
+        """Train ``arch`` from scratch for ``iepoch + 1`` epochs of setting ``hp`` with one
+        random seed and validate; return the accuracy at that epoch (percent). One worker:
+        the wall clock waits for it. Charged as NATS-Bench's ``simulate_train_eval(arch,
+        dataset, iepoch, hp)``: training seconds summed over epochs 0..iepoch plus the
+        validation seconds per epoch (:mod:`nasfilter.fidelity`)."""
+        accuracy, end = self.start_evaluation_at(arch, iepoch, hp)
+        self.advance(end)
+        return accuracy
+
+    def start_evaluation_at(
+        self, arch: ArchLike, iepoch: int, hp: str = "12", trial: int = -1, worker: int = 0
+    ) -> tuple[float, float]:
+        """Start :meth:`evaluate_at` on ``worker`` now; return (accuracy, wall-clock second
+        it completes), as :meth:`start_evaluation`. The seed is drawn from the run's rng
+        among the architecture's seeds at ``hp``. ``max_evaluations`` does not cap these."""
+        index = _fast_index(arch)
+        curves = self.curves
+        epoch = check_iepoch(curves, hp, iepoch)
+        self._check_open("evaluate")
+        if not self._present[index]:
+            self.table.require(index)  # raises MissingArchitectureError naming the row
+        seeds = curves.seeds(index, hp)
+        seed = seeds[int(self._rng.integers(len(seeds)))]
+        accuracy, cost = curves.evaluation(index, hp, seed, epoch)
+        start = self._now
+        self._spent += cost
+        self._fidelity_seconds += cost
+        self._fidelity_log.append(FidelityEvaluation(
+            trial, index, hp, epoch, seed, accuracy, cost, self._spent, start, start + cost,
+            worker,
+        ))
+        return accuracy, start + cost

@@ -76,8 +76,6 @@ def test_synthetic_surrogate_is_labelled_and_answers_searches() -> None:
     assert lat == table.latency[32767] and total == cost == api.used_time
     assert cost == pytest.approx(12 * table.train_time[32767] + table.valid_time[32767])
     assert api.get_cost_info(0, "cifar10")["flops"] == embedded_table("cifar10").macs[0]
-    with pytest.raises(NeedsFullBenchmarkError):
-        api.simulate_train_eval(0, "cifar10", iepoch=0)
     with pytest.raises(NeedsFullBenchmarkError):  # the text shows losses, not kept
         api.query_info_str_by_arch(0, "12")
 

@@ -5,7 +5,8 @@ folder, or a compact ``.npz`` table that answers what a hp-12 search needs) and 
 :class:`NATSsize` with nats_bench 1.8's members and semantics, including its draws from
 Python's global ``random`` (see :mod:`nasfilter.nats_api.api`). ``create(None, 'sss')`` opens
 ``$NASFILTER_NATS_BENCHMARK``, else ``~/.nasfilter/NATS-sss-full``; ``create('synthetic',
-'sss')`` the embedded SYNTHETIC surrogate.
+'sss')`` the embedded SYNTHETIC surrogate, whose SYNTHETIC learning curves answer ``iepoch``
+and hp 01 / 12 / 90 searches (:mod:`nasfilter.nats_api.synthetic`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from nasfilter.nats_api.api import NATSsize
 from nasfilter.nats_api.compact import NeedsFullBenchmarkError, compact_records
 from nasfilter.nats_api.records import FullRecords
+from nasfilter.nats_api.synthetic import synthetic_records
 
 ENV_VAR = "NASFILTER_NATS_BENCHMARK"
 DEFAULT_FOLDER = Path("~/.nasfilter/NATS-sss-full")
@@ -83,7 +85,7 @@ def create(
         from nasfilter.surrogate import embedded_table
 
         tables = [embedded_table(name) for name in ("cifar10", "cifar100", "ImageNet16-120")]
-        return NATSsize(compact_records(tables), SYNTHETIC, fast_mode, verbose, SYNTHETIC_LABEL)
+        return NATSsize(synthetic_records(tables), SYNTHETIC, fast_mode, verbose, SYNTHETIC_LABEL)
     path = default_path() if file_path_or_dict is None else Path(file_path_or_dict).expanduser()
     if path.name.endswith((".pickle.pbz2", "-simple")):
         raise ValueError(

@@ -1,5 +1,6 @@
 """nats_bench's record queries answered from compact tables (a ``.npz`` converted with
-``--dataset``, or the embedded SYNTHETIC surrogate).
+``--dataset``, or the embedded SYNTHETIC surrogate, whose learning curves
+:mod:`nasfilter.nats_api.synthetic` adds on top).
 
 A compact table keeps only what a hp-12 search reads: per seed, the last-epoch validation
 accuracy of the search record; per-epoch times; the hp-90 test accuracy averaged over

@@ -1,0 +1,139 @@
+"""Learning curves for evaluations at a chosen epoch and training setting (multi-fidelity).
+
+A :class:`LearningCurves` answers one evaluation as NATS-Bench's ``simulate_train_eval``
+charges it: a retrain from scratch for ``iepoch + 1`` epochs of setting ``hp``, then one
+validation, costing the training time summed over epochs ``0..iepoch`` plus the validation
+time per epoch averaged over those epochs (``train-all-time + valid-per-time``; with constant
+per-epoch times, that epoch's validation time). Two sources:
+
+- :class:`nasfilter.nats_api.curves.BenchmarkCurves`: a full-fidelity benchmark folder
+  (``nasfilter convert ARCHIVE -o OUT``, no ``--dataset``), bit for bit as ``nats_bench``
+  computes it from the archive;
+- :class:`SyntheticCurves`: the embedded surrogate's SYNTHETIC curves
+  (:mod:`nasfilter.surrogate_curves`).
+
+A compact table (``--dataset``) has no curves: :func:`curves_for` raises
+:class:`NoCurvesError` naming the conversion that adds them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from nasfilter.datasets import get_dataset
+from nasfilter.surrogate import SOURCE as SURROGATE_SOURCE
+from nasfilter.surrogate import embedded_table
+from nasfilter.surrogate_curves import CURVE_SEEDS, EPOCHS, HPS, valid_curves
+from nasfilter.table import BenchmarkTable
+
+HOW_TO_ADD_CURVES = (
+    "convert the NATS-Bench archive with full fidelity: nasfilter convert "
+    "NATS-sss-v1_0-50262-simple -o NATS-full (no --dataset), then pass "
+    "curves=nasfilter.nats_api.curves.BenchmarkCurves('NATS-full', dataset) to Problem"
+)
+
+
+class NoCurvesError(ValueError):
+    """An evaluation at a chosen epoch on a table without learning curves."""
+
+
+class FidelityEvaluation(NamedTuple):
+    """One evaluation at a chosen epoch (units: percent, simulated seconds)."""
+
+    trial: int
+    arch: int  # NATS index
+    hp: str  # training setting, such as "12"
+    iepoch: int  # 0-based epoch: iepoch + 1 epochs were trained
+    seed: int  # training seed drawn
+    accuracy: float  # validation accuracy at that epoch (percent)
+    cost: float  # seconds charged (a retrain from scratch)
+    clock: float  # worker-seconds charged in the run after it
+    start: float  # wall clock when it began
+    end: float  # wall clock when its result was available
+    worker: int
+
+
+class LearningCurves(Protocol):
+    """Per-epoch validation accuracy and charged time of one dataset's search record."""
+
+    dataset: str
+    synthetic: bool
+
+    def hps(self) -> list[str]:
+        """The training settings, such as ``['01', '12', '90']``."""
+        ...
+
+    def epochs(self, hp: str) -> int:
+        """Epochs of setting ``hp`` (valid ``iepoch``: 0 .. epochs - 1)."""
+        ...
+
+    def seeds(self, index: int, hp: str) -> list[int]:
+        """The sorted training seeds of architecture ``index`` at ``hp``."""
+        ...
+
+    def evaluation(self, index: int, hp: str, seed: int, iepoch: int) -> tuple[float, float]:
+        """(validation accuracy in percent, charged seconds) of one seed's run."""
+        ...
+
+
+def check_iepoch(curves: LearningCurves, hp: str, iepoch: object) -> int:
+    """``iepoch`` as an int, or ValueError naming the setting and the valid range."""
+    if hp not in curves.hps():
+        raise ValueError(f"hp {hp!r} is not a training setting; the settings are {curves.hps()}")
+    epochs = curves.epochs(hp)
+    whole = isinstance(iepoch, (int, np.integer)) and not isinstance(iepoch, bool)
+    epoch = int(iepoch) if whole else -1  # type: ignore[call-overload]
+    if not 0 <= epoch < epochs:
+        raise ValueError(
+            f"iepoch={iepoch!r} is out of range: hp {hp} trains {epochs} epochs, so iepoch "
+            f"must be an integer in 0..{epochs - 1} (0-based, as nats_bench)"
+        )
+    return epoch
+
+
+class SyntheticCurves:
+    """The embedded surrogate's SYNTHETIC curves for one dataset (not NATS-Bench data)."""
+
+    synthetic = True
+
+    def __init__(self, dataset: str) -> None:
+        self.dataset = get_dataset(dataset).name
+        self._table = embedded_table(self.dataset)
+
+    def hps(self) -> list[str]:
+        return list(HPS)
+
+    def epochs(self, hp: str) -> int:
+        return EPOCHS[hp]
+
+    def seeds(self, index: int, hp: str) -> list[int]:
+        return list(CURVE_SEEDS[hp])
+
+    def evaluation(self, index: int, hp: str, seed: int, iepoch: int) -> tuple[float, float]:
+        total = iepoch + 1
+        acc = valid_curves(self.dataset, hp)[index, CURVE_SEEDS[hp].index(seed), iepoch]
+        # the facade's arithmetic: train-all-time + valid-all-time / epochs
+        train = float(self._table.train_time[index]) * total
+        valid = float(self._table.valid_time[index]) * total
+        return float(acc), train + valid / total
+
+
+def curves_for(table: BenchmarkTable) -> LearningCurves:
+    """The curves that come with ``table`` (the surrogate's own); else NoCurvesError naming
+    the conversion, or the full benchmark a compact table was derived from."""
+    prov = table.provenance
+    if prov.synthetic and prov.source == SURROGATE_SOURCE:
+        return SyntheticCurves(table.dataset.name)
+    folder = (prov.extra or {}).get("full_benchmark")
+    if isinstance(folder, str):
+        raise NoCurvesError(
+            f"table {table.label!r} keeps the last epoch of hp 12 only; its curves are in the "
+            f"full benchmark it was derived from: pass curves=nasfilter.nats_api.curves."
+            f"BenchmarkCurves({folder!r}, {table.dataset.name!r}) to Problem"
+        )
+    raise NoCurvesError(
+        f"table {table.label!r} has no learning curves (a compact table keeps the last "
+        f"epoch of hp 12 only); {HOW_TO_ADD_CURVES}"
+    )

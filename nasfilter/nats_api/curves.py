@@ -1,0 +1,40 @@
+"""Learning curves of a full-fidelity benchmark for ``Problem.evaluate_at``
+(:class:`nasfilter.fidelity.LearningCurves`), with ``nats_bench``'s arithmetic."""
+
+from __future__ import annotations
+
+import os
+
+from nasfilter.datasets import get_dataset
+from nasfilter.fullbench import FullBenchmark
+from nasfilter.nats_api.records import FullRecords
+
+
+class BenchmarkCurves:
+    """Learning curves of a full-fidelity benchmark folder, for one dataset's search record
+    (``cifar10-valid`` for CIFAR-10), with ``nats_bench``'s arithmetic."""
+
+    synthetic = False
+
+    def __init__(self, bench: FullBenchmark | str | os.PathLike[str], dataset: str) -> None:
+        full = bench if isinstance(bench, FullBenchmark) else FullBenchmark.open(bench)
+        self.dataset = get_dataset(dataset).name
+        self.synthetic = full.synthetic
+        self._record = get_dataset(dataset).search_record
+        self._records = FullRecords(full)
+
+    def hps(self) -> list[str]:
+        return self._records.hps()
+
+    def epochs(self, hp: str) -> int:
+        return self._records.epochs(hp)
+
+    def seeds(self, index: int, hp: str) -> list[int]:
+        return self._records.seeds(index, hp, self._record)
+
+    def evaluation(self, index: int, hp: str, seed: int, iepoch: int) -> tuple[float, float]:
+        acc, cost = self._records.search_eval(index, hp, self._record, iepoch, seed)
+        return float(acc), float(cost)
+
+
+__all__ = ["BenchmarkCurves"]
