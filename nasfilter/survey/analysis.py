@@ -272,6 +272,8 @@ def _shortcut(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
 
 
 _IN_PLACE: dict[Any, bool] = {}
+# Element-wise ops whose ATen schema lacks the point-wise tag (torch 2.x).
+_UNTAGGED_POINTWISE = frozenset({"hardswish"})
 
 
 def _pointwise_in_place(func: Any) -> bool:
@@ -283,7 +285,8 @@ def _pointwise_in_place(func: Any) -> bool:
         base = func._schema.name.split("::")[-1][:-1]
         packet = getattr(torch.ops.aten, base, None)
         default = getattr(packet, "default", None) if packet is not None else None
-        _IN_PLACE[func] = default is not None and torch.Tag.pointwise in default.tags
+        tagged = default is not None and torch.Tag.pointwise in default.tags
+        _IN_PLACE[func] = tagged or base in _UNTAGGED_POINTWISE
     return _IN_PLACE[func]
 
 
