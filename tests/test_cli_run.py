@@ -147,6 +147,7 @@ def wait_for_runs(proc: subprocess.Popen[str], db: Path, n: int) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize(("sig", "workers"), [(signal.SIGINT, 1), (signal.SIGKILL, 4)])
 def test_an_interrupted_run_resumes_without_loss(

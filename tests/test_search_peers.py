@@ -252,6 +252,7 @@ def test_structured_table_survives_the_real_archive_format(tmp_path: Path) -> No
         )
 
 
+@pytest.mark.slow
 def test_the_report_warns_about_a_method_that_evaluated_nothing(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     from nasfilter.reproduce import reproduce
