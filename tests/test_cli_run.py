@@ -184,6 +184,7 @@ def test_an_interrupted_run_resumes_without_loss(
     assert {(r["searcher"], r["seed"]): r["hv_ratio"] for r in final} == pytest.approx(expected)
 
 
+@pytest.mark.slow
 def test_demo_prints_the_comparison(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(
         ["demo", "--seeds", "0-1", "--budget", "80000", "--jobs", "1", "--no-progress"], capsys
