@@ -74,6 +74,7 @@ def test_a_worker_exits_when_its_parent_is_killed() -> None:
             os.kill(worker, signal.SIGKILL)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_killed_worker_is_a_clear_cli_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -421,6 +421,7 @@ def test_a_run_stops_when_its_searcher_only_repeats() -> None:
     assert result.status == "converged" and result.n_evaluations == 51
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 4])
 def test_a_bounded_trace_keeps_every_metric(workers: int) -> None:
     from nasfilter.metrics import FrontReference
@@ -458,6 +459,7 @@ def test_a_bounded_trace_keeps_every_metric(workers: int) -> None:
     assert summary_bounded["n_evaluations"] == full.n_evaluations
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_huge_budget_finishes_with_progress(tmp_path: Path) -> None:
     db = tmp_path / "h.db"

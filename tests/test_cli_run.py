@@ -148,6 +148,7 @@ def wait_for_runs(proc: subprocess.Popen[str], db: Path, n: int) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize(("sig", "workers"), [(signal.SIGINT, 1), (signal.SIGKILL, 4)])
 def test_an_interrupted_run_resumes_without_loss(
@@ -184,6 +185,7 @@ def test_an_interrupted_run_resumes_without_loss(
     assert {(r["searcher"], r["seed"]): r["hv_ratio"] for r in final} == pytest.approx(expected)
 
 
+@pytest.mark.slow
 def test_demo_prints_the_comparison(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(
         ["demo", "--seeds", "0-1", "--budget", "80000", "--jobs", "1", "--no-progress"], capsys

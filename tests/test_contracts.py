@@ -23,8 +23,17 @@ from nasfilter.testing.contracts import (
 )
 from nasfilter.trial import Trial
 
+# The model-based searchers refit their model on every proposal: 30-50 CPU seconds each here.
+SLOW_CONTRACTS = ("model-based", "model-based-hw")
 
-@pytest.mark.parametrize("name", SEARCHERS.names())
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=[pytest.mark.slow] if n in SLOW_CONTRACTS else [])
+        for n in SEARCHERS.names()
+    ],
+)
 def test_every_registered_searcher_passes_the_contract(name: str) -> None:
     check_searcher(lambda: SEARCHERS.create(name))
 

@@ -14,6 +14,7 @@ from tests.docs_runner import REPO, console_commands, doc_files, extract_blocks,
 DOCS = doc_files()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("path", DOCS, ids=[str(p.relative_to(REPO)) for p in DOCS])
 def test_doc_code_runs(path: Path) -> None:

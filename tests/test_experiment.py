@@ -136,6 +136,7 @@ def test_run_one_is_a_pure_function_of_spec_and_seed() -> None:
     assert not a.same_results(c)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_one_and_two_workers_give_identical_results(tmp_path: Path) -> None:
     specs = small_grid()
@@ -154,6 +155,7 @@ def test_one_and_two_workers_give_identical_results(tmp_path: Path) -> None:
             assert all(np.array_equal(ea[k], eb[k], equal_nan=ea[k].dtype.kind == "f") for k in ea)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_resume_after_a_killed_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     marker = tmp_path / "kill-once"
@@ -297,6 +299,7 @@ def test_a_recommendation_must_have_been_evaluated() -> None:
 
 
 # ------------------------------------------------------------------- parallel workers
+@pytest.mark.slow
 def test_k_workers_run_every_builtin_deterministically() -> None:
     """Every built-in searcher and filter at K=4: the same trace twice, each trial told
     once, never more than K evaluations at once, and the worker-seconds budget respected."""

@@ -131,6 +131,7 @@ def test_a_failing_fit_falls_back_instead_of_crashing(monkeypatch: pytest.Monkey
     assert searcher.fallbacks > 10
 
 
+@pytest.mark.slow
 def test_it_beats_random_search_on_the_embedded_table() -> None:
     table, proxy = _inputs()
     reference = FrontReference.build(table, proxy)  # type: ignore[arg-type]

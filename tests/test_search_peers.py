@@ -222,6 +222,7 @@ def test_structured_table_is_synthetic_and_unlike_the_surrogate() -> None:
     assert spearmanr(t.train_time, surrogate.train_time)[0] < 0.97
 
 
+@pytest.mark.slow
 def test_structured_table_survives_the_real_archive_format(tmp_path: Path) -> None:
     """The round trip bench_model_based skips: write the real NATS format, run
     ``nasfilter convert``, and get the built table back, on 1000 random rows and both ends
@@ -251,6 +252,7 @@ def test_structured_table_survives_the_real_archive_format(tmp_path: Path) -> No
         )
 
 
+@pytest.mark.slow
 def test_the_report_warns_about_a_method_that_evaluated_nothing(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     from nasfilter.reproduce import reproduce

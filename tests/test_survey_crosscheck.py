@@ -89,6 +89,7 @@ def test_at_least_100_models_are_checked() -> None:
     assert len(SELECTION) >= 100
 
 
+@pytest.mark.slow
 def test_cached_profiles_match_a_fresh_analysis(
     profiles: dict[tuple[str, int], ModelProfile],
 ) -> None:
@@ -100,6 +101,7 @@ def test_cached_profiles_match_a_fresh_analysis(
         assert used.table.macs.sum() == fresh.table.macs.sum(), model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "size", "gmacs", "params_m"), SELECTION)
 def test_macs_and_params_within_2_percent(
     model: str,
@@ -113,6 +115,7 @@ def test_macs_and_params_within_2_percent(
     assert profile.params / 1e6 == pytest.approx(params_m, rel=0.02, abs=0.005)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["convmixer_768_32", "sequencer2d_s", "ecaresnext50t_32x4d"])
 def test_explained_outliers_are_outside_for_the_stated_reason(model: str) -> None:
     published = {m.model: m for m in read_benchmark(shipped_benchmark("rtx4090", "nchw"))}[model]
