@@ -248,18 +248,23 @@ def grouped_conv_flops(batch: float | np.ndarray, table: LayerTable) -> np.ndarr
     return 2.0 * batch * table.gemm_m * groups * width * depth
 
 
-def padded_reduction(table: LayerTable) -> np.ndarray:
+def padded_reduction(table: LayerTable, unaligned: np.ndarray | None = None) -> np.ndarray:
     """K' per layer, (B, L): ``C_in / groups`` rounded up to :data:`K_GRANULE`, times the taps.
 
     NHWC implicit-GEMM kernels reduce over the channels of one filter tap at a time, so the
-    padding is per tap; where ``in_channels`` is 0 (unknown) the whole K pads instead.
+    padding is per tap; where ``in_channels`` is 0 (unknown) the whole K pads instead. Where
+    the channels per group are a multiple of :data:`K_GRANULE` both agree; ``unaligned``
+    (bool (B, L), default: every layer) says where they may not, to skip the other columns.
     """
-    groups = np.maximum(table.groups, 1.0)
-    per_group = table.in_channels / groups
-    with np.errstate(divide="ignore", invalid="ignore"):
-        taps = np.where(per_group > 0, table.gemm_k / per_group, 1.0)
-    channels = np.where(per_group > 0, per_group, table.gemm_k)
-    out: np.ndarray = np.ceil(channels / K_GRANULE) * K_GRANULE * np.round(taps)
+    out: np.ndarray = np.ceil(table.gemm_k / K_GRANULE) * K_GRANULE
+    cols = np.ones(table.n_layers, dtype=bool) if unaligned is None else unaligned.any(axis=0)
+    if cols.any():
+        k = table.gemm_k[:, cols]
+        per_group = table.in_channels[:, cols] / np.maximum(table.groups[:, cols], 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            taps = np.where(per_group > 0, k / per_group, 1.0)
+        channels = np.where(per_group > 0, per_group, k)
+        out[:, cols] = np.ceil(channels / K_GRANULE) * K_GRANULE * np.round(taps)
     return out
 
 
@@ -276,19 +281,12 @@ def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -
     dense = present & ((kinds == "conv") | (kinds == "linear"))
     grouped = present & (kinds == "grouped_conv")
     eager_layer = present & (kinds != "memory")
-    layout = table.kernel_layout
-    dense_conv = present & (kinds == "conv") & (layout == KERNEL_LAYOUTS["nhwc"])
+    dense_conv = present & (kinds == "conv") & (table.kernel_layout == KERNEL_LAYOUTS["nhwc"])
     per_group = table.in_channels / np.maximum(table.groups, 1.0)
     unaligned = present & (kinds == "conv") & (np.mod(per_group, K_GRANULE) != 0)
-    memory = present & (kinds == "memory")
-    nchw_copy = memory & (layout == KERNEL_LAYOUTS["nhwc"])
-    # From the first channels-last norm on, an NCHW run holds channels-last data.
-    converted = np.cumsum(nchw_copy, axis=1) - nchw_copy > 0
-    nchw_copy = nchw_copy & ~converted
-    nhwc_copy = memory & (layout == KERNEL_LAYOUTS["nchw"])
     # A grouped conv runs `groups` GEMMs; a dense layer one.
     tensor = quantized_gemm_flops(
-        b * table.gemm_m, table.gemm_n, padded_reduction(table), device.sm_count
+        b * table.gemm_m, table.gemm_n, padded_reduction(table, unaligned), device.sm_count
     )
     in_out = (BYTES_PER_ELEMENT * b) * (table.input_elems + table.output_elems)
     moved = in_out + BYTES_PER_ELEMENT * table.weight_elems
@@ -307,12 +305,31 @@ def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -
         eager_layers=eager_layer.astype(np.float64),
         dense_convs=dense_conv.astype(np.float64),
         unaligned=unaligned.astype(np.float64),
-        nchw_copy_bytes=np.where(nchw_copy, in_out, 0.0),
-        nhwc_copy_bytes=np.where(nhwc_copy, in_out, 0.0),
-        nchw_copies=nchw_copy.astype(np.float64),
-        nhwc_copies=nhwc_copy.astype(np.float64),
-        channels_last=converted.astype(np.float64),
+        **_layout_copies(table, in_out),
     )
+
+
+def _layout_copies(table: LayerTable, in_out: np.ndarray) -> dict[str, np.ndarray]:
+    """The copy fields of :class:`LayerWork` (shared read-only zeros where a table has none)."""
+    memory = table.present & (np.array(table.kinds) == "memory")
+    nchw_copy = memory & (table.kernel_layout == KERNEL_LAYOUTS["nhwc"])
+    nhwc_copy = memory & (table.kernel_layout == KERNEL_LAYOUTS["nchw"])
+    names = ("nchw_copy_bytes", "nhwc_copy_bytes", "nchw_copies", "nhwc_copies", "channels_last")
+    if not (nchw_copy.any() or nhwc_copy.any()):
+        zero = np.zeros(table.present.shape)
+        zero.setflags(write=False)
+        return dict.fromkeys(names, zero)
+    # From the first channels-last norm on, an NCHW run holds channels-last data.
+    converted = np.cumsum(nchw_copy, axis=1) - nchw_copy > 0
+    nchw_copy = nchw_copy & ~converted
+    values = (
+        np.where(nchw_copy, in_out, 0.0),
+        np.where(nhwc_copy, in_out, 0.0),
+        nchw_copy.astype(np.float64),
+        nhwc_copy.astype(np.float64),
+        converted.astype(np.float64),
+    )
+    return dict(zip(names, values, strict=True))
 
 
 def layer_seconds(
@@ -356,8 +373,8 @@ def seconds_from_work(
     ``peak``, ``bandwidth`` and ``nchw`` may also be arrays that broadcast to (B, L).
     """
     t = layer_terms(work, peak, bandwidth, params, eager=eager, nchw=nchw)
-    out: np.ndarray = np.maximum(t["compute"], t["memory"]) + t["kernel"] + t["eager"]
-    return out + t["layout"]
+    out: np.ndarray = np.maximum(t["compute"], t["memory"]) + t["kernel"]
+    return out + t["eager"] + t["layout"] if eager else out
 
 
 TERMS = ("compute", "memory", "kernel", "eager", "layout")
