@@ -69,6 +69,27 @@ def test_pooled_analysis_after_torch_ran(tmp_path: Path) -> None:
     assert len(list(tmp_path.glob("*.npz"))) == 5
 
 
+def test_pooled_analysis_from_an_unguarded_script(tmp_path: Path) -> None:
+    """Spawned workers do not run the main script again (it has no __main__ guard)."""
+    script = tmp_path / "survey_script.py"
+    script.write_text(
+        "from pathlib import Path\n"
+        "from nasfilter.survey.cache import profile_all\n"
+        f"out = profile_all([('resnet18', 160), ('regnetx_002', 224)], Path({str(tmp_path)!r}),"
+        " jobs=2)\n"
+        "print('analysed', sum(not isinstance(v, str) for v in out.values()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("analysed") == 1 and "analysed 2" in done.stdout
+
+
 # ---- survey flags ----------------------------------------------------------------------------
 @pytest.fixture
 def base(tmp_path: Path) -> list[str]:

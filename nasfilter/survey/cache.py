@@ -8,8 +8,10 @@ it is reported, not retried. ``ANALYSIS`` changes whenever the fusion rules chan
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -116,6 +118,30 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
 
 
+@contextlib.contextmanager
+def _main_not_rerun() -> Iterator[None]:
+    """While workers start, hide where ``__main__`` came from.
+
+    multiprocessing runs the main script (or ``-m`` module) again in every spawned worker, so
+    an unguarded script (no ``if __name__ == "__main__":``) calling the survey would start it
+    again in each worker, which then fails. The workers need nothing from ``__main__``: the
+    work is :func:`_work`, in this module.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    keys: tuple[str, ...] = ("__file__", "__spec__")
+    saved: dict[str, object] = {k: main.__dict__[k] for k in keys if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
 def profile_all(
     pairs: Sequence[tuple[str, int]],
     folder: Path,
@@ -146,7 +172,7 @@ def profile_all(
                 if progress:
                     progress(k, len(todo))
         else:
-            with worker_pool(min(jobs, len(todo))) as pool:
+            with _main_not_rerun(), worker_pool(min(jobs, len(todo))) as pool:
                 for k, _ in enumerate(pool.map(_work, todo, chunksize=4), start=1):
                     if progress:
                         progress(k, len(todo))
