@@ -23,8 +23,9 @@ from nasfilter.testing.contracts import (
 )
 from nasfilter.trial import Trial
 
-# The model-based searchers refit their model on every proposal: 30-50 CPU seconds each here.
-SLOW_CONTRACTS = ("model-based", "model-based-hw")
+# The model-based searchers refit their model on every proposal, and an Optuna trial costs
+# milliseconds: 10-50 CPU seconds each here.
+SLOW_CONTRACTS = ("model-based", "model-based-hw", "optuna-nsga2", "optuna-tpe", "optuna-random")
 
 
 @pytest.mark.parametrize(
