@@ -249,7 +249,11 @@ class InMemoryStorage(Storage):
 
     def scores(self, run_id: int) -> StoredScores | None:
         self._require(run_id)
-        return self._scores.get(run_id)
+        got = self._scores.get(run_id)
+        if got is None:
+            return None
+        curves = {k: v.copy() for k, v in got.curves.items()}  # callers may change them
+        return StoredScores(got.version, dict(got.summary), dict(got.metrics), curves)
 
     def put_scores(
         self,

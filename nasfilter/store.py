@@ -572,8 +572,15 @@ class Store(Storage):
         curves: dict[str, np.ndarray],
     ) -> None:
         self._refuse_readonly("its scores cache")
+        with self._guard(run_id):
+            self._require_run(run_id)
         with self._write() as con:
             self._put_scores(con, run_id, version, summary, metrics, curves)
+
+    def _require_run(self, run_id: int) -> None:
+        """LookupError naming the database when no run has id ``run_id``."""
+        if self._con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+            raise LookupError(f"no run {run_id} in {str(self.path)!r}")
 
     # -------------------------------------------------------------------- reading
     def completed(self) -> set[tuple[str, int]]:
@@ -674,6 +681,7 @@ class Store(Storage):
                 (run_id,),
             ).fetchone()
             if row is None:
+                self._require_run(run_id)
                 return None
             try:
                 return _decode_scores(*row)
