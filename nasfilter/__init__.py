@@ -24,6 +24,7 @@ from typing import Any
 
 from nasfilter.datasets import DATASETS, Dataset, get_dataset
 from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
+from nasfilter.surrogate import embedded_table  # light (numpy): load_table needs it anyway
 from nasfilter.table import BenchmarkTable, MissingArchitectureError, Provenance
 from nasfilter.tables import load_table
 
@@ -51,7 +52,6 @@ _LAZY = {
     "Store": "nasfilter.store",
     "ProxyTable": "nasfilter.proxy",
     "proxy_table": "nasfilter.oracle",
-    "embedded_table": "nasfilter.surrogate",
 }
 
 

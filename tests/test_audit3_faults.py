@@ -355,7 +355,18 @@ def test_outputs_into_a_read_only_folder_name_flag_and_folder(
     out.chmod(0o555)
     cases = [
         (("compare", "--db", str(db), "--csv", f"{out}/r.csv"), "--csv"),
-        (("convert", str(FIXTURE), "--allow-partial", "-o", f"{out}/t.npz"), "-o/--output"),
+        (
+            (
+                "convert",
+                str(FIXTURE),
+                "--allow-partial",
+                "--dataset",
+                "cifar10",
+                "-o",
+                f"{out}/t.npz",
+            ),
+            "-o/--output",
+        ),
         (("reproduce", "--out", f"{out}/study", "--seeds", "0", "--quiet"), "--out"),
     ]
     for argv, flag in cases:
@@ -502,7 +513,16 @@ def test_a_synthetic_table_keeps_its_label_through_the_nats_format(
     assert surrogate.synthetic
     folder = write_nats_archive(surrogate, tmp_path, FIXTURE / "000000.pickle.pbz2", [0, 11, 284])
     out = tmp_path / "t.npz"
-    argv = ["convert", str(folder), "--allow-partial", "--quiet", "-o", str(out)]
+    argv = [
+        "convert",
+        str(folder),
+        "--allow-partial",
+        "--dataset",
+        "cifar10",
+        "--quiet",
+        "-o",
+        str(out),
+    ]
     code, _, _ = cli(*argv, capsys=capsys)
     assert code == 0
     back = load_table(str(out), "cifar10")
@@ -513,7 +533,15 @@ def test_a_synthetic_table_keeps_its_label_through_the_nats_format(
     # The official archive carries no mark and converts as real data.
     real = tmp_path / "real.npz"
     code, _, _ = cli(
-        "convert", str(FIXTURE), "--allow-partial", "--quiet", "-o", str(real), capsys=capsys
+        "convert",
+        str(FIXTURE),
+        "--allow-partial",
+        "--dataset",
+        "cifar10",
+        "--quiet",
+        "-o",
+        str(real),
+        capsys=capsys,
     )
     assert code == 0 and not load_table(str(real), "cifar10").synthetic
 
@@ -548,7 +576,15 @@ def test_missing_parent_folders_are_refused_not_created(
             *("--export", f"{missing}/t.npz"),
         ),
         ("compare", "--db", str(db), "--csv", f"{missing}/r.csv"),
-        ("convert", str(FIXTURE), "--allow-partial", "-o", f"{missing}/t.npz"),
+        (
+            "convert",
+            str(FIXTURE),
+            "--allow-partial",
+            "--dataset",
+            "cifar10",
+            "-o",
+            f"{missing}/t.npz",
+        ),
         ("reproduce", "--out", f"{missing}/study", "--seeds", "0"),
     ]
     for argv in cases:

@@ -195,7 +195,16 @@ def test_convert_reports_an_unwritable_output(
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     output = blocker / "t.npz"
-    argv = ["convert", str(FIXTURE), "--allow-partial", "--quiet", "-o", str(output)]
+    argv = [
+        "convert",
+        str(FIXTURE),
+        "--allow-partial",
+        "--dataset",
+        "cifar10",
+        "--quiet",
+        "-o",
+        str(output),
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "nasfilter convert: error: -o/--output" in err and "t.npz" in err
@@ -227,7 +236,16 @@ def test_show_json_carries_the_archive_provenance(
     import importlib.metadata
 
     output = tmp_path / "t.npz"
-    argv = ["convert", str(FIXTURE), "--allow-partial", "--quiet", "-o", str(output)]
+    argv = [
+        "convert",
+        str(FIXTURE),
+        "--allow-partial",
+        "--dataset",
+        "cifar10",
+        "--quiet",
+        "-o",
+        str(output),
+    ]
     assert main(argv) == 0
     capsys.readouterr()
     assert main(["show", "284", "--table", str(output), "--json"]) == 0

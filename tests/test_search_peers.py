@@ -237,7 +237,16 @@ def test_structured_table_survives_the_real_archive_format(tmp_path: Path) -> No
     template = FIXTURE / "000000.pickle.pbz2"
     folder = write_nats_archive(table, tmp_path, template, indices=rows, compresslevel=1)
     out = tmp_path / "structured.npz"
-    argv = ["convert", str(folder), "-o", str(out), "--allow-partial", "--quiet"]
+    argv = [
+        "convert",
+        str(folder),
+        "-o",
+        str(out),
+        "--allow-partial",
+        "--dataset",
+        "cifar10",
+        "--quiet",
+    ]
     assert main(argv) == 0
     back = load_table(out, "cifar10")
     assert back.synthetic  # the written mark keeps the SYNTHETIC label
