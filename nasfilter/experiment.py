@@ -36,7 +36,7 @@ from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.registry import format_spec, parse_spec
 from nasfilter.runner import DEFAULT_MAX_IDLE, check_workers, make_problem, run_search
 from nasfilter.searchers import make_searcher
-from nasfilter.table import BenchmarkTable
+from nasfilter.table import ARRAY_COLUMNS, BenchmarkTable
 from nasfilter.tables import load_table, table_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -294,18 +294,6 @@ def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
     return table, proxy, ref
 
 
-_TABLE_ARRAYS = (
-    "valid_acc",
-    "test_acc",
-    "train_time",
-    "valid_time",
-    "latency",
-    "params",
-    "macs",
-    "present",
-)
-
-
 def content_digest(*arrays: np.ndarray) -> str:
     """SHA-256 (hex) of ``arrays``' shapes, dtypes and bytes: what identifies a table's or
     an oracle's numbers, wherever they were read from."""
@@ -326,7 +314,7 @@ def provenance(spec: RunSpec) -> tuple[dict[str, Any], dict[str, Any]]:
         "dataset": table.dataset.name,
         "path": spec.table,
         "sha256": content_digest(
-            np.asarray(table.seeds), *(getattr(table, c) for c in _TABLE_ARRAYS)
+            np.asarray(table.seeds), *(getattr(table, c) for c in ARRAY_COLUMNS)
         ),
     }
     oracle_prov = {

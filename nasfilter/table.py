@@ -35,6 +35,8 @@ _SCORE_WORDS = {
 }
 
 _FLOAT_COLUMNS = ("test_acc", "train_time", "valid_time", "latency", "params", "macs")
+#: Every per-architecture array of a table, in the order files and digests use.
+ARRAY_COLUMNS = ("valid_acc", *_FLOAT_COLUMNS, "present")
 
 
 class MissingArchitectureError(LookupError):
@@ -122,7 +124,7 @@ class BenchmarkTable:
                 raise ValueError(f"column {name!r} must have shape ({N_ARCHS},), got {arr.shape}")
         if self.present.dtype != np.bool_:
             raise ValueError(f"column 'present' must be boolean, got {self.present.dtype}")
-        for name in ("valid_acc", *_FLOAT_COLUMNS, "present"):
+        for name in ARRAY_COLUMNS:
             getattr(self, name).setflags(write=False)
 
     # ----------------------------------------------------------------- queries
@@ -214,7 +216,7 @@ class BenchmarkTable:
             "seeds": list(self.seeds),
             "provenance": asdict(self.provenance),
         }
-        columns = {name: getattr(self, name) for name in ("valid_acc", *_FLOAT_COLUMNS, "present")}
+        columns = {name: getattr(self, name) for name in ARRAY_COLUMNS}
         with atomic_write(target) as fh:
             np.savez(fh, meta=np.array(json.dumps(meta)), **columns)
         return target
