@@ -85,7 +85,7 @@ def table_results(table: str | None) -> tuple[dict[str, dict[float, list[float]]
         for t in TIMES:
             per[t].append(_hv_at(record.curves, t))
         if record.spec.searcher == "model-based":
-            walls.append(float(record.summary["wall_seconds"]))
+            walls.append(record.record.wall_seconds)
     for t in TIMES:
         specs = [RunSpec(s, f, budget=t, table=table, n_ticks=1) for s, f in BUDGETED]
         for record in run_experiment(specs, SEEDS, jobs=2):

@@ -44,3 +44,20 @@ def check_real(
     if high is not None and x > high:
         raise ValueError(f"{name} must be <= {high:g}, got {value!r}")
     return x
+
+
+MAX_WORKERS = 4096  # simulated workers; more is almost surely a typo
+
+
+def check_workers(workers: object) -> int:
+    """``workers`` as an int in [1, :data:`MAX_WORKERS`], else ValueError naming the range."""
+    if (
+        isinstance(workers, bool)
+        or not isinstance(workers, (int, np.integer))
+        or not 1 <= workers <= MAX_WORKERS
+    ):
+        raise ValueError(
+            f"workers must be an integer from 1 to {MAX_WORKERS} (simulated parallel "
+            f"workers), got {workers!r}"
+        )
+    return int(workers)

@@ -17,13 +17,11 @@ import sqlite3
 import stat
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nasfilter.experiment import RunSpec
 from nasfilter.files import (
     check_path_text,
     check_sqlite_writable,
@@ -31,6 +29,7 @@ from nasfilter.files import (
     sqlite_family,
     sqlite_uri,
 )
+from nasfilter.records import RunRecord, RunSpec
 from nasfilter.store import (
     MAX_EVENTS,
     SCHEMA_VERSION,
@@ -113,19 +112,6 @@ def _v1_runs(con: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any], dic
         yield row["key"], row, events
 
 
-@dataclass
-class _MigratedRun:
-    """What :meth:`Store.add_run` reads of a record, for a migrated v1 run."""
-
-    spec: Any
-    seed: int
-    summary: dict[str, Any]
-    events: dict[str, np.ndarray]
-    metrics: dict[str, float] = field(default_factory=dict)
-    curves: dict[str, np.ndarray] = field(default_factory=dict)
-    scores_version: int | None = None
-
-
 def _migrate_v1(source: Path, target: Path) -> int:
     """Copy a schema-1 database into a new schema-2 one at ``target``; return the runs."""
     con = connect_sqlite_readonly(source, "results database")
@@ -142,13 +128,15 @@ def _migrate_v1(source: Path, target: Path) -> int:
             for key, table_id, oracle_id in specs:
                 store.add_spec(RunSpec.from_key(key), prov[table_id], prov[oracle_id])
             for key, row, events in _v1_runs(con):
-                summary = {
-                    "status": row["status"],
+                info = {
                     "wall_seconds": row["wall_seconds"],
                     "searcher_config": json.loads(row["searcher_config"] or "{}"),
                     "filter_config": json.loads(row["filter_config"] or "{}"),
                 }
-                record: Any = _MigratedRun(RunSpec.from_key(key), int(row["seed"]), summary, events)
+                spec = RunSpec.from_key(key)
+                record = RunRecord(
+                    spec, int(row["seed"]), str(row["status"]), events, info, spec.workers
+                )
                 n += store.add_run(record) is not None
     finally:
         con.close()

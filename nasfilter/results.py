@@ -1,18 +1,22 @@
-"""Every result, computed from a run's stored events: metrics, curves, mean ± standard error.
+"""Every result, computed from a run's events: metrics, curves, mean ± standard error.
 
-The data flow is trace -> storage -> results. A run writes only its events (and why it
-stopped) through a :class:`~nasfilter.storage.Storage`; this module turns them into
+The data flow runs one way: runner (a :class:`~nasfilter.records.RunRecord` of events) ->
+storage (stores the events) -> results (this module). Here a record becomes a
+:class:`~nasfilter.records.ScoredRun`:
 
-- the run's summary (:func:`run_summary`): counts, simulated seconds on either clock, the
-  selected architecture;
+- its summary (:func:`nasfilter.summary.run_summary`): counts, simulated seconds on either
+  clock, the selected architecture;
 - its final metrics and their curves over simulated wall-clock time (:func:`score_events`);
-- means and standard errors over seeds (:func:`mean_se`, the one statistics function, and
-  :func:`group_rows`).
+- means and standard errors over seeds (:func:`nasfilter.meanse.mean_se`, the one
+  statistics function, and :func:`group_rows`).
 
 ``run``, ``compare``, ``demo``, ``reproduce``, the plots and the report all read through
-here, so a metric is defined once. Scores are cached in the storage under
-:data:`METRICS_VERSION`; after a metric changes, bump it and recompute from the stored
-events (:func:`load_results` with ``recompute=True``, ``nasfilter compare --recompute``).
+here, so a metric is defined once. This module owns the scores cache: it computes the
+scores (:func:`score_record`), hands them to a storage with the run (:func:`store_run`, one
+transaction) and reads them back under :data:`METRICS_VERSION` (:func:`load_results`);
+a storage only keeps what it is given. After a metric changes, bump the version and
+recompute from the stored events (:func:`load_results` with ``recompute=True``,
+``nasfilter compare --recompute``).
 
 Time: an evaluation counts from the wall-clock second it completes (its ``end``). The
 selected architecture at time t is the searcher's latest recommendation made by t (a
@@ -25,98 +29,26 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from nasfilter.inputs import inputs
+from nasfilter.meanse import MeanSE, format_mean_se, mean_se
 from nasfilter.metrics import METRICS, FrontReference, front_of, score
-from nasfilter.problem import ASK, DROP, EVALUATE, PROXY, RECOMMEND, UNLOGGED_FIELDS
+from nasfilter.records import DEFAULT_TICKS, RunRecord, RunSpec, ScoredRun, StoredScores
 from nasfilter.registry import parse_spec
+from nasfilter.storage import Storage
+from nasfilter.summary import (
+    SUMMARY_FIELDS,
+    completed_evaluations,
+    recommendations,
+    run_summary,
+    selected_after_each,
+)
 from nasfilter.table import BenchmarkTable
 
-if TYPE_CHECKING:  # pragma: no cover
-    from nasfilter.experiment import RunSpec
-    from nasfilter.storage import Storage, StoredRun
-
-_TRIAL_KINDS = (ASK, DROP, EVALUATE)  # each trial appears in exactly one such event
 METRICS_VERSION = 2  # bump when a metric or a summary field changes meaning
-DEFAULT_TICKS = 100  # points of a metric curve, evenly spaced in simulated time
-
-# Fields of run_summary, all computed from events.
-SUMMARY_FIELDS = (
-    "clock",  # simulated wall-clock seconds when the run ended
-    "worker_seconds",  # simulated seconds charged, all workers together
-    "evaluation_seconds",
-    "proxy_seconds",
-    "n_evaluations",
-    "n_proxy",
-    "n_asked",
-    "n_dropped",
-    "best_index",  # the selected architecture (see the module docstring), -1 if none
-    "best_valid_acc",  # the highest validation accuracy seen for it (percent)
-    "recommended",  # True when best_index is the searcher's recommendation
-)
-
-
-# ------------------------------------------------------------------ statistics
-@dataclass(frozen=True)
-class MeanSE:
-    """Mean and standard error over runs. ``se`` is NaN for fewer than two runs (no band)
-    and when any value is infinite; ``n`` counts the values that were not missing."""
-
-    mean: Any  # float, or an array over ticks
-    se: Any
-    n: int
-
-
-def mean_se(values: Any) -> MeanSE:
-    """Mean and standard error (sample std, ddof 1, over sqrt(n)) over axis 0.
-
-    ``values``: shape (runs,) or (runs, ticks); None and NaN are missing and left out.
-    The one statistics function of nasfilter: tables, curves and plots all use it, so a
-    single run shows its value with no error band everywhere.
-    """
-    if not isinstance(values, np.ndarray):
-        values = [math.nan if v is None else v for v in values]
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.ndim not in (1, 2):
-        raise ValueError(f"values must have shape (runs,) or (runs, ticks), got {arr.shape}")
-    present = ~np.isnan(arr)
-    n_each = present.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total = np.where(present, arr, 0.0).sum(axis=0)
-        mean = np.where(n_each > 0, total / np.maximum(n_each, 1), np.nan)
-        dev = np.where(present, arr - mean, 0.0)
-        var = (dev**2).sum(axis=0) / np.maximum(n_each - 1, 1)
-        se = np.sqrt(var / np.maximum(n_each, 1))
-        # Runs that agree exactly have no spread: rounding in the mean must not invent one.
-        if arr.shape[0]:
-            low = np.where(present, arr, np.inf).min(axis=0)
-            se = np.where(low == np.where(present, arr, -np.inf).max(axis=0), 0.0, se)
-    finite = np.isfinite(np.where(present, arr, 0.0)).all(axis=0)
-    se = np.where((n_each >= 2) & finite, se, np.nan)
-    n = int(n_each.max()) if arr.size else 0
-    if arr.ndim == 1:
-        return MeanSE(float(mean), float(se), n)
-    return MeanSE(mean, se, n)
-
-
-def format_mean_se(mean: float, se: float, decimals: int) -> str:
-    """``"0.912 ± 0.012"``; the value alone when the standard error is undefined (one run,
-    or an infinite value) or zero (every run agrees); ``"n/a"`` if missing."""
-    if mean is None or not math.isfinite(mean):
-        return "inf" if mean == math.inf else "n/a"
-
-    def fmt(x: float) -> str:
-        if abs(mean) >= 1e9:  # a huge budget's seconds: 4 significant digits, not 30
-            return f"{x:.4g}"
-        return f"{x:,.{decimals}f}" if decimals == 0 else f"{x:.{decimals}f}"
-
-    text = fmt(mean)
-    if se is not None and math.isfinite(se) and se > 0:
-        text += f" ± {fmt(se)}"
-    return text
 
 
 # ------------------------------------------------------------------ one run
@@ -130,77 +62,6 @@ def tick_times(budget: float, n_ticks: int = DEFAULT_TICKS) -> np.ndarray:
     if budget > sys.float_info.max / n_ticks:  # budget * n_ticks would overflow to inf
         return budget * (steps / n_ticks)
     return budget * steps / n_ticks
-
-
-def completed_evaluations(
-    events: dict[str, np.ndarray],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(indices, validation accuracies, completion wall-clock seconds) of a run's
-    evaluations in completion order (ties: start order), each (k,)."""
-    is_eval = events["kind"] == EVALUATE
-    end = events["end"][is_eval]
-    order = np.argsort(end, kind="stable")
-    return events["index"][is_eval][order], events["value"][is_eval][order], end[order]
-
-
-def recommendations(events: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, wall-clock seconds) of the searcher's recommendations, in order, (r,)."""
-    is_rec = events["kind"] == RECOMMEND
-    return events["index"][is_rec], events["end"][is_rec]
-
-
-def _selected_after_each(idx: np.ndarray, acc: np.ndarray) -> np.ndarray:
-    """Position of the running highest validation accuracy (first on ties), (k,)."""
-    n = len(idx)
-    if not n:
-        return np.zeros(0, dtype=np.int64)
-    running = np.maximum.accumulate(acc)
-    new_best = np.ones(n, dtype=bool)
-    new_best[1:] = acc[1:] > running[:-1]
-    return np.maximum.accumulate(np.where(new_best, np.arange(n), 0))
-
-
-def run_summary(
-    events: dict[str, np.ndarray], unlogged: dict[str, float] | None = None
-) -> dict[str, Any]:
-    """The run's counts, seconds and selected architecture (:data:`SUMMARY_FIELDS`).
-
-    ``unlogged``: what the trace left out past ``Problem.trace_limit``
-    (:attr:`~nasfilter.problem.Problem.unlogged`), added to the counts and seconds."""
-    kind = events["kind"]
-    is_eval, is_proxy = kind == EVALUATE, kind == PROXY
-    idx, acc, _ = completed_evaluations(events)
-    rec_idx, _ = recommendations(events)
-    if len(rec_idx):
-        best = int(rec_idx[-1])
-        best_acc = float(acc[idx == best].max())
-    elif len(idx):
-        pos = int(np.argmax(acc))
-        best, best_acc = int(idx[pos]), float(acc[pos])
-    else:
-        best, best_acc = -1, math.nan
-    has = len(kind) > 0
-    u = dict.fromkeys(UNLOGGED_FIELDS, 0.0) if unlogged is None else unlogged
-    evaluation_seconds = float(events["cost"][is_eval].sum()) + u["evaluation_seconds"]
-    proxy_seconds = float(events["cost"][is_proxy].sum()) + u["proxy_seconds"]
-    worker_seconds = float(events["clock"][-1]) if has else 0.0
-    if unlogged is not None:  # the last charge may be one the trace left out
-        worker_seconds = max(worker_seconds, evaluation_seconds + proxy_seconds)
-    n_dropped = int(np.count_nonzero(kind == DROP)) + int(u["drop"])
-    return {
-        "clock": max(float(events["end"].max()) if has else 0.0, u["end"]),
-        "worker_seconds": worker_seconds,
-        "evaluation_seconds": evaluation_seconds,
-        "proxy_seconds": proxy_seconds,
-        "n_evaluations": int(is_eval.sum()) + int(u["evaluate"]),
-        "n_proxy": int(is_proxy.sum()) + int(u["proxy"]),
-        "n_asked": int(np.count_nonzero((events["trial"] >= 0) & np.isin(kind, _TRIAL_KINDS)))
-        + int(u["evaluate"] + u["drop"]),
-        "n_dropped": n_dropped,
-        "best_index": best,
-        "best_valid_acc": best_acc,
-        "recommended": bool(len(rec_idx)),
-    }
 
 
 def score_events(
@@ -243,7 +104,7 @@ def _curves(
     out: dict[str, np.ndarray] = {"clock": times, "n_evaluations": counts.astype(np.int64)}
     test = table.test_acc[idx]
     best_test = np.concatenate([[math.nan], np.fmax.accumulate(test) if n else []])
-    by_rule = np.concatenate([[math.nan], table.test_acc[idx[_selected_after_each(idx, acc)]]])
+    by_rule = np.concatenate([[math.nan], table.test_acc[idx[selected_after_each(idx, acc)]]])
     selected = by_rule[counts]
     if len(rec_idx):
         k = np.searchsorted(rec_end, times, side="right") - 1
@@ -272,77 +133,33 @@ def _curves(
     return out
 
 
-# ------------------------------------------------------------------ stored runs
-@dataclass
-class RunResults:
-    """One stored run with everything computed from its events.
-
-    Attributes:
-        run_id: its id in the storage; ``spec``, ``seed``: what was run.
-        status: why it stopped; ``info``: what the run recorded besides events (searcher and
-            filter configs, real seconds).
-        summary: :func:`run_summary`; ``metrics``, ``curves``: :func:`score_events`.
-        table_label, oracle_label: the provenance labels of its inputs; ``table_id``,
-            ``oracle_id``: what identifies their content
-            (:func:`~nasfilter.storage.input_id`).
-        events: the event columns, when loaded with ``with_events=True``.
-        computed: True when the scores were computed now (the storage had none cached).
-    """
-
-    run_id: int
-    spec: RunSpec
-    seed: int
-    status: str
-    info: dict[str, Any]
-    summary: dict[str, Any]
-    metrics: dict[str, float]
-    curves: dict[str, np.ndarray]
-    table_label: str
-    oracle_label: str
-    events: dict[str, np.ndarray] | None = None
-    table_id: str = ""
-    oracle_id: str = ""
-    computed: bool = False
-
-    def row(self) -> dict[str, Any]:
-        """A flat dict: the spec's fields, seed, status, summary and metrics."""
-        spec = self.spec
-        return {
-            "run_id": self.run_id,
-            "spec_key": spec.key(),
-            "searcher": spec.searcher,
-            "filter": spec.filter,
-            "dataset": spec.dataset,
-            "budget": spec.budget,
-            "budget_clock": spec.budget_clock,
-            "workers": spec.workers,
-            "proxy_cost": spec.proxy_cost,
-            "max_idle": spec.max_idle,
-            "n_ticks": spec.n_ticks,
-            "oracle": spec.oracle,
-            "device": spec.device,
-            "seed": self.seed,
-            "status": self.status,
-            "table_label": self.table_label,
-            "oracle_label": self.oracle_label,
-            "table_id": self.table_id,
-            "oracle_id": self.oracle_id,
-            **self.summary,
-            **self.metrics,
-        }
-
-
+# ------------------------------------------------------------------ scoring a record
 def score_spec_events(
     spec: RunSpec, events: dict[str, np.ndarray], unlogged: dict[str, float] | None = None
 ) -> tuple[dict[str, Any], dict[str, float], dict[str, np.ndarray]]:
     """(summary, metrics, curves) of a run of ``spec`` from its events (and what its trace
-    left out, see :func:`run_summary`); loads the spec's table and proxy (once per
-    process)."""
-    from nasfilter.experiment import inputs
-
+    left out, see :func:`~nasfilter.summary.run_summary`); loads the spec's table and proxy
+    (once per process)."""
     table, _, reference = inputs(spec)
-    metrics, curves = score_events(reference, table, events, tick_times(spec.budget, spec.n_ticks))
+    times = tick_times(spec.budget, spec.n_ticks)
+    metrics, curves = score_events(reference, table, events, times)
     return run_summary(events, unlogged), metrics, curves
+
+
+def score_record(record: RunRecord) -> ScoredRun:
+    """``record`` scored from its events, under :data:`METRICS_VERSION`."""
+    if record.spec is None:
+        raise ValueError("only a record of a RunSpec can be scored (run_one, run_experiment)")
+    summary, metrics, curves = score_spec_events(
+        record.spec, record.require_events(), record.info.get("unlogged")
+    )
+    return ScoredRun(record, METRICS_VERSION, summary, metrics, curves)
+
+
+def store_run(storage: Storage, run: ScoredRun) -> int | None:
+    """Write ``run`` to ``storage`` with its scores as the cache, in one transaction;
+    its id, or None when that (spec, seed) is stored already."""
+    return storage.add_run(run)
 
 
 class StaleMetricsError(ValueError):
@@ -360,7 +177,8 @@ def oracle_plugin(spec: RunSpec) -> str | None:
     return name if ":" in name else None
 
 
-def _refuse_plugin(run: StoredRun, storage: Storage) -> None:
+def _refuse_plugin(run: RunRecord, storage: Storage) -> None:
+    assert run.spec is not None
     plugin = oracle_plugin(run.spec)
     if plugin is not None:
         raise UntrustedPluginError(
@@ -371,6 +189,43 @@ def _refuse_plugin(run: StoredRun, storage: Storage) -> None:
         )
 
 
+def _usable_cache(storage: Storage, run: RunRecord, recompute: bool) -> StoredScores | None:
+    """The cached scores of ``run`` to use, or None to compute them; StaleMetricsError for
+    a cache of another version that could be rewritten."""
+    assert run.run_id is not None
+    cached = None if recompute else storage.scores(run.run_id)
+    if cached is None or cached.version == METRICS_VERSION:
+        return cached
+    if storage.readonly:
+        return None  # cannot be rewritten: score in memory
+    raise StaleMetricsError(
+        f"run {run.run_id} of {storage.describe()} holds metrics of version "
+        f"{cached.version}; this nasfilter computes version {METRICS_VERSION}. "
+        "Recompute them from the stored events: nasfilter compare --db PATH --recompute"
+    )
+
+
+def _load_one(
+    storage: Storage, run: RunRecord, recompute: bool, with_events: bool, trust_plugins: bool
+) -> ScoredRun:
+    assert run.run_id is not None
+    cached = _usable_cache(storage, run, recompute)
+    if cached is None or with_events:
+        run.events = storage.events(run.run_id)
+    if cached is not None:
+        c = cached
+        return ScoredRun(run, c.version, c.summary, c.metrics, c.curves, computed=False)
+    if not trust_plugins:
+        _refuse_plugin(run, storage)
+    scored = score_record(run)
+    if not storage.readonly:
+        s = scored
+        storage.put_scores(run.run_id, s.version, s.summary, s.metrics, s.curves)
+    if not with_events:
+        run.events = {}
+    return scored
+
+
 def load_results(
     storage: Storage,
     *,
@@ -378,7 +233,7 @@ def load_results(
     select: Iterable[tuple[str, int]] | None = None,
     with_events: bool = False,
     trust_plugins: bool = False,
-) -> list[RunResults]:
+) -> list[ScoredRun]:
     """Every stored run (or those whose (spec key, seed) is in ``select``), scored.
 
     Scores cached in ``storage`` under :data:`METRICS_VERSION` are used as they are; with
@@ -395,46 +250,9 @@ def load_results(
     wanted = None if select is None else set(select)
     out = []
     for run in storage.stored_runs():
-        if wanted is not None and (run.spec.key(), run.seed) not in wanted:
-            continue
-        cached = None if recompute else storage.scores(run.run_id)
-        if cached is not None and cached.version != METRICS_VERSION and storage.readonly:
-            cached = None  # cannot be rewritten: score in memory
-        if cached is not None and cached.version != METRICS_VERSION:
-            raise StaleMetricsError(
-                f"run {run.run_id} of {storage.describe()} holds metrics of version "
-                f"{cached.version}; this nasfilter computes version {METRICS_VERSION}. "
-                "Recompute them from the stored events: nasfilter compare --db PATH "
-                "--recompute"
-            )
-        events = storage.events(run.run_id) if cached is None or with_events else None
-        if cached is None:
-            assert events is not None
-            if not trust_plugins:
-                _refuse_plugin(run, storage)
-            summary, metrics, curves = score_spec_events(run.spec, events, run.info.get("unlogged"))
-            if not storage.readonly:
-                storage.put_scores(run.run_id, METRICS_VERSION, summary, metrics, curves)
-        else:
-            summary, metrics, curves = cached.summary, cached.metrics, cached.curves
-        out.append(
-            RunResults(
-                run_id=run.run_id,
-                spec=run.spec,
-                seed=run.seed,
-                status=run.status,
-                info=run.info,
-                summary=summary,
-                metrics=metrics,
-                curves=curves,
-                table_label=run.table_label,
-                oracle_label=run.oracle_label,
-                events=events if with_events else None,
-                table_id=run.table_id,
-                oracle_id=run.oracle_id,
-                computed=cached is None,
-            )
-        )
+        assert run.spec is not None
+        if wanted is None or (run.spec.key(), run.seed) in wanted:
+            out.append(_load_one(storage, run, recompute, with_events, trust_plugins))
     return out
 
 
@@ -516,8 +334,9 @@ NOTHING_EVALUATED = "NOTHING EVALUATED"  # shown instead of the metrics of an em
 
 
 def evaluated_nothing(summary: dict[str, Any]) -> bool:
-    """True when a run (its :func:`run_summary`, or a :meth:`RunResults.row`) completed no
-    evaluation: its metrics are then no result (hv_ratio 0, accuracies NaN)."""
+    """True when a run (its :func:`run_summary`, or a
+    :meth:`~nasfilter.records.ScoredRun.row`) completed no evaluation: its metrics are then
+    no result (hv_ratio 0, accuracies NaN)."""
     return not summary.get("n_evaluations")
 
 
@@ -530,7 +349,7 @@ def empty_run_warning(label: str, n_empty: int, n_runs: int, budget: float) -> s
     )
 
 
-def curve_band(results: Sequence[RunResults], metric: str = "hv_ratio") -> MeanSE:
+def curve_band(results: Sequence[ScoredRun], metric: str = "hv_ratio") -> MeanSE:
     """Mean and standard error over runs of one metric's curve, arrays of shape (T,)."""
     if not results:
         raise ValueError("curve_band needs at least one run")
@@ -543,8 +362,9 @@ __all__ = [
     "METRICS_VERSION",
     "NOTHING_EVALUATED",
     "REACH_LEVEL",
+    "SUMMARY_FIELDS",
     "MeanSE",
-    "RunResults",
+    "ScoredRun",
     "StaleMetricsError",
     "UntrustedPluginError",
     "completed_evaluations",
@@ -561,5 +381,7 @@ __all__ = [
     "recommendations",
     "run_summary",
     "score_events",
+    "score_record",
+    "store_run",
     "tick_times",
 ]

@@ -53,27 +53,27 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from nasfilter.checks import MAX_WORKERS as MAX_WORKERS
+from nasfilter.checks import check_workers
 from nasfilter.filters.base import Filter, as_single_filter
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.problem import (
     ASK,
     DEFAULT_PROXY_COST,
-    EVALUATE,
     RECOMMEND,
     Budget,
     BudgetExhausted,
     Problem,
 )
 from nasfilter.proxy import ProxyTable
+from nasfilter.records import DEFAULT_MAX_IDLE, RunRecord
 from nasfilter.searchers.base import Searcher, as_trial_searcher
 from nasfilter.space import Arch, index_of
 from nasfilter.table import BenchmarkTable
 from nasfilter.trial import Trial
 
-DEFAULT_MAX_IDLE = 10_000  # consecutive proposals without an evaluation before "stalled"
 DEFAULT_MAX_REPEATS = 10_000  # consecutive evaluations of known architectures: "converged"
 PROGRESS_EVERY = 4096  # proposals between two calls of run_search's on_progress
-MAX_WORKERS = 4096  # simulated workers; more is almost surely a typo
 
 STATUSES = ("budget", "searcher-done", "stalled", "space-exhausted", "converged")
 
@@ -129,6 +129,25 @@ def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:
         )
 
 
+def check_same_seed(problem: Problem, seed: int | np.random.SeedSequence) -> None:
+    """Raise ValueError, naming both seeds, when ``problem`` was built by
+    :func:`make_problem` with a seed other than ``seed``: the problem's stream and the
+    searcher's and filter's would then come from two runs. A problem built another way
+    (its own generator) carries no seed to compare."""
+    rng = getattr(problem, "_rng", None)
+    made = getattr(getattr(rng, "bit_generator", None), "seed_seq", None)
+    if not isinstance(made, np.random.SeedSequence) or made.spawn_key[-1:] != (0,):
+        return
+    given = _seed_sequence(seed)
+    if (made.entropy, made.spawn_key[:-1]) != (given.entropy, given.spawn_key):
+        shown = made.entropy if not made.spawn_key[:-1] else made
+        raise ValueError(
+            f"the problem was made with seed {shown!r} but run_search was given seed "
+            f"{seed!r}; give one seed: make_problem(..., seed) and run_search(..., seed=) "
+            "must agree (nasfilter.search takes it once)"
+        )
+
+
 def _check_fresh(problem: Problem) -> None:
     """Raise ValueError when ``problem`` has been used: a run is its problem's whole life."""
     used = len(problem.log) + problem.n_unlogged
@@ -140,71 +159,7 @@ def _check_fresh(problem: Problem) -> None:
         )
 
 
-@dataclass
-class RunResult:
-    """What one run did.
-
-    Attributes:
-        searcher, filter: names; ``searcher_config``, ``filter_config``: their parameters.
-        status: why the run stopped, one of :data:`STATUSES`.
-        events: the problem's event columns (see :data:`nasfilter.problem.EVENT_COLUMNS`),
-            arrays of shape (n_events,).
-        budget: the run's :class:`~nasfilter.problem.Budget`; ``workers``: K.
-        clock: simulated wall-clock seconds when the run ended.
-        worker_seconds: simulated seconds charged (accuracy and proxy), may exceed the
-            budget by evaluations that were running; ``evaluation_seconds`` and
-            ``proxy_seconds`` split it. With one worker it equals ``clock``.
-        n_asked: trials; n_dropped: trials the filter dropped.
-        n_unlogged: events left out of ``events`` past the problem's ``trace_limit``
-            (repeats that change no metric; ``unlogged`` splits them, see
-            :attr:`~nasfilter.problem.Problem.unlogged`); 0 for every ordinary run.
-        best_index: the selected architecture: the searcher's last recommendation
-            (:meth:`Searcher.recommend`), else the evaluated one with the highest
-            validation accuracy seen (the first on ties); -1 if none. ``best_valid_acc``:
-            the highest validation accuracy (percent) seen for it.
-        wall_seconds: real seconds the loop took (not part of any result).
-    """
-
-    searcher: str
-    filter: str
-    status: str
-    events: dict[str, np.ndarray]
-    budget: Budget
-    clock: float
-    worker_seconds: float
-    workers: int
-    evaluation_seconds: float
-    proxy_seconds: float
-    n_evaluations: int
-    n_proxy: int
-    n_asked: int
-    n_dropped: int
-    best_index: int
-    best_valid_acc: float
-    wall_seconds: float
-    searcher_config: dict[str, Any] = field(default_factory=dict)
-    filter_config: dict[str, Any] = field(default_factory=dict)
-    n_unlogged: int = 0
-    unlogged: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def evaluated(self) -> np.ndarray:
-        """Indices of the evaluations in order, with repeats, int64 (n_evaluations,)."""
-        return self.events["index"][self.events["kind"] == EVALUATE]
-
-
-def check_workers(workers: object) -> int:
-    """``workers`` as an int in [1, :data:`MAX_WORKERS`], else ValueError naming the range."""
-    if (
-        isinstance(workers, bool)
-        or not isinstance(workers, (int, np.integer))
-        or not 1 <= workers <= MAX_WORKERS
-    ):
-        raise ValueError(
-            f"workers must be an integer from 1 to {MAX_WORKERS} (simulated parallel "
-            f"workers), got {workers!r}"
-        )
-    return int(workers)
+RunResult = RunRecord  # what run_search returns: the run's record (nasfilter.records)
 
 
 @dataclass
@@ -385,6 +340,7 @@ def run_search(
         raise ValueError(f"max_repeats must be an integer >= 1, got {max_repeats!r}")
     k = check_workers(workers)
     _check_fresh(problem)
+    check_same_seed(problem, seed)
     if problem.proxy_table is not None:
         check_same_dataset(problem.table, problem.proxy_table)
     streams = seed_streams(seed)
@@ -396,33 +352,14 @@ def run_search(
     start = time.perf_counter()
     tally = _Loop(searcher, filt, problem, k, max_idle, max_repeats, on_progress).run()
     wall = time.perf_counter() - start
-    if tally.recommended is not None:
-        best_index = index_of(tally.recommended)
-        best_acc = tally.seen[best_index]
-    else:
-        best_index, best_acc = tally.first_best
     events = problem.log.arrays()
     assert tally.status is not None
-    return RunResult(
-        searcher=searcher.name,
-        filter="none" if filt is None else filt.name,
-        status=tally.status,
-        events=events,
-        budget=problem.budget,
-        clock=problem.clock,
-        worker_seconds=problem.worker_seconds,
-        workers=k,
-        evaluation_seconds=problem.evaluation_seconds,
-        proxy_seconds=problem.proxy_seconds,
-        n_evaluations=problem.n_evaluations,
-        n_proxy=problem.n_proxy,
-        n_asked=tally.n_asked,
-        n_dropped=tally.n_dropped,
-        best_index=best_index,
-        best_valid_acc=best_acc if best_index >= 0 else math.nan,
-        wall_seconds=wall,
-        searcher_config=searcher.config(),
-        filter_config={} if filt is None else filt.config(),
-        n_unlogged=problem.n_unlogged,
-        unlogged=problem.unlogged,
-    )
+    info: dict[str, Any] = {
+        "searcher_config": searcher.config(),
+        "filter_config": {} if filt is None else filt.config(),
+        "wall_seconds": wall,
+    }
+    if problem.n_unlogged:  # the trace left events out past Problem.trace_limit
+        info["unlogged"] = problem.unlogged
+    run_seed = int(seed) if isinstance(seed, (int, np.integer)) else None
+    return RunRecord(None, run_seed, tally.status, events, info, workers=k)

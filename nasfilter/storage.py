@@ -3,42 +3,26 @@
 In the manner of Optuna's ``BaseStorage``: one abstract class, :class:`Storage`, with an
 in-memory implementation here (:class:`InMemoryStorage`, for ``demo`` and ``reproduce``
 without a database) and an SQLite one in :mod:`nasfilter.store`
-(:class:`~nasfilter.store.Store`). A run writes through :meth:`Storage.add_run` its events
-(trials, evaluations, proxy queries, the searcher's recommendations), why it stopped and the
-searcher's and filter's parameters; :meth:`Storage.add_spec` records the provenance of the
-table and oracle. Nothing else is stored except a cache of the scores that
-:mod:`nasfilter.results` computes from the events, tagged with the metrics version.
+(:class:`~nasfilter.store.Store`). A run writes through :meth:`Storage.add_run` its
+:class:`~nasfilter.records.RunRecord`: events (trials, evaluations, proxy queries, the
+searcher's recommendations), why it stopped and the searcher's and filter's parameters;
+:meth:`Storage.add_spec` records the provenance of the table and oracle. Nothing else is
+stored except a cache of scores (:class:`~nasfilter.records.StoredScores`), which a
+storage keeps as it is given them: :mod:`nasfilter.results` computes them and decides
+their version. A storage imports only the value types of :mod:`nasfilter.records`.
 """
 
 from __future__ import annotations
 
 import abc
+import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from nasfilter.experiment import RunRecord, RunSpec
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """One stored run, as written: ids, what ran, why it stopped, and the run's info
-    (``searcher_config``, ``filter_config``, ``wall_seconds``: real seconds).
-    ``table_id`` and ``oracle_id`` identify the content of its inputs (:func:`input_id`)."""
-
-    run_id: int
-    spec: RunSpec
-    seed: int
-    status: str
-    info: dict[str, Any]
-    table_label: str
-    oracle_label: str
-    table_id: str = ""
-    oracle_id: str = ""
+from nasfilter.records import RunRecord, RunSpec, ScoredRun, StoredScores, record_and_scores
 
 
 def input_id(provenance: dict[str, Any]) -> str:
@@ -68,33 +52,6 @@ def changed_inputs(old: dict[str, Any], new: dict[str, Any], what: str = "table"
     return out
 
 
-@dataclass(frozen=True)
-class StoredScores:
-    """Scores cached for a run by :mod:`nasfilter.results`, with the metrics version."""
-
-    version: int
-    summary: dict[str, Any]
-    metrics: dict[str, float]
-    curves: dict[str, np.ndarray]
-
-
-RUN_INFO = ("searcher_config", "filter_config", "wall_seconds")
-
-
-def run_info(record: RunRecord) -> dict[str, Any]:
-    """What a record stores besides its status and events (JSON-safe); ``unlogged`` too
-    when the run's trace left events out (past ``Problem.trace_limit``)."""
-    keys = RUN_INFO + (("unlogged",) if "unlogged" in record.summary else ())
-    return json.loads(json.dumps({k: record.summary[k] for k in keys}, default=str))
-
-
-def scored_summary(summary: dict[str, Any]) -> dict[str, Any]:
-    """The part of a record's summary that :mod:`nasfilter.results` computes from events."""
-    from nasfilter.results import SUMMARY_FIELDS
-
-    return {k: summary[k] for k in SUMMARY_FIELDS if k in summary}
-
-
 class Storage(abc.ABC):
     """Where runs are written and read back. Use as a context manager.
 
@@ -116,17 +73,22 @@ class Storage(abc.ABC):
         """Record ``spec`` and the provenance of its table and oracle (idempotent)."""
 
     @abc.abstractmethod
-    def add_run(self, record: RunRecord) -> int | None:
-        """Write one run (status, info, events; its scores as a cache) atomically; return
-        its id, or None if that (spec, seed) is already stored."""
+    def add_run(
+        self, run: RunRecord | ScoredRun, scores: StoredScores | None = None
+    ) -> int | None:
+        """Write one run (status, :meth:`~nasfilter.records.RunRecord.stored_info`, events;
+        ``scores`` as its cache) atomically; return its id, or None if that (spec, seed) is
+        already stored. A :class:`~nasfilter.records.ScoredRun` brings its own scores."""
 
     @abc.abstractmethod
     def completed(self) -> set[tuple[str, int]]:
         """Every stored (spec key, seed)."""
 
     @abc.abstractmethod
-    def stored_runs(self) -> list[StoredRun]:
-        """Every stored run, in the order written."""
+    def stored_runs(self) -> list[RunRecord]:
+        """Every stored run, in the order written, as records without their events
+        (``events`` ``{}``; :meth:`events` reads them) and with ``run_id``, the provenance
+        labels and the content ids (:func:`input_id`) of its inputs set."""
 
     @abc.abstractmethod
     def events(self, run_id: int) -> dict[str, np.ndarray]:
@@ -173,7 +135,7 @@ class InMemoryStorage(Storage):
         # spec key -> (table provenance, oracle provenance)
         self._specs: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._provenance: list[dict[str, Any]] = []
-        self._runs: list[StoredRun] = []
+        self._runs: list[RunRecord] = []
         self._by_key: dict[tuple[str, int], int] = {}
         self._events: dict[int, dict[str, np.ndarray]] = {}
         self._scores: dict[int, StoredScores] = {}
@@ -199,45 +161,47 @@ class InMemoryStorage(Storage):
                 self._provenance.append(entry)
         self._specs.setdefault(spec.key(), (table_provenance, oracle_provenance))
 
-    def add_run(self, record: RunRecord) -> int | None:
-        key = (record.spec.key(), record.seed)
+    def add_run(
+        self, run: RunRecord | ScoredRun, scores: StoredScores | None = None
+    ) -> int | None:
+        record, scores = record_and_scores(run, scores)
+        spec = record.spec
+        if spec is None or record.seed is None:
+            raise ValueError("a stored run needs its spec and seed (run_one makes them)")
+        key = (spec.key(), record.seed)
         inputs = self._specs.get(key[0])
         if inputs is None:
-            raise LookupError(f"spec {record.spec.label!r} is not stored; add_spec first")
+            raise LookupError(f"spec {spec.label!r} is not stored; add_spec first")
         if key in self._by_key:
             self.duplicates += 1
             return None
         run_id = len(self._runs) + 1
         self._runs.append(
-            StoredRun(
-                run_id,
-                record.spec,
-                record.seed,
-                str(record.summary["status"]),
-                run_info(record),
-                str(inputs[0].get("label", "")),
-                str(inputs[1].get("label", "")),
-                input_id(inputs[0]),
-                input_id(inputs[1]),
+            RunRecord(
+                spec,
+                int(record.seed),
+                str(record.status),
+                {},
+                record.stored_info(),
+                workers=spec.workers,
+                run_id=run_id,
+                table_label=str(inputs[0].get("label", "")),
+                oracle_label=str(inputs[1].get("label", "")),
+                table_id=input_id(inputs[0]),
+                oracle_id=input_id(inputs[1]),
             )
         )
         self._by_key[key] = run_id
-        self._events[run_id] = {k: np.array(v) for k, v in record.events.items()}
-        if record.scores_version is not None:
-            self.put_scores(
-                run_id,
-                record.scores_version,
-                scored_summary(record.summary),
-                record.metrics,
-                record.curves,
-            )
+        self._events[run_id] = {k: np.array(v) for k, v in record.require_events().items()}
+        if scores is not None:
+            self.put_scores(run_id, scores.version, scores.summary, scores.metrics, scores.curves)
         return run_id
 
     def completed(self) -> set[tuple[str, int]]:
         return set(self._by_key)
 
-    def stored_runs(self) -> list[StoredRun]:
-        return list(self._runs)
+    def stored_runs(self) -> list[RunRecord]:
+        return [dataclasses.replace(r, info=dict(r.info)) for r in self._runs]
 
     def _require(self, run_id: int) -> None:
         if run_id not in self._events:

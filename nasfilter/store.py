@@ -5,7 +5,7 @@ Tables (schema version :data:`SCHEMA_VERSION`):
 - ``meta``: the schema version.
 - ``provenance``: one row per distinct table or oracle description (``kind`` is ``"table"``
   or ``"oracle"``, ``label``, ``json``).
-- ``specs``: one row per :class:`~nasfilter.experiment.RunSpec` (its fields, its canonical
+- ``specs``: one row per :class:`~nasfilter.records.RunSpec` (its fields, its canonical
   ``key`` and the provenance of its table and oracle).
 - ``runs``: one row per (spec, seed): why it stopped, the searcher's and filter's
   parameters, real seconds. Unique on (spec, seed).
@@ -30,43 +30,28 @@ anything is read from it, naming the version and the migration command
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from nasfilter.files import (
-    atomic_write,
-    check_not_input,
-    check_sqlite_writable,
-    connect_sqlite_readonly,
-    sqlite_uri,
-    write_csv,
+from nasfilter.problem import EVENT_KINDS
+from nasfilter.records import RunRecord, RunSpec, ScoredRun, StoredScores, record_and_scores
+from nasfilter.sqlite_file import MIGRATABLE, SCHEMA_VERSION, ResultsFile
+from nasfilter.storage import Storage, changed_inputs, input_id
+from nasfilter.store_codec import (
+    BUSY_TIMEOUT,
+    MAX_CURVE_CELLS,
+    MAX_EVENTS,
+    StoreError,
+    database_problem,
+    decode_scores,
+    encode_scores,
+    inflate_exactly,
 )
-from nasfilter.problem import EVENT_KINDS, TRACE_LIMIT
-from nasfilter.storage import (
-    Storage,
-    StoredRun,
-    StoredScores,
-    changed_inputs,
-    input_id,
-    run_info,
-    scored_summary,
-)
-
-if TYPE_CHECKING:  # pragma: no cover
-    from nasfilter.experiment import RunRecord, RunSpec
-
-SCHEMA_VERSION = 2
-MIGRATABLE = ("1",)  # older schema versions nasfilter.migration rewrites in this one
-BUSY_TIMEOUT = 60.0  # seconds a writer waits for another one
 
 _SPEC_COLUMNS = (
     "searcher",
@@ -125,67 +110,6 @@ CREATE TABLE IF NOT EXISTS scores (
     summary TEXT NOT NULL, metrics TEXT NOT NULL, curve_names TEXT NOT NULL,
     curves BLOB NOT NULL);
 """
-
-
-class StoreError(ValueError):
-    """The file is not a nasfilter results database, has another schema version, is
-    damaged, locked or on a full disk; the message names the file (and the run)."""
-
-
-def database_problem(path: Path, exc: Exception, timeout: float = BUSY_TIMEOUT) -> StoreError:
-    """A :class:`StoreError` naming ``path`` and saying what to do about an SQLite error."""
-    text = str(exc)
-    where = repr(str(path))
-    if "locked" in text or "busy" in text:
-        return StoreError(
-            f"results database {where} is locked by another program (waited {timeout:g} s: "
-            f"{text}); try again when that program has finished"
-        )
-    if "full" in text or "I/O error" in text:
-        return StoreError(
-            f"cannot write results database {where}: {text} (the disk may be full or failing; "
-            "free some space and run the command again: runs already stored are kept)"
-        )
-    if "malformed" in text or "not a database" in text or isinstance(exc, zlib.error):
-        return StoreError(
-            f"results database {where} is damaged ({text}); restore it from a copy, or "
-            "write the runs again to a new --db file"
-        )
-    return StoreError(f"results database {where}: {text}")
-
-
-# Bounds of what a database row may claim, so that a crafted row cannot make a reader
-# inflate gigabytes: a run logs at most TRACE_LIMIT events (plus a few recommendations).
-MAX_EVENTS = 2 * TRACE_LIMIT
-MAX_CURVE_CELLS = 64 * 100_000  # curves x ticks
-
-
-def inflate_exactly(blob: bytes, size: int, what: str) -> bytes:
-    """``blob`` decompressed, which must be exactly ``size`` bytes; zlib.error otherwise,
-    without ever inflating more than ``size + 1`` bytes."""
-    if not isinstance(blob, bytes):
-        raise zlib.error(f"{what} is not a compressed blob")
-    inflater = zlib.decompressobj()
-    data = inflater.decompress(blob, size + 1)
-    if len(data) != size or not inflater.eof:
-        raise zlib.error(
-            f"{what} does not hold {size} bytes as its row says (it inflates to "
-            f"{'more' if len(data) > size else len(data)})"
-        )
-    return data
-
-
-def _json_number(x: Any) -> Any:
-    """JSON for a float that may be NaN or infinite (as strings), else the value."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-    if isinstance(x, np.generic):
-        return _json_number(x.item())
-    return x
-
-
-def _from_json_number(x: Any) -> Any:
-    return float(x) if x in ("nan", "inf", "-inf") else x
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -247,7 +171,7 @@ def _decode_events(n: int, blobs: tuple[bytes, ...]) -> dict[str, np.ndarray]:
     return {name: out[name] for name in ("step", *_EVENT_DTYPES)}
 
 
-class Store(Storage):
+class Store(ResultsFile, Storage):
     """A results database at ``path`` (created if missing). Use as a context manager.
 
     Another program's SQLite database (tables, but no nasfilter ``meta`` table) is refused
@@ -276,157 +200,13 @@ class Store(Storage):
         create: bool = True,
         readonly: bool | None = None,
     ) -> None:
-        self.path = Path(path)
         self.duplicates = 0
-        self.readonly = not create if readonly is None else readonly
-        if create and self.readonly:
-            raise ValueError("a Store cannot both create a database and be read-only")
-        if self.path.is_dir():
-            raise StoreError(f"database path {str(self.path)!r} is a directory")
-        if not create and not self.path.is_file():
-            raise StoreError(f"results database {str(self.path)!r} does not exist")
-        if not self.readonly:
-            check_sqlite_writable(self.path, "results database")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            if not self.readonly:
-                self._con = sqlite3.connect(
-                    sqlite_uri(self.path), timeout=timeout, isolation_level=None, uri=True
-                )
-            else:  # a reader: never writes, and works on a read-only file and folder
-                self._con = connect_sqlite_readonly(self.path, "results database")
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open results database {str(self.path)!r}: {exc}") from exc
-        self._timeout = timeout
-        try:
-            self._con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            self._refuse_foreign(create)
-            if self._has_meta():
-                self._check_version()  # refuse another version before touching the file
-            if not self.readonly:
-                self._con.execute("PRAGMA journal_mode = WAL")
-                self._con.execute("PRAGMA synchronous = NORMAL")
-                self._con.execute("PRAGMA foreign_keys = ON")
-            if create:
-                with self._write():
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            self._con.execute(statement)
-                    self._check_version()
-            else:
-                self._check_version()
-        except StoreError:
-            self._con.close()
-            raise
-        except sqlite3.DatabaseError as exc:
-            self._con.close()
-            text = str(exc)
-            if "locked" in text or "busy" in text or "full" in text or "I/O" in text:
-                raise database_problem(self.path, exc, timeout) from exc
-            raise StoreError(
-                f"{str(self.path)!r} is not a nasfilter results database: {exc}"
-            ) from exc
-
-    @contextmanager
-    def _guard(self, run_id: int | None = None) -> Iterator[None]:
-        """Turn SQLite's and zlib's errors inside into a StoreError naming the database
-        (and the run)."""
-        try:
-            yield
-        except (sqlite3.DatabaseError, zlib.error) as exc:
-            problem = database_problem(self.path, exc, self._timeout)
-            if run_id is not None:
-                problem.args = (f"run {run_id}: {problem.args[0]}",)
-            raise problem from exc
-
-    def _refuse_readonly(self, what: str) -> None:
-        if self.readonly:
-            raise StoreError(
-                f"{self.describe()} was opened read-only, so {what} cannot be written; open "
-                "it with Store(path) or Store(path, create=False, readonly=False)"
-            )
-
-    # ------------------------------------------------------------------ plumbing
-    def _refuse_foreign(self, create: bool) -> None:
-        """StoreError, before anything is written, unless the file is empty (and ``create``)
-        or already holds nasfilter's schema version."""
-        tables = {
-            row[0]
-            for row in self._con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        if not tables and create:
-            return
-        if (
-            "meta" in tables
-            and self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        ):
-            return
-        if not tables:
-            raise StoreError(
-                f"{str(self.path)!r} is not a nasfilter results database (it holds no "
-                "results); write one with `nasfilter run --db ...`"
-            )
-        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise StoreError(
-            f"{str(self.path)!r} is not a nasfilter results database: it holds other tables "
-            f"({shown}); give --db a new file"
-        )
-
-    def _check_version(self) -> None:
-        """Record the schema version in a new database; StoreError for another version."""
-        row = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is None:
-            self._con.execute(
-                "INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
-        elif row[0] != str(SCHEMA_VERSION):
-            how = (
-                f"migrate it with `nasfilter migrate-db --db {self.path}` (the old file is "
-                "kept beside it), or use a new --db file"
-                if row[0] in MIGRATABLE
-                else "use a new --db file, or the nasfilter version that wrote it"
-            )
-            raise StoreError(
-                f"{str(self.path)!r} has results schema version {row[0]}; this nasfilter "
-                f"reads and writes version {SCHEMA_VERSION}: {how}"
-            )
-
-    def _has_meta(self) -> bool:
-        return (
-            self._con.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
-            ).fetchone()
-            is not None
-        )
-
-    def describe(self) -> str:
-        return repr(str(self.path))
-
-    def close(self) -> None:
-        self._con.close()
+        ResultsFile.__init__(self, path, timeout, create, readonly, _SCHEMA)
 
     def __enter__(self) -> Store:
         return self
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; BEGIN IMMEDIATE takes the write lock up front. SQLite's
-        errors (a full disk, a lock held too long) come out as a StoreError naming the
-        file; a transaction SQLite already rolled back is not rolled back twice."""
-        con = self._con
-        with self._guard():
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                yield con
-            except BaseException:
-                if con.in_transaction:
-                    try:
-                        con.execute("ROLLBACK")
-                    except sqlite3.DatabaseError:  # pragma: no cover (SQLite gave up already)
-                        pass
-                raise
-            con.execute("COMMIT")
-
+    # -------------------------------------------------------------------- writing
     def _provenance_id(self, con: sqlite3.Connection, kind: str, data: dict[str, Any]) -> int:
         text = json.dumps(data, sort_keys=True, default=str)
         con.execute(
@@ -438,7 +218,6 @@ class Store(Storage):
         ).fetchone()
         return int(row[0])
 
-    # -------------------------------------------------------------------- writing
     def add_spec(
         self, spec: RunSpec, table_provenance: dict[str, Any], oracle_provenance: dict[str, Any]
     ) -> None:
@@ -499,11 +278,16 @@ class Store(Storage):
             raise LookupError(f"spec {spec.label!r} is not in {str(self.path)!r}; add_spec first")
         return int(row[0])
 
-    def add_run(self, record: RunRecord) -> int | None:
-        """Write one run (status, info, events, and its scores as a cache) in one
+    def add_run(
+        self, run: RunRecord | ScoredRun, scores: StoredScores | None = None
+    ) -> int | None:
+        """Write one run (status, info, events, and ``scores`` as its cache) in one
         transaction; return its id, or None if that (spec, seed) is already stored."""
         self._refuse_readonly("a run")
-        events = record.events
+        record, scores = record_and_scores(run, scores)
+        if record.spec is None or record.seed is None:
+            raise ValueError("a stored run needs its spec and seed (run_one makes them)")
+        events = record.require_events()
         blobs = _encode_events(events)
         with self._write() as con:
             spec_id = self._spec_id(con, record.spec)
@@ -513,8 +297,8 @@ class Store(Storage):
                 (
                     spec_id,
                     record.seed,
-                    str(record.summary["status"]),
-                    json.dumps(run_info(record), sort_keys=True),
+                    str(record.status),
+                    json.dumps(record.stored_info(), sort_keys=True),
                     datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 ),
             )
@@ -527,40 +311,15 @@ class Store(Storage):
                 f"INSERT INTO events VALUES (?, ?, {', '.join('?' * len(_EVENT_DTYPES))})",
                 (run_id, len(events["index"]), *blobs),
             )
-            if record.scores_version is not None:
-                self._put_scores(
-                    con,
-                    run_id,
-                    record.scores_version,
-                    scored_summary(record.summary),
-                    record.metrics,
-                    record.curves,
-                )
+            if scores is not None:
+                self._put_scores(con, run_id, scores)
             return int(run_id)
 
-    def _put_scores(
-        self,
-        con: sqlite3.Connection,
-        run_id: int,
-        version: int,
-        summary: dict[str, Any],
-        metrics: dict[str, float],
-        curves: dict[str, np.ndarray],
-    ) -> None:
-        names = list(curves)
-        stacked = np.stack([np.asarray(curves[k], dtype="<f8") for k in names])
-        con.executemany(
+    @staticmethod
+    def _put_scores(con: sqlite3.Connection, run_id: int, scores: StoredScores) -> None:
+        con.executemany(  # one row; executemany, where a test strikes with Ctrl-C
             "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    run_id,
-                    version,
-                    json.dumps({k: _json_number(v) for k, v in summary.items()}, default=str),
-                    json.dumps({k: _json_number(v) for k, v in metrics.items()}),
-                    json.dumps([names, list(stacked.shape)]),
-                    zlib.compress(stacked.tobytes(), 1),
-                )
-            ],
+            [(run_id, scores.version, *encode_scores(scores))],
         )
 
     def put_scores(
@@ -575,7 +334,7 @@ class Store(Storage):
         with self._guard(run_id):
             self._require_run(run_id)
         with self._write() as con:
-            self._put_scores(con, run_id, version, summary, metrics, curves)
+            self._put_scores(con, run_id, StoredScores(version, summary, metrics, curves))
 
     def _require_run(self, run_id: int) -> None:
         """LookupError naming the database when no run has id ``run_id``."""
@@ -597,7 +356,7 @@ class Store(Storage):
             names = [d[0] for d in cur.description]
             return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
-    def stored_runs(self) -> list[StoredRun]:
+    def stored_runs(self) -> list[RunRecord]:
         """Every stored run; StoreError naming the database and the run for a run whose
         spec, info or provenance is missing or corrupt."""
         rows = self._query(
@@ -610,9 +369,7 @@ class Store(Storage):
         specs: dict[str, RunSpec] = {}
         return [self._stored_run(row, specs) for row in rows]
 
-    def _stored_run(self, row: dict[str, Any], specs: dict[str, RunSpec]) -> StoredRun:
-        from nasfilter.experiment import RunSpec
-
+    def _stored_run(self, row: dict[str, Any], specs: dict[str, RunSpec]) -> RunRecord:
         run_id = row["id"]
         where = f"run {run_id} of {self.describe()}"
         if row["key"] is None or row["tj"] is None or row["oj"] is None:
@@ -633,16 +390,19 @@ class Store(Storage):
                 f"{where} is corrupt: {exc}; restore the database from a copy, or run "
                 "again into a new --db file"
             ) from exc
-        return StoredRun(
-            int(run_id),
-            specs[row["key"]],
+        spec = specs[row["key"]]
+        return RunRecord(
+            spec,
             int(row["seed"]),
             str(row["status"]),
+            {},
             info,
-            str(row["tl"]),
-            str(row["ol"]),
-            input_id(table),
-            input_id(oracle),
+            workers=spec.workers,
+            run_id=int(run_id),
+            table_label=str(row["tl"]),
+            oracle_label=str(row["ol"]),
+            table_id=input_id(table),
+            oracle_id=input_id(oracle),
         )
 
     def provenance(self) -> list[dict[str, Any]]:
@@ -684,83 +444,19 @@ class Store(Storage):
                 self._require_run(run_id)
                 return None
             try:
-                return _decode_scores(*row)
+                return decode_scores(*row)
             except (ValueError, TypeError, AttributeError) as exc:
                 raise zlib.error(f"its cached scores are corrupt: {exc}") from exc
 
-    # -------------------------------------------------------------------- export
-    def rows(self, what: str = "runs", trust_plugins: bool = False) -> list[dict[str, Any]]:
-        """Rows of ``what``: "runs" (one per run, with its metrics, computed by
-        :mod:`nasfilter.results`; ``trust_plugins`` as there), "events" (one row per
-        event, with run_id) or "provenance"."""
-        if what == "runs":
-            from nasfilter.results import load_results
 
-            return [r.row() for r in load_results(self, trust_plugins=trust_plugins)]
-        if what == "provenance":
-            return [{**r, "data": json.dumps(r["data"], sort_keys=True)} for r in self.provenance()]
-        if what == "events":
-            out: list[dict[str, Any]] = []
-            for found in self._query("SELECT run_id FROM events ORDER BY run_id"):
-                run_id = found["run_id"]
-                cols = self.events(int(run_id))
-                names = list(cols)
-                lists = [cols[k].tolist() for k in names]
-                out.extend(
-                    {"run_id": run_id, **dict(zip(names, vals, strict=True))}
-                    for vals in zip(*lists, strict=True)
-                )
-            return out
-        raise ValueError(f"unknown export {what!r}; choose one of runs, events, provenance")
-
-    def to_pandas(self, what: str = "runs") -> Any:
-        """A pandas DataFrame of ``what`` (see :meth:`rows`); needs the pandas extra."""
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover
-            raise ImportError("to_pandas needs pandas: pip install nasfilter[pandas]") from exc
-        return pd.DataFrame(self.rows(what))
-
-    def export_csv(
-        self, path: str | os.PathLike[str], what: str = "runs", trust_plugins: bool = False
-    ) -> Path:
-        """Write ``what`` (see :meth:`rows`) as CSV with a header row; return the path.
-        ValueError when ``path`` is this database (or a file SQLite keeps beside it)."""
-        target = Path(path)
-        check_not_input(target, "export_csv", {"the database": self.path}, ("the database",))
-        rows = self.rows(what, trust_plugins=trust_plugins)
-        if rows:
-            write_csv(target, rows)
-        else:  # nothing to export: an empty file
-            with atomic_write(target, "w"):
-                pass
-        return target
-
-
-def _decode_scores(
-    version: int, summary: str, metrics: str, names_shape: str, blob: bytes
-) -> StoredScores:
-    """A scores row decoded, the curves inflated no further than their stated shape."""
-    names, shape = json.loads(names_shape)
-    if (
-        not isinstance(names, list)
-        or not all(isinstance(k, str) for k in names)
-        or not isinstance(shape, list)
-        or len(shape) != 2
-        or not all(isinstance(d, int) and d >= 0 for d in shape)
-        or shape[0] != len(names)
-        or shape[0] * shape[1] > MAX_CURVE_CELLS
-    ):
-        raise ValueError(f"curve names and shape {names_shape[:200]!r} do not match")
-    data = inflate_exactly(blob, shape[0] * shape[1] * 8, "the curves")
-    stacked = np.frombuffer(data, dtype="<f8").reshape(shape)
-    curves = {
-        k: (stacked[i].astype(np.int64) if k == "n_evaluations" else stacked[i].copy())
-        for i, k in enumerate(names)
-    }
-    return StoredScores(
-        int(version),
-        {k: _from_json_number(v) for k, v in json.loads(summary).items()},
-        {k: _from_json_number(v) for k, v in json.loads(metrics).items()},
-        curves,
-    )
+__all__ = [  # the store's names, and the file plumbing's that its users import from here
+    "BUSY_TIMEOUT",
+    "MAX_CURVE_CELLS",
+    "MAX_EVENTS",
+    "MIGRATABLE",
+    "SCHEMA_VERSION",
+    "Store",
+    "StoreError",
+    "database_problem",
+    "inflate_exactly",
+]

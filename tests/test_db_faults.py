@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from nasfilter.cli import main
+from nasfilter.export import export_csv
 from nasfilter.migration import migrate
 from nasfilter.store import Store, StoreError
 from tests.tables import random_table
@@ -244,7 +245,7 @@ def test_compare_never_imports_a_plugin_named_in_the_database(
     assert code == 2 and not marker.exists()
     assert f"{evil}:X" in err and "--trust-plugins" in err and "run 1" in err
     with Store(db, create=False) as store, pytest.raises(ValueError, match="trust_plugins"):
-        store.export_csv(tmp_path / "r.csv")
+        export_csv(store, tmp_path / "r.csv")
     assert not marker.exists()
     cli("compare", "--db", str(db), "--trust-plugins", capsys=capsys)  # the user opts in
     assert marker.exists()
@@ -266,7 +267,7 @@ def test_export_csv_never_replaces_its_own_database(tmp_path: Path) -> None:
     with Store(db, create=False) as store:
         for target in (db, Path(f"{db}-wal"), tmp_path / "." / "r.db"):
             with pytest.raises(ValueError, match="refusing to write over an input"):
-                store.export_csv(target)
+                export_csv(store, target)
     assert db.read_bytes() == before
     with Store(db, create=False) as store:
         assert len(store.stored_runs()) == 1
@@ -534,7 +535,7 @@ def test_csv_cells_are_never_spreadsheet_formulas(
     for path in (out, tmp_path / "export.csv"):
         if path.name == "export.csv":
             with Store(db, create=False) as store:
-                store.export_csv(path)
+                export_csv(store, path)
         (row,) = csv.DictReader(path.open(encoding="utf-8"))
         assert row["searcher"] == "'=HYPERLINK(1).py:X"
         assert row["best_index"] == str(int(row["best_index"]))  # numbers stay numbers

@@ -123,7 +123,7 @@ def test_stop_conditions_are_recorded() -> None:
 def test_the_study_budget_covers_a_full_scan_and_the_whole_front() -> None:
     spec = RunSpec("utilization-pareto")
     record = run_one(spec, 0)
-    assert record.summary["status"] == "searcher-done"  # the front ran out, not the budget
+    assert record.status == "searcher-done"  # the front ran out, not the budget
     assert record.summary["proxy_seconds"] == 2.0 * 32768
     assert record.summary["clock"] < spec.budget
 

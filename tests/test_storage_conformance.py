@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nasfilter.experiment import RunRecord
+from nasfilter.records import RunRecord, ScoredRun, StoredScores
 from nasfilter.storage import InMemoryStorage, Storage
 from nasfilter.store import Store
 from nasfilter.testing.storage_suite import SharedStorageSuite, StorageSuite, check_storage
@@ -29,9 +29,12 @@ class TestSQLiteStore(SharedStorageSuite):
 class Forgetful(InMemoryStorage):
     """A storage that breaks the interface: a duplicate run is stored again."""
 
-    def add_run(self, record: RunRecord) -> int | None:
-        self._by_key.pop((record.spec.key(), record.seed), None)
-        return super().add_run(record)
+    def add_run(
+        self, run: RunRecord | ScoredRun, scores: StoredScores | None = None
+    ) -> int | None:
+        assert run.spec is not None
+        self._by_key.pop((run.spec.key(), run.seed), None)
+        return super().add_run(run, scores)
 
 
 def test_check_storage_passes_a_conforming_storage() -> None:

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 from nasfilter.experiment import RunSpec, provenance, run_experiment, run_one
+from nasfilter.export import export_csv, to_pandas
+from nasfilter.export import rows as export_rows
 from nasfilter.migration import migrate
 from nasfilter.results import METRICS_VERSION, load_results
 from nasfilter.storage import InMemoryStorage, Storage
@@ -53,8 +55,8 @@ def test_a_run_round_trips(tmp_path: Path, kind: str, workers: int) -> None:
         if workers > 1:  # the wall clock is not the worker-seconds: stored exactly anyway
             assert not np.array_equal(events["end"], events["clock"])
         (run,) = store.stored_runs()
-        assert run.spec == spec and run.seed == 0 and run.status == record.summary["status"]
-        assert run.info["searcher_config"] == record.summary["searcher_config"]
+        assert run.spec == spec and run.seed == 0 and run.status == record.status
+        assert run.info["searcher_config"] == record.info["searcher_config"]
         (row,) = rows(store)
         assert row["searcher"] == spec.searcher and row["filter"] == spec.filter
         assert row["proxy_seconds"] == record.summary["proxy_seconds"] > 0
@@ -96,19 +98,19 @@ def test_exports_to_csv_and_pandas(tmp_path: Path) -> None:
     with Store(tmp_path / "r.db") as store:
         run_id = stored(store, SPEC, 0)
         stored(store, SPEC, 1)
-        path = store.export_csv(tmp_path / "runs.csv")
+        path = export_csv(store, tmp_path / "runs.csv")
         with path.open() as fh:
             exported = list(csv.DictReader(fh))
         assert [int(r["seed"]) for r in exported] == [0, 1]
         assert float(exported[0]["hv_ratio"]) == pytest.approx(rows(store)[0]["hv_ratio"])
-        frame = store.to_pandas("runs")
+        frame = to_pandas(store, "runs")
         assert list(frame["seed"]) == [0, 1] and "recall" in frame.columns
-        events = store.to_pandas("events")
+        events = to_pandas(store, "events")
         n0 = len(store.events(run_id)["index"])
         assert (events["run_id"] == run_id).sum() == n0
         assert {"evaluate", "proxy", "drop"} <= set(events["kind"])
         with pytest.raises(ValueError, match="unknown export 'foo'"):
-            store.rows("foo")
+            export_rows(store, "foo")
 
 
 def test_wal_lets_a_reader_in_while_a_writer_holds_the_lock(tmp_path: Path) -> None:
@@ -256,8 +258,8 @@ def _v1_database(path: Path) -> None:
     s = record.summary
     con.execute(
         "INSERT INTO runs VALUES (1, 1, 0, ?, ?, ?, 0.1, ?, ?, 0.123)",
-        (s["status"], s["best_index"], s["best_valid_acc"], json.dumps(s["searcher_config"]),
-         json.dumps(s["filter_config"])),
+        (record.status, s["best_index"], s["best_valid_acc"],
+         json.dumps(record.info["searcher_config"]), json.dumps(record.info["filter_config"])),
     )  # fmt: skip
     dtypes = {"kind": "<u1", "index": "<i4", "value": "<f8", "throughput": "<f8",
               "seed": "<i4", "cost": "<f8", "clock": "<f8"}  # fmt: skip

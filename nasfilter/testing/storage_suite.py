@@ -37,6 +37,7 @@ proxy (loaded once a process, a few seconds).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import tempfile
@@ -48,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.experiment import RunRecord, RunSpec, provenance, run_one
-from nasfilter.storage import Storage, run_info, scored_summary
+from nasfilter.experiment import RunRecord, RunSpec, ScoredRun, provenance, run_one
+from nasfilter.storage import Storage
 
 # Three kinds of run: evaluations only; proxy queries and drops; nothing evaluated (NaNs).
 SPECS = (
@@ -68,12 +69,13 @@ SPECS = (
 
 
 @functools.lru_cache(maxsize=16)
-def sample_record(which: int = 0, seed: int = 0) -> RunRecord:
+def sample_record(which: int = 0, seed: int = 0) -> ScoredRun:
     """The scored record of a short run of ``SPECS[which]`` with ``seed`` (cached)."""
     return run_one(SPECS[which], seed)
 
 
-def _add(storage: Storage, record: RunRecord) -> int | None:
+def _add(storage: Storage, record: ScoredRun | RunRecord) -> int | None:
+    assert record.spec is not None
     storage.add_spec(record.spec, *provenance(record.spec))
     return storage.add_run(record)
 
@@ -154,10 +156,12 @@ class StorageSuite:
             assert [s.run_id for s in stored] == ids
             labels = {(p["kind"], p["label"]) for p in storage.provenance()}
             for run, record in zip(stored, records, strict=True):
-                assert run.spec == record.spec and run.spec.key() == record.spec.key()
+                assert run.spec == record.spec and run.spec is not None
+                assert run.spec.key() == record.spec.key()
                 assert run.seed == record.seed and type(run.seed) is int
-                assert run.status == record.summary["status"]
-                assert _same(run.info, run_info(record)), (run.info, run_info(record))
+                assert run.status == record.status and run.events == {}
+                info = record.record.stored_info()
+                assert _same(run.info, info), (run.info, info)
                 assert ("table", run.table_label) in labels
                 assert ("oracle", run.oracle_label) in labels
             assert storage.completed() == {(r.spec.key(), r.seed) for r in records}
@@ -177,8 +181,8 @@ class StorageSuite:
             run_id = _add(storage, record)
             assert run_id is not None
             got = storage.scores(run_id)
-            assert got is not None and got.version == record.scores_version
-            assert _same(got.summary, scored_summary(record.summary)), got.summary
+            assert got is not None and got.version == record.version
+            assert _same(got.summary, record.summary), got.summary
             assert _same(got.metrics, record.metrics), got.metrics
             assert_same_columns(got.curves, record.curves, "cached curves")
             curves = {k: v + 1 for k, v in record.curves.items()}
@@ -190,7 +194,7 @@ class StorageSuite:
 
     def test_a_record_without_scores_caches_none(self) -> None:
         record = sample_record(0, 1)
-        unscored = RunRecord(record.spec, 5, record.summary, {}, {}, record.events, None)
+        unscored = dataclasses.replace(record.record, seed=5)
         with self.fresh() as (storage, _):
             run_id = _add(storage, unscored)
             assert run_id is not None and storage.scores(run_id) is None
@@ -323,7 +327,8 @@ class SharedStorageSuite(StorageSuite):
             for t in threads:
                 t.join()
             assert not errors, f"a writer failed: {errors[0]!r}"
-            assert sorted(r.seed for r in storage.stored_runs()) == [0, 1, 2]
+            seeds = [r.seed for r in storage.stored_runs()]
+            assert None not in seeds and sorted(s for s in seeds if s is not None) == [0, 1, 2]
             assert sum(duplicates) == len(records), duplicates
 
 
