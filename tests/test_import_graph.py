@@ -1,0 +1,138 @@
+"""The package's own import graph has no circle (docs/architecture.md, "arrows run one way").
+
+The graph is read from the source with ``ast``, nothing is imported: every ``import`` and
+``from ... import`` of a ``nasfilter`` module anywhere in a module counts, at the top, inside
+functions and under ``if TYPE_CHECKING:`` alike, so a circle cannot hide behind a local or
+type-only import.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "nasfilter"
+
+
+def module_files(package: Path = PACKAGE) -> dict[str, Path]:
+    """Dotted module name -> source file, for every module of ``package``."""
+    out = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str:
+    """``name``, or its nearest enclosing module of the package ("" if none)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _targets(module: str, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> set[str]:
+    """The package's modules that ``node`` (in ``module``) imports. ``from pkg import name``
+    counts as the submodule ``pkg.name`` when there is one, else as ``pkg``."""
+    if isinstance(node, ast.Import):
+        found = {_resolve(alias.name, modules) for alias in node.names}
+    else:
+        if node.level:
+            base = module.split(".")
+            if modules[module].name != "__init__.py":
+                base = base[:-1]
+            base = base[: len(base) - (node.level - 1)]
+            stem = ".".join(base + ([node.module] if node.module else []))
+        else:
+            stem = node.module or ""
+        found = {
+            f"{stem}.{alias.name}"
+            if f"{stem}.{alias.name}" in modules
+            else _resolve(stem, modules)
+            for alias in node.names
+        }
+    return {name for name in found if name and name != module}
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports anywhere in its source."""
+    modules = module_files(package)
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                graph[module] |= _targets(module, node, modules)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as a path ``[a, b, ..., a]``, or None (depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start)
+            if found:
+                return found
+    return None
+
+
+def test_the_package_imports_without_a_circle() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_the_graph_sees_local_and_type_checking_imports(tmp_path: Path) -> None:
+    pkg = tmp_path / "nasfilter"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("from . import leaf\n")
+    (pkg / "sub" / "leaf.py").write_text("X = 1\n")
+    (pkg / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from nasfilter.b import Y\n"
+    )
+    (pkg / "b.py").write_text("def f():\n    from nasfilter import a\n    return a\nY = 2\n")
+    (pkg / "c.py").write_text("import numpy\nfrom .sub.leaf import X\n")
+    graph = import_graph(pkg)
+    assert graph["nasfilter.a"] == {"nasfilter.b"}  # under TYPE_CHECKING
+    assert graph["nasfilter.b"] == {"nasfilter.a"}  # inside a function
+    assert graph["nasfilter.c"] == {"nasfilter.sub.leaf"}  # relative; numpy is not ours
+    assert graph["nasfilter.sub"] == {"nasfilter.sub.leaf"}
+    assert find_cycle(graph) == ["nasfilter.a", "nasfilter.b", "nasfilter.a"]
+
+
+@pytest.mark.parametrize(
+    ("leaf", "above"),
+    [
+        ("nasfilter.records", {"nasfilter.experiment", "nasfilter.results", "nasfilter.storage"}),
+        ("nasfilter.storage", {"nasfilter.experiment", "nasfilter.results", "nasfilter.inputs"}),
+        ("nasfilter.store", {"nasfilter.experiment", "nasfilter.results", "nasfilter.inputs"}),
+        ("nasfilter.runner", {"nasfilter.experiment", "nasfilter.results", "nasfilter.storage"}),
+    ],
+)
+def test_a_lower_layer_imports_nothing_above_it(leaf: str, above: set[str]) -> None:
+    graph = import_graph()
+    reach, todo = set(), [leaf]
+    while todo:  # everything ``leaf`` imports, directly or not
+        for nxt in graph[todo.pop()] - reach:
+            reach.add(nxt)
+            todo.append(nxt)
+    assert not reach & above, f"{leaf} reaches {sorted(reach & above)}"
