@@ -4,8 +4,7 @@ The entry points, from ``import nasfilter``::
 
     table = nasfilter.load_table(None, "cifar10")          # or embedded_table("cifar10")
     proxy = nasfilter.proxy_table("calibrated", "v100", "cifar10")
-    problem = nasfilter.make_problem(table, 110_000.0, seed, proxy=proxy)
-    result = nasfilter.run_search(nasfilter.make_searcher("reinforce-mnas"), problem, seed=seed)
+    record = nasfilter.search("reinforce-mnas", table, 110_000.0, seed=0, proxy=proxy)
 
     specs = nasfilter.grid(["random", "reinforce-mnas"], ["none"], budget=20_000.0)
     with nasfilter.get_storage("results.db") as storage:  # None: in memory
@@ -36,7 +35,10 @@ _LAZY = {
     "make_problem": "nasfilter.runner",
     "run_search": "nasfilter.runner",
     "RunResult": "nasfilter.runner",
-    "RunSpec": "nasfilter.experiment",
+    "RunRecord": "nasfilter.records",
+    "ScoredRun": "nasfilter.records",
+    "RunSpec": "nasfilter.records",
+    "search": "nasfilter.experiment",
     "grid": "nasfilter.experiment",
     "run_experiment": "nasfilter.experiment",
     "load_results": "nasfilter.results",
@@ -97,8 +99,10 @@ __all__ = [
     "Problem",
     "Provenance",
     "ProxyTable",
+    "RunRecord",
     "RunResult",
     "RunSpec",
+    "ScoredRun",
     "Searcher",
     "Storage",
     "Store",
@@ -116,4 +120,5 @@ __all__ = [
     "proxy_table",
     "run_experiment",
     "run_search",
+    "search",
 ]
