@@ -15,11 +15,12 @@ modules all import these types, and this module imports none of them.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import numpy as np
 from nasfilter.checks import check_workers
 from nasfilter.datasets import get_dataset
 from nasfilter.filters import Filter, make_filter
+from nasfilter.metrics import DEFAULT_TICKS
 from nasfilter.problem import DEFAULT_PROXY_COST, EVALUATE, Budget
 from nasfilter.proxy import DEFAULT_ORACLE
 from nasfilter.registry import format_spec, parse_spec
@@ -36,7 +38,6 @@ from nasfilter.summary import run_summary
 from nasfilter.tables import table_name
 
 DEFAULT_BUDGET = 110_000.0  # simulated seconds, the study's budget (docs/facts.md §4)
-DEFAULT_TICKS = 100  # points of a metric curve, evenly spaced in simulated time
 DEFAULT_MAX_IDLE = 10_000  # consecutive proposals without an evaluation before "stalled"
 BUDGET_CLOCKS = ("worker", "wall")  # what RunSpec.budget counts
 # Fields left out of RunSpec.key() at their default, so keys written before they existed
@@ -166,8 +167,7 @@ class RunSpec:
 
     def key(self) -> str:
         """A canonical JSON text of the spec: equal keys mean the same runs."""
-        fields = asdict(self)
-        del fields["searcher_factory"], fields["filter_factory"]
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.compare}
         for name, default in _KEY_DEFAULTS.items():
             if fields[name] == default:
                 del fields[name]
