@@ -54,7 +54,7 @@ def test_nan_is_null_in_the_file_and_nan_in_memory(old: dict[str, Any]) -> None:
 
 def test_the_tables_of_an_old_summary_match_what_it_wrote(old: dict[str, Any]) -> None:
     summary = StudySummary.from_json(old)
-    header, rows = table_cells(summary)
+    header, _ = table_cells(summary)
     assert header[:2] == ["method", "runs"] and len(header) == 2 + len(COLUMNS)
     new_lines = metrics_markdown(summary).splitlines()
     old_lines = (DATA / "metrics-v1.md").read_text("utf-8").splitlines()
@@ -80,5 +80,5 @@ def test_the_tables_of_an_old_summary_match_what_it_wrote(old: dict[str, Any]) -
 def test_a_newer_or_foreign_file_is_refused(old: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="summary_version 99"):
         StudySummary.from_json({**old, "summary_version": 99})
-    with pytest.raises(ValueError, match="not a summary.json"):
+    with pytest.raises(ValueError, match=r"not a summary\.json"):
         StudySummary.from_json({"rows": []})
