@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nasfilter.datasets import get_dataset
+from nasfilter.defaults import DEFAULT_BUDGET, DEFAULT_TICKS
 from nasfilter.filters import make_filter
 from nasfilter.metrics import FrontReference
 from nasfilter.problem import DEFAULT_PROXY_COST, Budget, Problem
@@ -42,8 +43,6 @@ from nasfilter.tables import load_table, table_name
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.storage import Storage
 
-DEFAULT_BUDGET = 110_000.0  # simulated seconds, the study's budget (docs/facts.md §4)
-DEFAULT_TICKS = 100
 BUDGET_CLOCKS = ("worker", "wall")  # what RunSpec.budget counts
 # Fields left out of RunSpec.key() at their default, so keys written before they existed
 # still name the same runs.

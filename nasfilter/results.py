@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nasfilter.defaults import DEFAULT_TICKS
 from nasfilter.metrics import METRICS, FrontReference, front_of, score
 from nasfilter.problem import ASK, DROP, EVALUATE, PROXY, RECOMMEND, UNLOGGED_FIELDS
 from nasfilter.registry import parse_spec
@@ -41,7 +42,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _TRIAL_KINDS = (ASK, DROP, EVALUATE)  # each trial appears in exactly one such event
 METRICS_VERSION = 2  # bump when a metric or a summary field changes meaning
-DEFAULT_TICKS = 100  # points of a metric curve, evenly spaced in simulated time
 
 # Fields of run_summary, all computed from events.
 SUMMARY_FIELDS = (

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from nasfilter.cli.args import add_force
-from nasfilter.metrics_table import describe_inputs, format_summary, summarize
 
 JSON_FIELDS = (
     "searcher",
@@ -107,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
     from nasfilter.cli.args import check_input_file, check_output_file
     from nasfilter.files import write_csv
+    from nasfilter.metrics_table import describe_inputs, format_summary, summarize
     from nasfilter.results import load_results
     from nasfilter.store import Store
 
