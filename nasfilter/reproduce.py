@@ -47,6 +47,8 @@ from nasfilter.experiment import (
 )
 from nasfilter.files import atomic_write, check_path_text, same_file
 from nasfilter.methods import FILTERING, METHODS, PEER_METHODS, REINFORCE_MNAS, Method
+from nasfilter.metrics import FrontReference
+from nasfilter.oracle.devices import get_device
 from nasfilter.oracle.registry import backend_name
 from nasfilter.problem import DEFAULT_PROXY_COST
 from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
@@ -260,18 +262,24 @@ def _plan(
     return _Plan(out, seed_list, budget, ks, chosen, specs)
 
 
-def _load_inputs(
-    plan: _Plan, fields: dict[str, Any]
-) -> tuple[BenchmarkTable, ProxyTable, Any, dict[str, Any], dict[str, Any]]:
-    """(table, proxy, front reference, table provenance, oracle provenance), after naming
-    any column the table or the proxy lacks and how to get it."""
+@dataclass(frozen=True)
+class _Inputs:
+    """The loaded inputs of a reproduction and their provenance records."""
+
+    table: BenchmarkTable
+    proxy: ProxyTable
+    reference: FrontReference
+    table_provenance: dict[str, Any]
+    oracle_provenance: dict[str, Any]
+
+
+def _load_inputs(plan: _Plan, fields: dict[str, Any]) -> _Inputs:
+    """The inputs, after naming any column the table or the proxy lacks and how to get it."""
     first = plan.specs[plan.workers[0]][0]
     require_columns(load_table(fields["table"], fields["dataset"]))
     proxy = load_proxy(fields["oracle"], fields["device"], fields["dataset"], first.oracle_cache)
     require_proxy(proxy, fields["oracle"])
-    bench, proxy, reference = inputs(first)
-    table_prov, oracle_prov = provenance(first)
-    return bench, proxy, reference, table_prov, oracle_prov
+    return _Inputs(*inputs(first), *provenance(first))
 
 
 def _run(plan: _Plan, jobs: int, quiet: bool) -> StudyRuns:
@@ -329,9 +337,8 @@ def reproduce(
             RTX 4090 against its shipped NCHW measurements, in ``survey/`` and the report;
             None: when the survey extra (timm) is installed.
 
-    Returns the summary (the contents of ``summary.json``, :meth:`StudySummary.to_json`).
-    Raises ValueError (or MissingColumnError, FileExistsError) before running anything on
-    bad input.
+    Returns the contents of ``summary.json`` (:meth:`StudySummary.to_json`). Raises
+    ValueError (or MissingColumnError, FileExistsError) before running anything on bad input.
     """
     started = time.perf_counter()
     fields: dict[str, Any] = {
@@ -343,31 +350,53 @@ def reproduce(
         "oracle_cache": None if oracle_cache is None else str(oracle_cache),
     }
     plan = _plan(out_dir, force, seeds, budget, jobs, methods, workers, fields)
-    bench, proxy, reference, table_prov, oracle_prov = _load_inputs(plan, fields)
+    loaded = _load_inputs(plan, fields)
     t_inputs = time.perf_counter()
     runs = _run(plan, jobs, quiet)
     t_runs = time.perf_counter()
+    summary = _summary(plan, runs, loaded, fields)
+    timings = {"inputs": t_inputs - started, "runs": t_runs - t_inputs, "started": started}
+    return _write_outputs(plan.out, summary, loaded, quiet, (survey, survey_models), timings)
+
+
+def _summary(plan: _Plan, runs: StudyRuns, loaded: _Inputs, fields: dict[str, Any]) -> StudySummary:
+    """The typed summary of the runs, with the inputs' provenance and the oracles compared."""
+    bench, proxy = loaded.table, loaded.proxy
     parameters = Parameters(
-        bench.dataset.name, tuple(plan.seeds), plan.budget, plan.workers, proxy_cost,
-        backend, device, fields["oracle_cache"], fields["table"], N_TICKS,
+        bench.dataset.name, tuple(plan.seeds), plan.budget, plan.workers, fields["proxy_cost"],
+        fields["oracle"], fields["device"], fields["oracle_cache"], fields["table"], N_TICKS,
     )  # fmt: skip
-    summary = replace(
-        study_summary(runs, bench, proxy, reference, parameters),
-        table=table_prov,
-        oracle=oracle_prov,
-        oracles=oracle_comparison(backend, device, bench, proxy),
+    return replace(
+        study_summary(runs, bench, proxy, loaded.reference, parameters),
+        table=loaded.table_provenance,
+        oracle=loaded.oracle_provenance,
+        oracles=oracle_comparison(fields["oracle"], fields["device"], bench, proxy),
     )
-    plan.out.mkdir(parents=True, exist_ok=True)
-    figures = draw_figures(plan.out, summary, bench, proxy, quiet)
-    survey_summary, extra_figures, extra_tables = _survey_section(plan.out, survey, survey_models)
-    timings = {"inputs": t_inputs - started, "runs": t_runs - t_inputs}
-    timings["figures"] = time.perf_counter() - t_runs
+
+
+def _write_outputs(
+    out: Path,
+    summary: StudySummary,
+    loaded: _Inputs,
+    quiet: bool,
+    survey: tuple[bool | None, Sequence[str]],
+    timings: dict[str, float],
+) -> dict[str, Any]:
+    """Figures, the CNN survey (``survey``: enabled, models), the tables, the report and
+    ``summary.json`` under ``out``; what ``summary.json`` holds. ``timings``: the seconds of
+    the phases so far and when the reproduction ``started`` (``time.perf_counter``)."""
+    started = timings.pop("started")
+    t_figures = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    figures = draw_figures(out, summary, loaded.table, loaded.proxy, quiet)
+    survey_summary, extra_figures, extra_tables = _survey_section(out, *survey)
+    timings["figures"] = time.perf_counter() - t_figures
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     summary = replace(summary, survey=survey_summary, timings_seconds=timings, created=created)
-    write_tables(plan.out, summary)
-    write_study_report(plan.out, summary, figures, extra_figures, extra_tables)
+    write_tables(out, summary)
+    write_study_report(out, summary, figures, extra_figures, extra_tables)
     timings["total"] = time.perf_counter() - started
-    return _write_summary(plan.out, summary)
+    return _write_summary(out, summary)
 
 
 def _write_summary(out: Path, summary: StudySummary) -> dict[str, Any]:
@@ -395,7 +424,6 @@ def _survey_section(
         if enabled:
             raise
         return {"skipped": f"the survey extra is not installed ({exc})"}, [], []
-    from nasfilter.oracle.devices import get_device
     from nasfilter.survey.output import report_section, survey_figures, write_survey
     from nasfilter.survey.survey import SurveySettings, run_survey
     from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
