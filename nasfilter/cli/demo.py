@@ -7,10 +7,11 @@ utilization features; Optuna NSGA-II and random search when Optuna is installed)
 first three of those seeds (``--peer-seeds``); the metrics table, mean ± standard error
 over seeds, says how many seeds each method ran.
 
-Speed (``make demo`` within 15 s on 2 cores): the peers take nearly all the time (a model
-refit or an Optuna trial per proposal), so they run first, spread over the processes, on
-fewer seeds; each worker process uses one BLAS thread (the processes fill the CPUs; the
-runs' results are the same, as they are for any ``--jobs``).
+Speed (the goal: ``make demo`` within 15 s on 2 cores, ``benchmarks/bench_demo.py``): the
+peers take nearly all the time (a model refit or an Optuna trial per proposal), so they run
+first, spread over the processes, on fewer seeds; each worker process uses one BLAS thread
+(the processes fill the CPUs; the runs' results are the same, as they are for any
+``--jobs``).
 """
 
 from __future__ import annotations
