@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nasfilter.cli.compare import describe_inputs, format_summary, summarize
 from nasfilter.experiment import grid, run_experiment
+from nasfilter.metrics_table import describe_inputs, format_summary, summarize
 from nasfilter.results import load_results
 from nasfilter.storage import InMemoryStorage, Storage
 from nasfilter.store import Store

@@ -50,7 +50,6 @@ METRICS = (
     "best_test_acc",
     "selected_test_acc",
 )
-DEFAULT_TICKS = 100  # points of a metric curve, evenly spaced in simulated time
 
 
 @dataclass(frozen=True, eq=False)

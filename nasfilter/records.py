@@ -28,8 +28,8 @@ import numpy as np
 
 from nasfilter.checks import check_workers
 from nasfilter.datasets import get_dataset
+from nasfilter.defaults import DEFAULT_BUDGET, DEFAULT_TICKS
 from nasfilter.filters import Filter, make_filter
-from nasfilter.metrics import DEFAULT_TICKS
 from nasfilter.problem import DEFAULT_PROXY_COST, EVALUATE, Budget
 from nasfilter.proxy import DEFAULT_ORACLE
 from nasfilter.registry import format_spec, parse_spec
@@ -37,7 +37,6 @@ from nasfilter.searchers import Searcher, make_searcher
 from nasfilter.summary import run_summary
 from nasfilter.tables import table_name
 
-DEFAULT_BUDGET = 110_000.0  # simulated seconds, the study's budget (docs/facts.md §4)
 DEFAULT_MAX_IDLE = 10_000  # consecutive proposals without an evaluation before "stalled"
 BUDGET_CLOCKS = ("worker", "wall")  # what RunSpec.budget counts
 # Fields left out of RunSpec.key() at their default, so keys written before they existed

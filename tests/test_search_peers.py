@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from nasfilter.cli import main
-from nasfilter.cli.compare import format_summary, summarize
 from nasfilter.experiment import RunSpec, cached_proxy, cached_table, run_one
 from nasfilter.filters import ProxyThreshold, SuccessiveFrontiers
+from nasfilter.metrics_table import format_summary, summarize
 from nasfilter.results import NOTHING_EVALUATED
 from nasfilter.runner import make_problem, run_search
 from nasfilter.scan import check_scan_share, scan_size

@@ -7,6 +7,7 @@ from typing import Any
 
 from nasfilter.cli.args import TABLE_HELP, add_dataset, seconds
 from nasfilter.cli.run import add_jobs
+from nasfilter.defaults import DEFAULT_BUDGET
 from nasfilter.proxy import DEFAULT_ORACLE
 
 
@@ -45,8 +46,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--budget",
         type=seconds(positive=True),
-        default=110_000.0,
-        help="simulated seconds per run (default 110000, the study's)",
+        default=DEFAULT_BUDGET,
+        help=f"simulated seconds per run (default {DEFAULT_BUDGET:g}, the study's)",
     )
     p.add_argument(
         "--workers",

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nasfilter.cli.args import TABLE_HELP, add_dataset, int_at_least, seconds
+from nasfilter.defaults import DEFAULT_BUDGET
 from nasfilter.proxy import DEFAULT_ORACLE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,8 +71,8 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--budget",
         type=seconds(positive=True),
-        default=110_000.0,
-        help="simulated seconds per run (default 110000, the study's)",
+        default=DEFAULT_BUDGET,
+        help=f"simulated seconds per run (default {DEFAULT_BUDGET:g}, the study's)",
     )
     p.add_argument("--table", help=TABLE_HELP)
     add_dataset(p)

@@ -1,0 +1,68 @@
+"""The catalogue of compared methods: each a label (for figures and tables) and a searcher
+and filter spec, with the study's methods, the peers and the one rule for a label.
+
+``reproduce`` compares :data:`METHODS`; ``nasfilter demo`` runs :data:`DEMO_SEARCHERS`; a
+results table names a method by :func:`method_label` when it has no catalogue label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nasfilter.searchers.optuna_adapter import optuna_available
+
+
+@dataclass(frozen=True)
+class Method:
+    """One compared method: a label for figures and a searcher and filter spec."""
+
+    label: str
+    searcher: str
+    filter: str = "none"
+    # Run at every K of the workers comparison (False: only at the first K, to keep the
+    # default reproduction fast; the method still appears in every other output).
+    every_k: bool = True
+
+
+def method_label(searcher: str, filter: str, workers: int = 1) -> str:
+    """A method's label from its specs: ``searcher``, ``searcher | filter``, and `` (K=k)``
+    for more than one simulated worker."""
+    label = searcher if filter == "none" else f"{searcher} | {filter}"
+    return label if workers == 1 else f"{label} (K={workers})"
+
+
+# The study's setting: the full proxy scan whatever it costs (below 65536 s it evaluates
+# nothing, and the report says so; see docs/searchers.md, small budgets).
+FILTERING = Method("approximate filtering", "utilization-pareto[scan_share=None]")
+REINFORCE_MNAS = Method("REINFORCE (MnasNet reward)", "reinforce-mnas")
+# The model-based searcher, with and without the hardware signal as features, and
+# established multi-objective optimizers as peers (these only when Optuna is installed).
+PEER_METHODS: tuple[Method, ...] = (
+    Method("model-based search", "model-based", every_k=False),
+    Method("model-based + utilization features", "model-based-hw", every_k=False),
+    *(
+        (
+            Method("Optuna NSGA-II", "optuna-nsga2", every_k=False),
+            Method("Optuna random", "optuna-random", every_k=False),
+        )
+        if optuna_available()
+        else ()
+    ),
+)
+# Every built-in searcher, and every built-in filter wrapping a searcher, and the peers.
+METHODS: tuple[Method, ...] = (
+    FILTERING,
+    REINFORCE_MNAS,
+    Method("REINFORCE (accuracy reward)", "reinforce"),
+    Method("random search", "random"),
+    Method("regularized evolution", "evolution"),
+    Method("successive frontiers", "utilization-layers"),
+    Method("random + successive-frontiers filter", "random", "successive-frontiers"),
+    Method("REINFORCE (MnasNet) + proxy-threshold filter", "reinforce-mnas", "proxy-threshold"),
+    *PEER_METHODS,
+)
+
+# The study's four searchers as `nasfilter demo` runs them (approximate filtering with its
+# default scan share), then the peers.
+STUDY_SEARCHERS = ("utilization-pareto", "reinforce-mnas", "random", "evolution")
+DEMO_SEARCHERS = (*STUDY_SEARCHERS, *(m.searcher for m in PEER_METHODS))

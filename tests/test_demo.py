@@ -1,0 +1,64 @@
+"""`nasfilter demo`: the peers on fewer seeds (--peer-seeds), run first across two processes
+with one BLAS thread each, give the numbers of the same runs made one by one in-process."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from nasfilter.cli import main
+from nasfilter.cli.demo import BLAS_THREADS, _one_blas_thread
+from nasfilter.experiment import RunSpec, run_one
+from nasfilter.results import format_mean_se
+from nasfilter.store import Store
+
+BUDGET = 20_000.0
+
+
+def _row(out: str, name: str) -> list[str]:
+    line = next(x for x in out.splitlines() if x.startswith(f"{name} "))
+    return re.split(r"\s{2,}", line.strip())
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_the_peers_run_on_fewer_seeds_and_match_single_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "demo.db"
+    argv = ["demo", "--seeds", "0-1", "--peer-seeds", "1", "--budget", str(BUDGET)]
+    assert main([*argv, "--jobs", "2", "--db", str(db), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "(the peers: the first 1)" in out and "The peers ran on the first 1 of the 2" in out
+    # the seeds column: 2 for the study's searchers, 1 for each peer, all of them shown
+    for name, seeds in (("random", "2"), ("evolution", "2"), ("model-based", "1")):
+        assert _row(out, name)[1] == seeds, name
+    with Store(db) as store:
+        stored = {(r.spec.searcher, r.seed) for r in store.stored_runs()}
+    assert ("model-based-hw", 0) in stored and ("model-based-hw", 1) not in stored
+    assert ("reinforce-mnas", 1) in stored
+    # A peer's HV ratio, as the same run made here, in this process, with its own BLAS threads.
+    alone = run_one(RunSpec(searcher="model-based-hw", budget=BUDGET), 0)
+    assert _row(out, "model-based-hw")[2] == format_mean_se(alone.metrics["hv_ratio"], 0.0, 3)
+
+
+def test_one_blas_thread_only_with_several_processes_and_left_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in BLAS_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")  # the user's choice is kept
+    with _one_blas_thread(2):
+        assert os.environ["OMP_NUM_THREADS"] == os.environ["OPENBLAS_NUM_THREADS"] == "1"
+        assert os.environ["MKL_NUM_THREADS"] == "3"
+    assert "OMP_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"
+    with _one_blas_thread(1):  # one process: this one, whose BLAS is already set up
+        assert "OMP_NUM_THREADS" not in os.environ
+
+
+def test_peer_seeds_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--peer-seeds", "0"]) == 2
+    assert "--peer-seeds: expected an integer >= 1, got 0" in capsys.readouterr().err
