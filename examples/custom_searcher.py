@@ -24,9 +24,6 @@ class LocalSearch(Searcher):
             raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
         self.patience = patience
 
-    def config(self) -> dict[str, int]:
-        return {"patience": self.patience}
-
     def reset(self) -> None:
         self.best: tuple[float, Arch] | None = None
         self.queue: list[Arch] = []

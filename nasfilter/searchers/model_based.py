@@ -36,7 +36,7 @@ again. The searcher returns None when every architecture has been proposed.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -177,21 +177,6 @@ class ModelBased(Searcher):
         self.explore = check_real(explore, "explore (valid range: [0, 1])", 0.0, 1.0)
         self.pool = check_real(pool, "pool (valid range: [1, 10])", 1.0, 10.0)
         self.cost_power = check_real(cost_power, "cost_power (valid range: [0, 2])", 0.0, 2.0)
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "hardware": self.hardware,
-            "beta": self.beta,
-            "batch": self.batch,
-            "init": self.init,
-            "init_proxy": self.init_proxy,
-            "strata": self.strata,
-            "cost_power": self.cost_power,
-            "pool": self.pool,
-            "calibrate": self.calibrate,
-            "acquisition": self.acquisition,
-            "explore": self.explore,
-        }
 
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
