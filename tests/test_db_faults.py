@@ -4,7 +4,7 @@ mixed across settings, decompression bombs, file names that are not UTF-8, damag
 locked, unreadable and full databases, and CSV cells a spreadsheet would run.
 
 Full disks are real: a small ``tmpfs`` (where this process may mount one, as root).
-Read-only cases run the CLI unprivileged (``setpriv``), as in ``test_audit3_faults``.
+Read-only cases run the CLI unprivileged (``setpriv``), as in ``test_filesystem_faults``.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from nasfilter.cli import main
 from nasfilter.migration import migrate
 from nasfilter.store import Store, StoreError
 from tests.tables import random_table
-from tests.test_audit3_faults import NOBODY, run_as, shared_dir, unprivileged
+from tests.test_filesystem_faults import NOBODY, run_as, shared_dir, unprivileged
 from tests.test_store import _v1_database
 
 REPO = Path(__file__).resolve().parents[1]
-__all__ = ["shared_dir", "unprivileged"]  # fixtures shared with test_audit3_faults
+__all__ = ["shared_dir", "unprivileged"]  # fixtures shared with test_filesystem_faults
 
 
 def cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

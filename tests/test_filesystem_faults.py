@@ -1,6 +1,6 @@
-"""The bad-input and fault cases of a third audit, each reproduced with real files and real
-processes: files lost or overwritten, read-only databases and caches, a huge budget,
-synthetic data passed off as real, and messages that did not say what was wrong.
+"""Faults of files and processes, each reproduced with real files and real processes: files
+lost or overwritten, read-only databases and caches, a huge budget, synthetic data passed off
+as real, and messages that did not say what was wrong.
 
 Read-only cases need an unprivileged process, since root ignores file modes: the CLI runs as
 ``nobody`` (``setpriv``), or, where ``nobody`` cannot read this Python, as root without the
