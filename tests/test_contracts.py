@@ -137,7 +137,9 @@ class Crashes(RandomSearch):
         (GlobalRandom, "touched global random state \\(random\\)"),
         (GlobalNumpy, "touched global random state \\(numpy.random\\)"),
         (ReseedsOnly, "touched global random state \\(random\\)"),
-        (TorchSeeds, "touched global random state \\(torch\\)"),
+        pytest.param(  # imports torch: slow
+            TorchSeeds, "touched global random state \\(torch\\)", marks=pytest.mark.slow
+        ),
         (Unseeded, "one seed differ"),
         (Stateful, "reused instance gives another trace"),
     ],

@@ -376,6 +376,7 @@ def _load(db: Path) -> None:
         load_results(store)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("column", ["events", "scores"])
 def test_a_blob_that_inflates_past_its_stated_size_is_refused_in_bounded_memory(
     tmp_path: Path, column: str
@@ -404,6 +405,7 @@ def test_an_events_row_whose_count_does_not_match_its_blobs_is_refused(tmp_path:
         store.events(1)
 
 
+@pytest.mark.slow
 # ------------------------------------------------------ bug 7: names that are not UTF-8
 @pytest.mark.parametrize("name", [b"bad\xff.db", "lat\u00e9.db".encode("latin-1")])
 def test_database_names_that_are_not_utf8(tmp_path: Path, name: bytes) -> None:

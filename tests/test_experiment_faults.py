@@ -54,6 +54,7 @@ def alive(pid: int) -> bool:
     return "Z" not in state.split()[1]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_worker_exits_when_its_parent_is_killed() -> None:
     parent = subprocess.Popen(
@@ -93,6 +94,7 @@ def test_a_killed_worker_is_a_clear_cli_error(
     assert "the database holds 6 runs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_without_a_store_a_killed_worker_says_nothing_was_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -93,6 +93,7 @@ def test_log_epsilon_matches_brute_force() -> None:
     assert np.all(eps[brute_ranks(pts) > 0] > 0)
 
 
+@pytest.mark.slow
 def test_proxy_threshold_passes_exactly_the_near_front() -> None:
     for tolerance in (0.0, 0.03):
         f = ProxyThreshold(tolerance=tolerance)

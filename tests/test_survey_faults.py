@@ -69,6 +69,7 @@ def test_pooled_analysis_after_torch_ran(tmp_path: Path) -> None:
     assert len(list(tmp_path.glob("*.npz"))) == 5
 
 
+@pytest.mark.slow
 def test_pooled_analysis_from_an_unguarded_script(tmp_path: Path) -> None:
     """Spawned workers do not run the main script again (it has no __main__ guard)."""
     script = tmp_path / "survey_script.py"
