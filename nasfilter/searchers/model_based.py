@@ -28,6 +28,12 @@ impossible (fewer than 3 evaluations) or fails numerically, the searcher falls b
 same exploratory rule: a random unevaluated architecture from the log-MACs stratum with
 the fewest evaluations.
 
+The three steps are separate pieces (as BoTorch separates model, acquisition function and
+candidate generation): :mod:`~nasfilter.searchers.accuracy_model` fits,
+:mod:`~nasfilter.searchers.acquisition` scores and ranks the pool,
+:mod:`~nasfilter.searchers.batch_selection` chooses; this class holds the run's state and
+the order of the steps. MACs (the strata, the cost model) are those of the problem's dataset.
+
 Repeat rule: each architecture is proposed at most once (a repeated evaluation adds nothing
 to the returned front and is charged again); a proposal dropped by a filter is not proposed
 again. The searcher returns None when every architecture has been proposed.
