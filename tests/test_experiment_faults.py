@@ -151,13 +151,14 @@ def test_searchers_are_told_validation_accuracy_only() -> None:
     for index, accuracy in searcher.told:
         assert accuracy in table.valid_acc[index].tolist()
         assert accuracy != table.test_acc[index]
-    # The handle searchers and filters hold answers proxy queries and the clock, nothing else.
+    # The handle searchers and filters hold answers proxy queries and the clock, and names the
+    # dataset (free, as the space is); nothing else.
     handle = searcher.proxy
     assert isinstance(handle, ProxyHandle) and not hasattr(handle, "__dict__")
     public = [n for n in dir(handle) if not n.startswith("_")]
     assert set(public) == {
-        "available", "budget_seconds", "clock", "cost", "exhausted", "label", "query",
-        "query_many", "remaining", "require", "worker_seconds",
+        "available", "budget_seconds", "clock", "cost", "dataset", "exhausted", "label",
+        "query", "query_many", "remaining", "require", "worker_seconds",
     }  # fmt: skip
     for name in ("available", "budget_seconds", "clock", "cost", "exhausted", "label"):
         assert isinstance(getattr(handle, name), (bool, float, str)), name

@@ -34,6 +34,7 @@ def test_worker_pool_never_forks() -> None:
     assert method != "fork"
 
 
+@pytest.mark.slow
 def test_pooled_analysis_after_torch_ran(tmp_path: Path) -> None:
     """The parent has run torch (threaded ops, a meta trace) before the pool starts; every
     model comes back analysed, within a bound (a forked worker could wait forever)."""
