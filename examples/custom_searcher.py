@@ -8,6 +8,7 @@ Use it from Python (``run_search(LocalSearch(), problem, seed=0)``) or from the 
 
 from __future__ import annotations
 
+from nasfilter.checks import check_positive_int
 from nasfilter.searchers import Searcher
 from nasfilter.space import Arch, neighbours, sample
 from nasfilter.trial import Trial
@@ -20,12 +21,8 @@ class LocalSearch(Searcher):
     name = "local-search"
 
     def __init__(self, patience: int = 35) -> None:
-        if not isinstance(patience, int) or patience < 1:
-            raise ValueError(f"patience must be an integer >= 1, got {patience!r}")
-        self.patience = patience
-
-    def config(self) -> dict[str, int]:
-        return {"patience": self.patience}
+        # Stored under the parameter's name: config() reports it, {"patience": 35}.
+        self.patience = check_positive_int(patience, "patience")
 
     def reset(self) -> None:
         self.best: tuple[float, Arch] | None = None

@@ -373,6 +373,26 @@ def convert_archive(
     """
     ds = get_dataset(dataset)
     path, fmt = locate_archive(archive)
+    found = _open_archive(path, fmt, allow_partial)
+    checksum = archive_checksum(found.files)
+    columns = _read_all(found, ds, progress)
+    seeds = tuple(sorted(columns.valid_by_seed))
+    if not seeds:
+        raise ValueError(f"{str(path)!r} has no hp-{SEARCH_HP} runs on {ds.search_record!r}")
+    valid_acc = np.stack([columns.valid_by_seed[s] for s in seeds], axis=1)
+    return BenchmarkTable(
+        dataset=ds,
+        seeds=seeds,
+        valid_acc=valid_acc,
+        present=found.present,
+        provenance=_provenance(path, fmt, found, ds, checksum),
+        **columns.floats,
+    )
+
+
+def _open_archive(path: Path, fmt: str, allow_partial: bool) -> _Archive:
+    """The archive at ``path`` opened through ``nats_bench``; ValueError when it holds no
+    records, or misses some without ``allow_partial``."""
     if fmt == FOLDER:
         files, present = _scan_folder(path)  # refuse a wrong folder before importing nats_bench
         found = _open_folder(path, files, present, import_nats_bench())
@@ -389,26 +409,25 @@ def convert_archive(
             "--allow-partial to convert a partial table (missing rows are NaN and marked "
             "absent)."
         )
-    checksum = archive_checksum(found.files)
-    columns = _read_all(found, ds, progress)
-    seeds = tuple(sorted(columns.valid_by_seed))
-    if not seeds:
-        raise ValueError(f"{str(path)!r} has no hp-{SEARCH_HP} runs on {ds.search_record!r}")
-    valid_acc = np.stack([columns.valid_by_seed[s] for s in seeds], axis=1)
+    return found
+
+
+def _provenance(path: Path, fmt: str, found: _Archive, ds: Dataset, checksum: str) -> Provenance:
+    """Where the converted table comes from and what its columns mean."""
     from nasfilter import __version__
 
     # An archive nasfilter wrote itself keeps the label of the table it was written from:
     # a synthetic table stays SYNTHETIC through the NATS format and back.
     mark = read_written_mark(found.files[0]) if fmt == FOLDER else None
     origin = "NATS-Bench sss archive"
-    extra: dict[str, Any] = {"n_present": n_present, "format": fmt}
+    extra: dict[str, Any] = {"n_present": int(found.present.sum()), "format": fmt}
     if mark is not None:
         origin = (
             f"archive in the NATS format written by nasfilter from "
             f"{mark.get('table_label', 'an unknown table')} (NOT NATS-Bench's archive)"
         )
         extra["written_by"] = mark
-    provenance = Provenance(
+    return Provenance(
         synthetic=False if mark is None else bool(mark.get("synthetic", True)),
         source=str(path),
         description=(
@@ -425,12 +444,4 @@ def convert_archive(
         modelled=str(mark.get("modelled", "")) if mark else "",
         observed=str(mark.get("observed", OBSERVED_HP12)) if mark else OBSERVED_HP12,
         scored=str(mark.get("scored", SCORED_TEST90)) if mark else SCORED_TEST90,
-    )
-    return BenchmarkTable(
-        dataset=ds,
-        seeds=seeds,
-        valid_acc=valid_acc,
-        present=found.present,
-        provenance=provenance,
-        **columns.floats,
     )

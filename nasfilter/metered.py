@@ -37,6 +37,12 @@ class ProxyHandle:
         return "none" if table is None else table.label
 
     @property
+    def dataset(self) -> str:
+        """The name of the problem's dataset ("cifar10", ...), for free per-dataset facts
+        such as :func:`nasfilter.costs.network_costs`."""
+        return self.__problem.table.dataset.name
+
+    @property
     def cost(self) -> float:
         """Simulated seconds charged per proxy query."""
         return self.__problem.proxy_cost

@@ -92,6 +92,18 @@ def _literal(text: str) -> Any:
         return text
 
 
+def init_parameters(target: Any) -> list[inspect.Parameter] | None:
+    """The parameters ``target`` is called with: a class's ``__init__``'s (less ``self``),
+    a function's or partial's own; None when the signature cannot be read.
+
+    The one reading of a plugin's settings: the registry lists them from it and
+    :meth:`nasfilter.plugin.Plugin.config` reports their values by these names."""
+    try:
+        return list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
 class Registry(Generic[T]):
     """Maps names to factories (callables returning a ``T``); refuses duplicate names.
 
@@ -162,16 +174,15 @@ class Registry(Generic[T]):
         signature and its ``Args:`` docstring; None when they cannot be told (a factory
         taking ``**kwargs`` and registered without ``params_of``)."""
         target: Any = self._params_of[name]() if name in self._params_of else self.factory(name)
-        try:
-            sig = inspect.signature(target)
-        except (TypeError, ValueError):
+        every = init_parameters(target)
+        if every is None:
             return None
         params = [
             p
-            for p in sig.parameters.values()
+            for p in every
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in hidden
         ]
-        if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()) and not params:
+        if any(p.kind is p.VAR_KEYWORD for p in every) and not params:
             return None
         docs = _arg_docs(target)
         out = []
@@ -185,18 +196,10 @@ class Registry(Generic[T]):
         """The keyword settings ``name`` takes, from its signature; None when they cannot be
         told (a factory taking ``**kwargs`` registered without ``params_of``)."""
         target: Any = self._params_of[name]() if name in self._params_of else self.factory(name)
-        try:
-            sig = inspect.signature(target)
-        except (TypeError, ValueError):
+        every = init_parameters(target)
+        if every is None or any(p.kind is p.VAR_KEYWORD for p in every):
             return None
-        kinds = {p.kind for p in sig.parameters.values()}
-        if inspect.Parameter.VAR_KEYWORD in kinds:
-            return None
-        return frozenset(
-            p.name
-            for p in sig.parameters.values()
-            if p.kind is not inspect.Parameter.VAR_POSITIONAL
-        )
+        return frozenset(p.name for p in every if p.kind is not p.VAR_POSITIONAL)
 
     def _describe_parameters(self, name: str, hidden: tuple[str, ...]) -> str:
         listed = self.parameters(name, hidden)

@@ -55,7 +55,7 @@ import numpy as np
 
 from nasfilter.checks import MAX_WORKERS as MAX_WORKERS
 from nasfilter.checks import check_workers
-from nasfilter.filters.base import Filter, as_single_filter
+from nasfilter.filters.base import Filter, validate_filter
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.problem import (
     ASK,
@@ -67,7 +67,7 @@ from nasfilter.problem import (
 )
 from nasfilter.proxy import ProxyTable
 from nasfilter.records import DEFAULT_MAX_IDLE, RunRecord
-from nasfilter.searchers.base import Searcher, as_trial_searcher
+from nasfilter.searchers.base import Searcher, validate_searcher
 from nasfilter.space import Arch, index_of
 from nasfilter.table import BenchmarkTable
 from nasfilter.trial import Trial
@@ -321,17 +321,17 @@ def run_search(
 
     ``seed`` (required: a run is a function of it) feeds streams 1 and 2 of
     :func:`seed_streams` to the searcher and the filter; build the problem with
-    :func:`make_problem` and the same seed for a fully seeded run. Searchers and filters
-    written for the earlier interfaces run through their adapters, with a FutureWarning
-    (:func:`~nasfilter.searchers.base.as_trial_searcher`). Raises ValueError before the
-    run for bad arguments, and when the searcher proposes something that is not an
-    :class:`~nasfilter.space.Arch` or the filter answers anything but True or False.
+    :func:`make_problem` and the same seed for a fully seeded run. Raises ValueError
+    before the run for bad arguments (a searcher or filter of the earlier interfaces:
+    :func:`~nasfilter.searchers.base.validate_searcher`), and when the searcher proposes
+    something that is not an :class:`~nasfilter.space.Arch` or the filter answers anything
+    but True or False.
     ``on_progress(problem, n_distinct)`` is called every :data:`PROGRESS_EVERY` trials
     (``n_distinct``: architectures evaluated so far), for a progress display of a long
     run.
     """
-    searcher = as_trial_searcher(searcher)
-    filt = None if filter is None else as_single_filter(filter)
+    searcher = validate_searcher(searcher)
+    filt = None if filter is None else validate_filter(filter)
     if not isinstance(problem, Problem):
         raise ValueError(f"problem must be a Problem, got {problem!r}")
     if isinstance(max_idle, bool) or not isinstance(max_idle, int) or max_idle < 1:

@@ -51,7 +51,7 @@ class TrialBook:
         if not isinstance(trial, Trial):
             raise ValueError(
                 f"{who!r}.tell() takes the Trial that ask() returned, got {trial!r}; "
-                "searchers written for tell(arch, accuracy) run through LegacySearcher "
+                "a searcher written for tell(arch, accuracy) must be migrated "
                 "(docs/tutorial-searcher.md, 'Migrating from ask/tell on architectures')"
             )
         if found is None:

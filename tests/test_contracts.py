@@ -137,7 +137,9 @@ class Crashes(RandomSearch):
         (GlobalRandom, "touched global random state \\(random\\)"),
         (GlobalNumpy, "touched global random state \\(numpy.random\\)"),
         (ReseedsOnly, "touched global random state \\(random\\)"),
-        (TorchSeeds, "touched global random state \\(torch\\)"),
+        pytest.param(  # imports torch: slow
+            TorchSeeds, "touched global random state \\(torch\\)", marks=pytest.mark.slow
+        ),
         (Unseeded, "one seed differ"),
         (Stateful, "reused instance gives another trace"),
     ],
@@ -229,7 +231,7 @@ def test_tell_refuses_unknown_and_repeated_trials() -> None:
 
 # ------------------------------------------------------------ the earlier interface
 class OldStyleSearcher(Searcher):
-    """Written for ask() -> Arch and tell(arch, accuracy): runs through the adapter."""
+    """Written for ask() -> Arch and tell(arch, accuracy): refused at setup."""
 
     name = "old-style"
 
@@ -244,7 +246,7 @@ class OldStyleSearcher(Searcher):
 
 
 class OldStyleFilter(Filter):
-    """Written for select(candidates, proxy) -> list: runs through the adapter."""
+    """Written for select(candidates, proxy) -> list: refused at setup."""
 
     name = "old-style-filter"
     needs_proxy = True
@@ -258,12 +260,7 @@ class OldTellOnABuiltin(RandomSearch):
 
     name = "old-tell"
 
-    def reset(self) -> None:
-        super().reset()
-        self.told: list[Arch] = []
-
     def tell(self, arch: Arch, accuracy: float | None) -> None:  # type: ignore[override]
-        self.told.append(arch)
         super().tell(arch, accuracy)  # type: ignore[arg-type]
 
 
@@ -276,30 +273,33 @@ class OldAskOnABuiltin(RandomSearch):
         return super().ask()
 
 
-@pytest.mark.filterwarnings("ignore::FutureWarning")
-def test_searchers_and_filters_of_the_earlier_interface_pass_through_adapters() -> None:
-    check_searcher(OldStyleSearcher)
-    check_searcher(OldTellOnABuiltin)
-    check_searcher(OldAskOnABuiltin)
-    check_filter(OldStyleFilter)
+MIGRATE_SEARCHER_TEXT = "rename ask\\(\\) to propose\\(\\)"
+MIGRATE_FILTER_TEXT = "replace select.*with keep"
 
 
-def test_the_earlier_interface_warns_how_to_migrate() -> None:
+@pytest.mark.parametrize("cls", [OldStyleSearcher, OldTellOnABuiltin, OldAskOnABuiltin])
+def test_a_searcher_of_the_earlier_interface_is_refused_at_setup(cls: type[Searcher]) -> None:
+    from nasfilter.metered import SearchContext
+    from nasfilter.runner import make_problem
+    from nasfilter.testing.contracts import default_inputs
+
+    table, _ = default_inputs()
+    context = SearchContext(np.random.default_rng(0), ProxyHandle(make_problem(table, 5000.0, 0)))
+    with pytest.raises(ValueError, match=f"{cls.__name__} overrides ask.*{MIGRATE_SEARCHER_TEXT}"):
+        cls().setup(context)
+
+
+def test_the_earlier_interface_is_refused_before_a_run_saying_how_to_migrate() -> None:
     from nasfilter.runner import make_problem, run_search
     from nasfilter.testing.contracts import default_inputs
 
     table, proxy = default_inputs()
-    searcher = OldStyleSearcher()
-    with pytest.warns(FutureWarning, match="rename ask\\(\\) to propose\\(\\)"):
-        with pytest.warns(FutureWarning, match="replace select.*with keep"):
-            result = run_search(
-                searcher,
-                make_problem(table, 5000.0, 0, proxy=proxy),
-                filter=OldStyleFilter(),
-                seed=0,
-            )
-    assert len(searcher.told) == result.n_asked > 0  # the old tell got every outcome
-    assert sum(acc is not None for _, acc in searcher.told) == result.n_evaluations
+    problem = make_problem(table, 5000.0, 0, proxy=proxy)
+    with pytest.raises(ValueError, match=f"OldStyleSearcher overrides.*{MIGRATE_SEARCHER_TEXT}"):
+        run_search(OldStyleSearcher(), problem, seed=0)
+    with pytest.raises(ValueError, match=f"OldStyleFilter defines select.*{MIGRATE_FILTER_TEXT}"):
+        run_search(RandomSearch(), problem, filter=OldStyleFilter(), seed=0)
+    assert problem.n_evaluations == 0  # refused before anything was charged
 
 
 def test_a_searcher_with_no_proposal_method_is_refused() -> None:

@@ -4,7 +4,7 @@ mixed across settings, decompression bombs, file names that are not UTF-8, damag
 locked, unreadable and full databases, and CSV cells a spreadsheet would run.
 
 Full disks are real: a small ``tmpfs`` (where this process may mount one, as root).
-Read-only cases run the CLI unprivileged (``setpriv``), as in ``test_audit3_faults``.
+Read-only cases run the CLI unprivileged (``setpriv``), as in ``test_filesystem_faults``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from nasfilter.export import export_csv
 from nasfilter.migration import migrate
 from nasfilter.store import Store, StoreError
 from tests.tables import random_table
-from tests.test_audit3_faults import NOBODY, run_as, shared_dir, unprivileged
+from tests.test_filesystem_faults import NOBODY, run_as, shared_dir, unprivileged
 from tests.test_store import _v1_database
 
 REPO = Path(__file__).resolve().parents[1]
-__all__ = ["shared_dir", "unprivileged"]  # fixtures shared with test_audit3_faults
+__all__ = ["shared_dir", "unprivileged"]  # fixtures shared with test_filesystem_faults
 
 
 def cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -377,6 +377,7 @@ def _load(db: Path) -> None:
         load_results(store)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("column", ["events", "scores"])
 def test_a_blob_that_inflates_past_its_stated_size_is_refused_in_bounded_memory(
     tmp_path: Path, column: str
@@ -405,6 +406,7 @@ def test_an_events_row_whose_count_does_not_match_its_blobs_is_refused(tmp_path:
         store.events(1)
 
 
+@pytest.mark.slow
 # ------------------------------------------------------ bug 7: names that are not UTF-8
 @pytest.mark.parametrize("name", [b"bad\xff.db", "lat\u00e9.db".encode("latin-1")])
 def test_database_names_that_are_not_utf8(tmp_path: Path, name: bytes) -> None:

@@ -358,6 +358,7 @@ def test_more_workers_spend_the_same_worker_seconds_in_less_wall_time() -> None:
     assert wall.clock >= 20_000.0 and wall.worker_seconds > 3 * 20_000.0
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_run_experiment_with_workers_is_independent_of_processes() -> None:
     specs = grid(["reinforce", "evolution"], budget=30_000.0, n_ticks=5, workers=4)

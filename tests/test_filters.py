@@ -93,6 +93,7 @@ def test_log_epsilon_matches_brute_force() -> None:
     assert np.all(eps[brute_ranks(pts) > 0] > 0)
 
 
+@pytest.mark.slow
 def test_proxy_threshold_passes_exactly_the_near_front() -> None:
     for tolerance in (0.0, 0.03):
         f = ProxyThreshold(tolerance=tolerance)
@@ -185,7 +186,7 @@ def test_registry_and_bad_parameters() -> None:
         SuccessiveFrontiers(patience=0)
 
 
-def test_a_filter_of_the_earlier_interface_cannot_return_foreign_candidates() -> None:
+def test_a_filter_of_the_earlier_interface_is_refused_at_setup() -> None:
     class Liar(Filter):
         name = "liar"
 
@@ -193,9 +194,12 @@ def test_a_filter_of_the_earlier_interface_cannot_return_foreign_candidates() ->
             return [Arch.from_index(0)]
 
     problem = make_problem(TABLE, 1e5, 0, proxy=PROXY)
-    with pytest.warns(FutureWarning, match="LegacyFilter"):
-        with pytest.raises(ValueError, match="expected a sub-list"):
-            run_search(Scripted([5]), problem, filter=Liar(), seed=0)
+    context = SearchContext(np.random.default_rng(0), ProxyHandle(problem))
+    with pytest.raises(ValueError, match=r"Liar defines select.*replace select.*with keep"):
+        Liar().setup(context)
+    with pytest.raises(ValueError, match="Liar defines select"):
+        run_search(Scripted([5]), problem, filter=Liar(), seed=0)
+    assert problem.n_evaluations == 0
 
 
 def test_a_filter_must_answer_true_or_false() -> None:

@@ -151,6 +151,7 @@ def _writer(args: tuple[str, int, int]) -> int:
     return added
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_several_writer_processes(tmp_path: Path) -> None:
     path = str(tmp_path / "c.sqlite")
@@ -190,6 +191,7 @@ _SLOW_SWEEP = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_killed_sweep_loses_only_the_architecture_in_flight(tmp_path: Path) -> None:
     script = tmp_path / "slow_sweep.py"

@@ -24,6 +24,7 @@ CIFAR = get_dataset("cifar10")
 QUICK = {"window": 0.04, "trials": 2, "warmup": 1, "peak_flops": 1e11}
 
 
+@pytest.mark.slow
 def test_exported_model_computes_what_the_torch_network_computes() -> None:
     import onnxruntime as ort
     import torch
@@ -41,6 +42,7 @@ def test_exported_model_computes_what_the_torch_network_computes() -> None:
     np.testing.assert_allclose(features, ref_features.numpy(), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_graph_optimizations_fold_bn_and_fuse_the_residual_adds(tmp_path: Path) -> None:
     import onnx
 
@@ -56,6 +58,7 @@ def test_graph_optimizations_fold_bn_and_fuse_the_residual_adds(tmp_path: Path) 
     assert after["Conv"] >= before["Conv"] - 1
 
 
+@pytest.mark.slow
 def test_measure_two_real_networks() -> None:
     backend = OnnxRuntimeBackend(batch=8, **QUICK)
     small, big = (backend.measure(i, CIFAR) for i in (0, 32767))

@@ -148,6 +148,7 @@ def _hook_costs(arch: str) -> list[tuple[float, int]]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["8:8:8:8:8", "8:16:24:32:40", "64:64:64:64:64", "48:8:56:8:56"])
 def test_compute_bound_limit_matches_the_real_network(arch: str) -> None:
     # With unlimited bandwidth every layer is compute-bound: the batch takes

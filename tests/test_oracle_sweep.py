@@ -95,6 +95,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     return code, out, err
 
 
+@pytest.mark.slow
 def test_cli_roofline_all_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import moocore
 
@@ -119,6 +120,7 @@ def test_cli_roofline_all_json(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert table.provenance["synthetic"] is True
 
 
+@pytest.mark.slow
 def test_cli_onnxruntime_sample_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cache = str(tmp_path / "c.sqlite")
     export = tmp_path / "cpu.npz"

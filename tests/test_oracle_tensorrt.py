@@ -55,6 +55,7 @@ def _names(trt: Any) -> list[str]:
     return [name for name, _ in trt.calls]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_build_flags_and_profile_per_generation(
     generation: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
@@ -91,6 +92,7 @@ def test_build_flags_and_profile_per_generation(
     assert backend.config["tensorrt"] == trt.__version__
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("generation", ["10.8", "11.x"])
 def test_max_batch_search_timing_and_execute(
     generation: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
@@ -120,6 +122,7 @@ def test_max_batch_search_timing_and_execute(
     assert m.device["gpu"] == "Fake GPU"
 
 
+@pytest.mark.slow
 def test_timing_cache_shared_and_one_builder_per_process(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
@@ -137,6 +140,7 @@ def test_timing_cache_shared_and_one_builder_per_process(
     assert _names(trt).count("build_serialized_network") == 3
 
 
+@pytest.mark.slow
 def test_timing_cache_file_is_read_by_a_new_process(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
@@ -147,6 +151,7 @@ def test_timing_cache_file_is_read_by_a_new_process(
     assert caches == [b"warm"]
 
 
+@pytest.mark.slow
 def test_nothing_fits_is_an_oom_row(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     _, torch = _install(monkeypatch, "11.x")
     torch.memory_limit = SCRATCH_PER_IMAGE // 2  # not even batch 1

@@ -173,6 +173,7 @@ def test_other_errors_are_error_rows() -> None:
     assert "illegal memory access" in m.error
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_gpu_check_script_says_why_without_cuda(tmp_path: Any) -> None:
     import subprocess

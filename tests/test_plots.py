@@ -47,6 +47,7 @@ def test_context_rejects_empty_labels() -> None:
         plots.FigureContext("table", " ")
 
 
+@pytest.mark.slow
 def test_fig3_names_provenance_count_and_spearman(
     data: dict[str, np.ndarray], tmp_path: Path
 ) -> None:
@@ -96,6 +97,7 @@ def test_fig5_and_fig6_draw_the_given_fronts(data: dict[str, np.ndarray]) -> Non
     assert CTX.table_label in _squash(plots.figure_title(fig6))
 
 
+@pytest.mark.slow
 def test_comparison_curve_is_the_mean(tmp_path: Path) -> None:
     t = np.linspace(0, 100, 5)
     a = np.array([[0.0, 0.2, 0.4, 0.6, 0.8], [0.2, 0.4, 0.6, 0.8, 1.0]])

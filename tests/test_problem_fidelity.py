@@ -160,6 +160,7 @@ def test_single_fidelity_runs_do_not_change() -> None:
     assert str(plain.events) == str(with_curves.events) and len(plain.events) == 5
 
 
+@pytest.mark.slow
 def test_written_archive_with_uneven_seeds_and_varying_times(tmp_path: Path) -> None:
     from nasfilter.testing.nats_full_archive import write_varied_archive
 

@@ -54,6 +54,7 @@ def test_optuna_is_seeded_from_the_run_generator() -> None:
     assert trace(3) != trace(4)
 
 
+@pytest.mark.slow
 def test_optuna_repeats_are_answered_from_memory() -> None:
     table, proxy = _inputs()
     problem = make_problem(table, 60_000, 0, proxy=proxy)

@@ -73,6 +73,7 @@ def torch_reference_thetas(
     return out
 
 
+@pytest.mark.slow
 def test_reinforce_update_matches_torch_reference() -> None:
     s = Reinforce()
     setup(s, seed=4)

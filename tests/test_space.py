@@ -27,6 +27,7 @@ def test_reference_indices(text: str, index: int) -> None:
     assert str(Arch.from_index(index)) == text
 
 
+@pytest.mark.slow
 def test_index_rule_matches_the_nats_meta_archs() -> None:
     """The fixture's meta_archs list is the archive's own index -> string table."""
     import bz2

@@ -94,6 +94,7 @@ def test_nan_and_inf_metrics_of_an_empty_run_read_back(tmp_path: Path) -> None:
         assert row["igd_plus"] == float("inf") and row["best_index"] == -1
 
 
+@pytest.mark.slow
 def test_exports_to_csv_and_pandas(tmp_path: Path) -> None:
     with Store(tmp_path / "r.db") as store:
         run_id = stored(store, SPEC, 0)
@@ -160,6 +161,7 @@ def _write(db: str, seeds: list[int]) -> None:
         run_experiment(specs, seeds, store=store, jobs=1)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_two_writer_processes_share_one_database(tmp_path: Path) -> None:
     db = str(tmp_path / "r.db")

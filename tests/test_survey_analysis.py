@@ -206,6 +206,7 @@ def test_a_linear_on_every_pixel_of_a_map_is_a_1x1_conv() -> None:
     assert table.in_channels[0, table.names.index("dw")] == 16
 
 
+@pytest.mark.slow
 def test_timm_convnext_is_a_cnn_its_pointwise_linears_are_convs() -> None:
     # timm's published ConvNeXt-T at 224 px: 4.47 GMACs, 28.59 M parameters (the shipped
     # timm benchmark file's infer_gmacs and param_count).

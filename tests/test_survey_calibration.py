@@ -33,6 +33,7 @@ def _survey(tmp_path: Path, name: str, calibration: Path) -> tuple[dict, list[di
     return json.loads((out / "summary.json").read_text()), rows
 
 
+@pytest.mark.slow
 def test_the_survey_uses_and_names_a_users_calibration(tmp_path: Path) -> None:
     full = Calibration(FULL, "TEST full figures", {}).save(tmp_path / "full.json")
     half = Calibration(HALF, "TEST half figures", {}).save(tmp_path / "half.json")

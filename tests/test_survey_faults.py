@@ -34,6 +34,7 @@ def test_worker_pool_never_forks() -> None:
     assert method != "fork"
 
 
+@pytest.mark.slow
 def test_pooled_analysis_after_torch_ran(tmp_path: Path) -> None:
     """The parent has run torch (threaded ops, a meta trace) before the pool starts; every
     model comes back analysed, within a bound (a forked worker could wait forever)."""
@@ -69,6 +70,7 @@ def test_pooled_analysis_after_torch_ran(tmp_path: Path) -> None:
     assert len(list(tmp_path.glob("*.npz"))) == 5
 
 
+@pytest.mark.slow
 def test_pooled_analysis_from_an_unguarded_script(tmp_path: Path) -> None:
     """Spawned workers do not run the main script again (it has no __main__ guard)."""
     script = tmp_path / "survey_script.py"

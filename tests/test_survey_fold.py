@@ -59,6 +59,7 @@ def test_folded_small_model_runs_on_cpu_with_the_right_shapes(f: int) -> None:
     assert model.stem[0].in_channels == 3 and model(torch.randn(2, 3, 16, 16)).shape == (2, 10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["resnet18", "mobilenetv2_100"])
 def test_folded_timm_models_run_on_cpu(name: str) -> None:
     timm = import_timm()

@@ -82,6 +82,7 @@ def _arrays(name: str) -> dict[str, np.ndarray]:
     return {"kinds": np.array(table.kinds), **{a: getattr(table, a) for a in ARRAY_FIELDS}}
 
 
+@pytest.mark.slow
 def test_an_analysis_is_deterministic() -> None:
     """ConViT replaces a buffer during its forward; the freed buffer's id must not make a
     later activation look like a parameter (its tables differed from run to run)."""
@@ -93,6 +94,7 @@ def test_an_analysis_is_deterministic() -> None:
             np.testing.assert_array_equal(again[key], value, err_msg=key)
 
 
+@pytest.mark.slow
 def test_skipping_initialisation_changes_nothing() -> None:
     """The same analysis with torch's initialisation run in full on the meta device."""
     from nasfilter.survey import timm_models

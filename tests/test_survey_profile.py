@@ -49,6 +49,7 @@ def survey_rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return rows[0]
 
 
+@pytest.mark.slow
 def test_cli_prints_and_writes_everything(cli_out: tuple[Path, str]) -> None:
     out, printed = cli_out
     for name in OUTPUTS:
@@ -110,6 +111,7 @@ def test_tile_and_wave_efficiency_by_hand() -> None:
     assert prof.layers.bound[i] in ("per-kernel cost", "wave quantization")
 
 
+@pytest.mark.slow
 def test_user_module_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "mynet.py"
     source.write_text(
@@ -170,6 +172,7 @@ def test_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_batch_too_large_names_the_largest_that_fits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

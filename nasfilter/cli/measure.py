@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nasfilter.cli.args import add_dataset, add_force, int_at_least
+
+if TYPE_CHECKING:  # annotations only: the CLI imports the oracle when a command runs
+    import numpy as np
+
+    from nasfilter.datasets import Dataset
+    from nasfilter.oracle.sweep import SweepSummary
 
 
 def register(sub: Any) -> None:
@@ -88,10 +94,8 @@ def run(args: argparse.Namespace) -> int:
 
     from nasfilter.cli.args import naming
     from nasfilter.datasets import get_dataset
-    from nasfilter.oracle.base import BackendSpec, BackendUnavailable
-    from nasfilter.oracle.cache import Group, MeasurementCache
-    from nasfilter.oracle.registry import create
-    from nasfilter.oracle.sweep import export_table, select_archs, sweep
+    from nasfilter.oracle.base import BackendUnavailable
+    from nasfilter.oracle.sweep import select_archs
     from nasfilter.registry import parse_spec
 
     ds = get_dataset(args.dataset)
@@ -100,33 +104,7 @@ def run(args: argparse.Namespace) -> int:
     _check_options(args)  # refuse bad output paths before a sweep spends any time
     archs = select_archs(args.archs, np.random.default_rng(args.seed), ds)
     try:
-        backend: Any
-        if args.ray:
-            from nasfilter.oracle.registry import backend_name
-
-            with naming("--backend"):
-                backend = BackendSpec(backend_name(args.backend), args.device, params)
-        else:
-            with naming("--backend/--device"):
-                backend = create(args.backend, device=args.device)
-        ray_init = None
-        if args.ray and args.ray != "local":
-            ray_init = {"address": args.ray}
-        with MeasurementCache(args.cache) as cache:
-            summary = sweep(
-                backend,
-                archs,
-                ds,
-                cache,
-                progress=not args.quiet,
-                executor="ray" if args.ray else "local",
-                chunk_size=args.chunk_size,
-                ray_init=ray_init,
-            )
-            exported = None
-            if args.export:
-                group = Group.make(ds.name, name, summary.config, summary.device_fingerprint)
-                exported = str(export_table(cache, group, args.export))
+        summary, exported = _sweep(args, ds, name, params, archs)
     except BackendUnavailable as exc:
         print(f"nasfilter measure: error: {exc}", file=sys.stderr)
         return 2
@@ -140,11 +118,53 @@ def run(args: argparse.Namespace) -> int:
                 f"nasfilter measure: error: cannot write {exc.filename!s}: {exc}", file=sys.stderr
             )
         return 2
-    out = summary.to_dict()
-    out["export"] = exported
+    _print_summary(args, summary, exported)
+    return 0
+
+
+def _sweep(
+    args: argparse.Namespace, ds: Dataset, name: str, params: dict[str, Any], archs: np.ndarray
+) -> tuple[SweepSummary, str | None]:
+    """Run the sweep the arguments ask for; the summary and the exported table's path."""
+    from nasfilter.cli.args import naming
+    from nasfilter.oracle.base import BackendSpec
+    from nasfilter.oracle.cache import Group, MeasurementCache
+    from nasfilter.oracle.registry import backend_name, create
+    from nasfilter.oracle.sweep import export_table, sweep
+
+    backend: Any
+    if args.ray:
+        with naming("--backend"):
+            backend = BackendSpec(backend_name(args.backend), args.device, params)
+    else:
+        with naming("--backend/--device"):
+            backend = create(args.backend, device=args.device)
+    ray_init = {"address": args.ray} if args.ray and args.ray != "local" else None
+    with MeasurementCache(args.cache) as cache:
+        summary = sweep(
+            backend,
+            archs,
+            ds,
+            cache,
+            progress=not args.quiet,
+            executor="ray" if args.ray else "local",
+            chunk_size=args.chunk_size,
+            ray_init=ray_init,
+        )
+        exported = None
+        if args.export:
+            group = Group.make(ds.name, name, summary.config, summary.device_fingerprint)
+            exported = str(export_table(cache, group, args.export))
+    return summary, exported
+
+
+def _print_summary(
+    args: argparse.Namespace, summary: SweepSummary, exported: str | None
+) -> None:
+    """The sweep's summary: one JSON object with ``--json``, else a few lines."""
     if args.json:
-        print(json.dumps(out))
-        return 0
+        print(json.dumps({**summary.to_dict(), "export": exported}))
+        return
     print(f"backend   {summary.backend} on {summary.device} ({summary.dataset})")
     print(
         f"archs     {summary.n_requested} asked: {summary.n_measured} measured, "
@@ -158,4 +178,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"failed    {failure['arch']}: {failure['status']} {failure['error']}")
     if exported:
         print(f"exported  {exported}")
-    return 0

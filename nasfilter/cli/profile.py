@@ -26,9 +26,6 @@ def _shape(text: str) -> tuple[int, int, int]:
 
 
 def register(sub: Any) -> None:
-    from nasfilter.cli.args import int_at_least
-    from nasfilter.cli.survey import _batch, _device, _fold
-
     p = sub.add_parser(
         "profile",
         help="one model's predicted per-layer time on a GPU, what bounds it, and what-ifs",
@@ -41,6 +38,15 @@ def register(sub: Any) -> None:
         "The whole-model throughput is the survey's for the same settings. Writes "
         "layers.csv, profile.json and roofline.png/.svg. Needs the survey extra (timm).",
     )
+    _add_model_arguments(p)
+    _add_output_arguments(p)
+    p.set_defaults(func=run)
+
+
+def _add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """MODEL and what it runs on: input shape, device, layout, engine, batch, calibration."""
+    from nasfilter.cli.survey import _batch, _device
+
     p.add_argument(
         "model",
         metavar="MODEL",
@@ -83,6 +89,13 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help="a calibration written by `nasfilter calibrate` (default: the shipped fit)",
     )
+
+
+def _add_output_arguments(p: argparse.ArgumentParser) -> None:
+    """The FoldedCNN what-if and what is written and printed."""
+    from nasfilter.cli.args import int_at_least
+    from nasfilter.cli.survey import _fold
+
     p.add_argument(
         "--fold",
         type=_fold,
@@ -97,7 +110,6 @@ def register(sub: Any) -> None:
         help="write into a folder holding other files (only the profile's files are replaced)",
     )
     p.add_argument("--quiet", action="store_true", help="print nothing; only write the files")
-    p.set_defaults(func=run)
 
 
 def check_out(args: argparse.Namespace) -> Path:

@@ -16,21 +16,22 @@ A new filter is one small class::
         def keep(self, arch):
             return self.proxy.query(arch).throughput > 1e5
 
-Filters written for the earlier interface (``select(candidates, proxy) -> list``) keep
-working through :class:`LegacyFilter`, which the runner applies with a ``FutureWarning``
-saying how to migrate (:func:`as_single_filter`).
+A filter's parameters are its ``__init__`` arguments, each stored as the attribute of the
+same name; :meth:`~nasfilter.plugin.Plugin.config` reports them.
+
+A filter written for the earlier interface (``select(candidates, proxy) -> list``) is
+refused at :meth:`Filter.setup` with a message that says how to migrate
+(:data:`MIGRATE_FILTER`).
 """
 
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import numpy as np
-
-from nasfilter.metered import ProxyHandle, SearchContext
+from nasfilter.metered import SearchContext
+from nasfilter.plugin import Plugin
 from nasfilter.space import Arch
 
 MIGRATE_FILTER = (
@@ -40,7 +41,7 @@ MIGRATE_FILTER = (
 )
 
 
-class Filter:
+class Filter(Plugin):
     """Base class of every filter. Subclasses implement :meth:`keep`.
 
     Class attributes:
@@ -49,10 +50,7 @@ class Filter:
     """
 
     name: ClassVar[str] = "filter"
-    needs_proxy: bool = False
-
-    rng: np.random.Generator
-    proxy: ProxyHandle
+    kind: ClassVar[str] = "filter"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every subclass's ``keep`` refuses a non-Arch argument, and a call before
@@ -63,29 +61,16 @@ class Filter:
             cls.keep = _checked_keep(keep)  # type: ignore[method-assign,assignment]
 
     def setup(self, context: SearchContext) -> None:
-        """Start a fresh run: store the generator and proxy, then call :meth:`reset`."""
-        if self.needs_proxy:
-            context.proxy.require(f"filter {self.name!r}")
-        self.rng = context.rng
-        self.proxy = context.proxy
-        self.reset()
-
-    def reset(self) -> None:
-        """Clear all per-run state. Called by :meth:`setup`; override when there is state."""
+        """Start a fresh run: check the filter (:func:`validate_filter`), store the generator
+        and proxy, then call :meth:`reset`."""
+        validate_filter(self)
+        super().setup(context)
 
     def keep(self, arch: Arch) -> bool:
         """True to evaluate ``arch``, False to drop it (it is told to the searcher as None).
 
         Called once per proposal, in ask order; may query ``self.proxy`` (charged)."""
         raise NotImplementedError(f"{type(self).__name__} must implement keep(arch) -> bool")
-
-    def config(self) -> dict[str, Any]:
-        """The filter's parameters, recorded with its results (JSON-serialisable)."""
-        return {}
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
-        return f"{type(self).__name__}({params})"
 
 
 def _checked_keep(keep: Callable[[Any, Arch], bool]) -> Callable[[Any, Arch], bool]:
@@ -111,65 +96,21 @@ def _checked_keep(keep: Callable[[Any, Arch], bool]) -> Callable[[Any, Arch], bo
     return checked
 
 
-def is_legacy_filter(filter: Filter) -> bool:
-    """True when ``filter``'s class defines ``select`` and not ``keep`` (the earlier API)."""
-    cls = type(filter)
-    return callable(getattr(cls, "select", None)) and cls.keep is Filter.keep
-
-
-class LegacyFilter(Filter):
-    """Runs a filter written for ``select(candidates, proxy) -> list[Arch]``.
-
-    ``keep(arch)`` calls the wrapped ``select([arch], proxy)`` and checks that the answer
-    is ``[]`` or ``[arch]``. Port it (:data:`MIGRATE_FILTER`).
-    """
-
-    def __init__(self, inner: Filter) -> None:
-        if not isinstance(inner, Filter):
-            raise ValueError(f"LegacyFilter wraps a Filter, got {inner!r}")
-        self.inner = inner
-        self.needs_proxy = inner.needs_proxy
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.inner.name
-
-    def setup(self, context: SearchContext) -> None:
-        self.inner.setup(context)
-        super().setup(context)
-
-    def keep(self, arch: Arch) -> bool:
-        select: Any = getattr(self.inner, "select")  # noqa: B009 (not on Filter any more)
-        kept = select([arch], self.proxy)
-        if not isinstance(kept, list) or kept not in ([], [arch]):
-            raise ValueError(
-                f"{self.inner!r}.select([{arch}]) returned {kept!r}; expected a sub-list of "
-                "its candidates"
-            )
-        return bool(kept)
-
-    def config(self) -> dict[str, Any]:
-        return self.inner.config()
-
-    def __repr__(self) -> str:
-        return repr(self.inner)
-
-
-def as_single_filter(filter: Filter) -> Filter:
-    """``filter`` itself, or a :class:`LegacyFilter` around one written for ``select``
-    (with a ``FutureWarning`` saying how to migrate). ValueError for anything else."""
+def validate_filter(filter: object) -> Filter:
+    """``filter`` itself when it is a usable :class:`Filter`; ValueError otherwise: not a
+    Filter, no :meth:`~Filter.keep`, or only ``select`` (the earlier interface, with how to
+    migrate)."""
     if not isinstance(filter, Filter):
         raise ValueError(f"filter must be a Filter instance or None, got {filter!r}")
-    if isinstance(filter, LegacyFilter):
-        return filter
-    if is_legacy_filter(filter):
-        warnings.warn(
-            f"{type(filter).__name__} defines select(candidates, proxy), the earlier filter "
-            f"interface; it runs through LegacyFilter for now. To migrate, {MIGRATE_FILTER}",
-            FutureWarning,
-            stacklevel=3,
-        )
-        return LegacyFilter(filter)
-    if type(filter).keep is Filter.keep:
-        raise ValueError(f"{type(filter).__name__} must implement keep(arch) -> bool")
+    cls = type(filter)
+    if cls.keep is Filter.keep:
+        if callable(getattr(cls, "select", None)):
+            raise ValueError(
+                f"{cls.__name__} defines select(candidates, proxy), the earlier filter "
+                f"interface, which nasfilter no longer runs. To migrate, {MIGRATE_FILTER}"
+            )
+        raise ValueError(f"{cls.__name__} must implement keep(arch) -> bool")
     return filter
+
+
+__all__ = ["MIGRATE_FILTER", "Filter", "validate_filter"]

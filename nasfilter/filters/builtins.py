@@ -7,7 +7,7 @@ which the study takes its Pareto front.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -66,9 +66,6 @@ class SuccessiveFrontiers(Filter):
     ) -> None:
         self.patience = None if patience is None else check_positive_int(patience, "patience")
         self.scan_share = check_scan_share(scan_share)
-
-    def config(self) -> dict[str, Any]:
-        return {"patience": self.patience, "scan_share": self.scan_share}
 
     def reset(self) -> None:
         self._ranks: list[int] | None = None  # layer per index, -1 if unanswered
@@ -176,9 +173,6 @@ class ProxyThreshold(Filter):
         self.scan = scan
         self.scan_share = check_scan_share(scan_share)
         self._slack = math.log1p(self.tolerance)
-
-    def config(self) -> dict[str, Any]:
-        return {"tolerance": self.tolerance, "scan": self.scan, "scan_share": self.scan_share}
 
     def reset(self) -> None:
         self._near: list[bool] | None = None  # scan mode: one flag per index

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.checks import check_positive_int
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.oracle.base import Backend, BackendSpec
 from nasfilter.oracle.cache import Group, MeasurementCache
@@ -57,8 +58,7 @@ def stratified_sample(
     ds = get_dataset(dataset)
     n_macs, n_ai = strata
     cells = n_macs * n_ai
-    if n < 0 or n > N_ARCHS:
-        raise ValueError(f"sample size must be in [0, {N_ARCHS}], got {n}")
+    n = check_positive_int(n, "sample size", minimum=0, maximum=N_ARCHS)
     macs = network_costs(ds).macs
     intensity = roofline("v100", ds).network_intensity
     order = np.argsort(macs, kind="stable")
@@ -368,18 +368,10 @@ def _ray_sweep(
 
     spec = backend.spec() if isinstance(backend, Backend) else backend
     BACKENDS.factory(spec.name)  # an unknown name fails here, before Ray starts
-    started = False
-    if not ray.is_initialized():
-        address = (ray_init or {}).get("address")
-        if isinstance(address, str):
-            probe_ray_address(address)
-        try:
-            ray.init(**{"include_dashboard": False, "log_to_driver": False, **(ray_init or {})})
-        except ConnectionError as exc:  # "auto" with no cluster running, say
-            raise ConnectionError(
-                f"cannot connect to the Ray cluster at {address!r}: {exc}"
-            ) from exc
-        started = True
+    size = check_positive_int(
+        chunk_size or (4096 if spec.name in ("roofline", "calibrated") else 4), "chunk_size"
+    )
+    started = _ray_start(ray, ray_init)
     try:
         options = {"num_cpus": 1, "num_gpus": 1 if uses_gpu(spec.name) else 0}
         describe = ray.remote(describe_backend).options(**options)
@@ -387,9 +379,6 @@ def _ray_sweep(
         group = Group.make(ds.name, spec.name, config, fingerprint)
         cached = np.isin(order, cache.cached_indices(group))
         todo = order[~cached].tolist()
-        size = chunk_size or (4096 if spec.name in ("roofline", "calibrated") else 4)
-        if size < 1:
-            raise ValueError(f"chunk_size must be >= 1, got {size}")
         task = ray.remote(measure_chunk).options(**options)
         pending = [
             task.remote(_spec_dict(spec), todo[i : i + size], ds.name)
@@ -397,27 +386,53 @@ def _ray_sweep(
         ]
         writer = _Writer(cache, 1 << 30)  # flushed by hand, once per chunk
         bar = _progress(len(todo), f"{spec.name} (ray)", progress)
-        try:
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for ref in done:
-                    rows = [Measurement.from_dict(d) for d in ray.get(ref)]
-                    for m in rows:
-                        writer.add(m)
-                        if on_row is not None:
-                            on_row(m)
-                    writer.flush()  # the driver writes each chunk as it arrives
-                    bar.update(len(rows))
-        finally:
-            bar.close()
-            for ref in pending:
-                ray.cancel(ref)
+        _ray_collect(ray, pending, writer, bar, on_row)
     finally:
         if started:
             ray.shutdown()
     return _summary(
         spec.name, ds, "ray", group, cache, len(order), int(cached.sum()), writer, start
     )
+
+
+def _ray_start(ray: Any, ray_init: dict[str, Any] | None) -> bool:
+    """Start or join Ray unless it is running; True when this call started it."""
+    if ray.is_initialized():
+        return False
+    address = (ray_init or {}).get("address")
+    if isinstance(address, str):
+        probe_ray_address(address)
+    try:
+        ray.init(**{"include_dashboard": False, "log_to_driver": False, **(ray_init or {})})
+    except ConnectionError as exc:  # "auto" with no cluster running, say
+        raise ConnectionError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from exc
+    return True
+
+
+def _ray_collect(
+    ray: Any,
+    pending: list[Any],
+    writer: _Writer,
+    bar: Any,
+    on_row: Callable[[Measurement], None] | None,
+) -> None:
+    """Write each chunk's rows as it arrives (one flush per chunk); cancel what is left on
+    an error or an interrupt."""
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                rows = [Measurement.from_dict(d) for d in ray.get(ref)]
+                for m in rows:
+                    writer.add(m)
+                    if on_row is not None:
+                        on_row(m)
+                writer.flush()
+                bar.update(len(rows))
+    finally:
+        bar.close()
+        for ref in pending:
+            ray.cancel(ref)
 
 
 def export_table(

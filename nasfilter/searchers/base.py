@@ -32,20 +32,23 @@ the run's random generator (the only source of randomness a searcher may use) an
 simulated clock; never accuracy), then calls :meth:`reset`. Accuracies arrive only through
 ``tell``: validation accuracy in percent after 12 epochs, one random training seed.
 
-Searchers written for the earlier interface (``ask() -> Arch`` and ``tell(arch, accuracy)``
-overridden directly) keep working through :class:`LegacySearcher`, which the runner applies
-with a ``FutureWarning`` that says how to migrate (:func:`as_trial_searcher`).
+A searcher's parameters are its ``__init__`` arguments, each stored as the attribute of the
+same name; :meth:`~nasfilter.plugin.Plugin.config` reports them (no plugin lists them).
+
+A searcher written for the earlier interface (``ask() -> Arch`` and ``tell(arch, accuracy)``
+overridden directly) is refused at :meth:`Searcher.setup` with a message that says how to
+migrate (:data:`MIGRATE_SEARCHER`).
 """
 
 from __future__ import annotations
 
-import warnings
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from nasfilter.checks import check_positive_int, check_real
-from nasfilter.metered import ProxyHandle, SearchContext
+from nasfilter.metered import SearchContext
+from nasfilter.plugin import Plugin
 from nasfilter.space import Arch
 from nasfilter.trial import Trial, TrialBook
 
@@ -56,7 +59,7 @@ MIGRATE_SEARCHER = (
 )
 
 
-class Searcher:
+class Searcher(Plugin):
     """Base class of every searcher. Subclasses implement :meth:`propose` (and usually
     :meth:`observe`).
 
@@ -67,25 +70,16 @@ class Searcher:
     """
 
     name: ClassVar[str] = "searcher"
-    needs_proxy: bool = False
+    kind: ClassVar[str] = "searcher"
 
-    rng: np.random.Generator
-    proxy: ProxyHandle
     _trials: TrialBook
-    _told_trial: Trial | None = None  # set by LegacySearcher around an old tell override
 
     def setup(self, context: SearchContext) -> None:
-        """Start a fresh run: store the generator and proxy, forget every trial, then call
-        :meth:`reset`."""
-        if self.needs_proxy:
-            context.proxy.require(f"searcher {self.name!r}")
-        self.rng = context.rng
-        self.proxy = context.proxy
+        """Start a fresh run: check the searcher (:func:`validate_searcher`), store the
+        generator and proxy, forget every trial, then call :meth:`reset`."""
+        validate_searcher(self)
         self._trials = TrialBook()
-        self.reset()
-
-    def reset(self) -> None:
-        """Clear all per-run state. Called by :meth:`setup`; override when there is state."""
+        super().setup(context)
 
     # ------------------------------------------------------------- the two hooks
     def propose(self) -> Arch | None:
@@ -119,9 +113,6 @@ class Searcher:
         and for an outcome that is not None or a finite number in [0, 100] (a bool, NaN, an
         array); the trial then stays pending.
         """
-        current = self._told_trial
-        if current is not None and type(trial) is Arch and trial == current.arch:
-            trial = current  # super().tell(arch, ...) from a LegacySearcher-run override
         try:
             book = self._trials
         except AttributeError:
@@ -154,14 +145,6 @@ class Searcher:
         """
         return None
 
-    def config(self) -> dict[str, Any]:
-        """The searcher's parameters, recorded with its results (JSON-serialisable)."""
-        return {}
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
-        return f"{type(self).__name__}({params})"
-
 
 def check_accuracy(accuracy: object, who: object) -> None:
     """Raise ValueError unless ``accuracy`` is a real number in [0, 100] (percent)."""
@@ -177,104 +160,28 @@ def check_accuracy(accuracy: object, who: object) -> None:
         )
 
 
-def is_legacy_searcher(searcher: Searcher) -> bool:
-    """True when ``searcher``'s class overrides ``ask`` or ``tell`` (the earlier interface)."""
-    cls = type(searcher)
-    return cls.ask is not Searcher.ask or cls.tell is not Searcher.tell
-
-
-class LegacySearcher(Searcher):
-    """Runs a searcher written for ``ask() -> Arch`` and ``tell(arch, accuracy)``.
-
-    ``propose`` calls the wrapped ``ask``; ``observe`` calls the wrapped ``tell`` with the
-    trial's architecture. The wrapped searcher sees outcomes in completion order, as before;
-    with several workers, two pending trials of one architecture are told by architecture,
-    which it cannot tell apart. Port it (:data:`MIGRATE_SEARCHER`) to use trial ids.
-    """
-
-    def __init__(self, inner: Searcher) -> None:
-        if not isinstance(inner, Searcher):
-            raise ValueError(f"LegacySearcher wraps a Searcher, got {inner!r}")
-        self.inner = inner
-        self.needs_proxy = inner.needs_proxy
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.inner.name
-
-    def setup(self, context: SearchContext) -> None:
-        self.inner.setup(context)
-        super().setup(context)
-
-    def reset(self) -> None:
-        self._inner_trials: list[Trial | None] = []  # per trial id: the inner one, if any
-
-    def propose(self) -> Arch | None:
-        out: Any = type(self.inner).ask(self.inner)
-        if out is None:
-            return None
-        if isinstance(out, Trial):  # an ask override that calls the new super().ask()
-            self._inner_trials.append(out)
-            return out.arch
-        if type(out) is not Arch:
-            raise ValueError(f"{self.inner!r}.ask() returned {out!r}; expected an Arch or None")
-        self._inner_trials.append(None)
-        return out
-
-    def observe(self, trial: Trial, accuracy: float | None) -> None:
-        inner, inner_trial = self.inner, self._inner_trials[trial.id]
-        if type(inner).tell is Searcher.tell:
-            if inner_trial is None:
-                inner.observe(trial, accuracy)
-            else:
-                inner.tell(inner_trial, accuracy)
-            return
-        # A tell(arch, accuracy) override; a call it makes to super().tell(arch, ...)
-        # reaches Searcher.tell, which takes the arch as this trial.
-        inner._told_trial = inner_trial
-        try:
-            tell: Any = type(inner).tell
-            tell(inner, trial.arch, accuracy)
-        finally:
-            inner._told_trial = None
-
-    def recommend(self) -> Arch | None:
-        return self.inner.recommend()
-
-    def config(self) -> dict[str, Any]:
-        return self.inner.config()
-
-    def __repr__(self) -> str:
-        return repr(self.inner)
-
-
-def as_trial_searcher(searcher: Searcher) -> Searcher:
-    """``searcher`` itself, or a :class:`LegacySearcher` around one written for the earlier
-    interface (with a ``FutureWarning`` saying how to migrate). ValueError for anything
-    that is not a usable Searcher."""
+def validate_searcher(searcher: object) -> Searcher:
+    """``searcher`` itself when it is a usable :class:`Searcher`; ValueError otherwise: not
+    a Searcher, no :meth:`~Searcher.propose`, or ``ask``/``tell`` overridden (the earlier
+    interface on architectures, with how to migrate)."""
     if not isinstance(searcher, Searcher):
         raise ValueError(f"searcher must be a Searcher instance, got {searcher!r}")
-    if isinstance(searcher, LegacySearcher):
-        return searcher
-    if is_legacy_searcher(searcher):
-        warnings.warn(
-            f"{type(searcher).__name__} overrides ask()/tell() on architectures, the earlier "
-            f"searcher interface; it runs through LegacySearcher for now. To migrate, "
-            f"{MIGRATE_SEARCHER}",
-            FutureWarning,
-            stacklevel=3,
+    cls = type(searcher)
+    if cls.ask is not Searcher.ask or cls.tell is not Searcher.tell:
+        raise ValueError(
+            f"{cls.__name__} overrides ask()/tell(), the earlier searcher interface on "
+            f"architectures, which nasfilter no longer runs. To migrate, {MIGRATE_SEARCHER}"
         )
-        return LegacySearcher(searcher)
-    if type(searcher).propose is Searcher.propose:
-        raise ValueError(f"{type(searcher).__name__} must implement propose() -> Arch | None")
+    if cls.propose is Searcher.propose:
+        raise ValueError(f"{cls.__name__} must implement propose() -> Arch | None")
     return searcher
 
 
 __all__ = [
-    "LegacySearcher",
+    "MIGRATE_SEARCHER",
     "Searcher",
-    "as_trial_searcher",
+    "check_accuracy",
     "check_positive_int",  # re-exported for plugins written against earlier versions
     "check_real",
-    "is_legacy_searcher",
+    "validate_searcher",
 ]

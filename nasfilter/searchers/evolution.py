@@ -13,7 +13,7 @@ A proposal that a filter drops is forgotten: it neither joins the population nor
 from __future__ import annotations
 
 import collections
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -44,9 +44,6 @@ class RegularizedEvolution(Searcher):
             why="at most the space size: draws are with replacement, so a larger tournament "
             "only repeats members, at a cost per proposal that grows with it",
         )
-
-    def config(self) -> dict[str, Any]:
-        return {"population_size": self.population_size, "tournament_size": self.tournament_size}
 
     def reset(self) -> None:
         self.population: collections.deque[tuple[Arch, float]] = collections.deque()

@@ -28,6 +28,12 @@ impossible (fewer than 3 evaluations) or fails numerically, the searcher falls b
 same exploratory rule: a random unevaluated architecture from the log-MACs stratum with
 the fewest evaluations.
 
+The three steps are separate pieces (as BoTorch separates model, acquisition function and
+candidate generation): :mod:`~nasfilter.searchers.accuracy_model` fits,
+:mod:`~nasfilter.searchers.acquisition` scores and ranks the pool,
+:mod:`~nasfilter.searchers.batch_selection` chooses; this class holds the run's state and
+the order of the steps. MACs (the strata, the cost model) are those of the problem's dataset.
+
 Repeat rule: each architecture is proposed at most once (a repeated evaluation adds nothing
 to the returned front and is charged again); a proposal dropped by a filter is not proposed
 again. The searcher returns None when every architecture has been proposed.
@@ -36,84 +42,35 @@ again. The searcher returns None when every architecture has been proposed.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from nasfilter.checks import check_positive_int, check_real
 from nasfilter.costs import network_costs
-from nasfilter.pareto import nondominated_mask, nondominated_ranks
+from nasfilter.pareto import nondominated_mask
+from nasfilter.searchers.accuracy_model import AccuracyFit, ProxyReadings, fit_accuracy
+from nasfilter.searchers.acquisition import (
+    ObjectiveSpace,
+    behind,
+    front_height,
+    hypervolume_gain,
+    hypervolume_pool,
+    layer_order,
+    prefilter,
+)
 from nasfilter.searchers.base import Searcher
-from nasfilter.searchers.features import RidgeModel, base_features
-from nasfilter.searchers.utilization_pareto import spread_order
+from nasfilter.searchers.batch_selection import batch_size, greedy_batch, layer_batch
+from nasfilter.searchers.features import base_features
 from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
 from nasfilter.trial import Trial
 
 ACQUISITIONS = ("hypervolume", "layers")
-_PREFILTER = 2000  # candidates whose posterior sd is computed each round
 
 
-def hypervolume_gain(
-    front: np.ndarray, points: np.ndarray, reference: tuple[float, float] = (0.0, 0.0)
-) -> np.ndarray:
-    """Hypervolume each point (k, 2) alone would add to a front (m, 2); both maximized.
-
-    ``front`` must be non-dominated. Returns (k,) >= 0. O(k m), vectorized.
-    """
-    r0, r1 = reference
-    if len(front) == 0:
-        return np.maximum(points[:, 0] - r0, 0.0) * np.maximum(points[:, 1] - r1, 0.0)
-    f = front[np.argsort(front[:, 0])]  # x ascending, so y descending
-    # Strips in x: [r0, x_1], (x_1, x_2], ..., (x_{m-1}, x_m], (x_m, inf); the front's height
-    # on each is the y of the first front point at or right of it.
-    lo = np.concatenate([[r0], f[:, 0]])
-    hi = np.concatenate([f[:, 0], [np.inf]])
-    height = np.concatenate([f[:, 1], [r1]])
-    width = np.clip(np.minimum(points[:, :1], hi[None, :]) - lo[None, :], 0.0, None)
-    rise = np.clip(points[:, 1:] - height[None, :], 0.0, None)
-    return np.asarray((width * rise).sum(axis=1))
-
-
-def front_height(front: np.ndarray, x: np.ndarray, floor: float) -> np.ndarray:
-    """The front's (m, 2) y at each x (k,): the best y among front points with x' >= x."""
-    if len(front) == 0:
-        return np.full(len(x), floor)
-    f = front[np.argsort(front[:, 0])]
-    best_right = np.maximum.accumulate(f[::-1, 1])[::-1]  # best y from position i on
-    pos = np.searchsorted(f[:, 0], x, side="left")
-    out = np.full(len(x), floor)
-    inside = pos < len(f)
-    out[inside] = best_right[pos[inside]]
-    return out
-
-
-def behind(front: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """How far each point (k, 2) lies behind a front (m, 2), both maximized: the additive
-    epsilon, the smallest equal shift of both coordinates that leaves a point dominated by
-    no front point (0 on the front, < 0 beyond it, +inf... never: -inf for an empty front).
-
-    The same measure as :func:`nasfilter.filters.log_epsilon`, in linear units.
-    """
-    from nasfilter.filters.builtins import log_epsilon
-
-    return log_epsilon(np.exp(points), np.exp(front))
-
-
-def _layer_order(points: np.ndarray) -> np.ndarray:
-    """Positions of points (k, 2) by non-dominated layer (both maximized), and within a layer
-    in spread order over x (both ends, then midpoints coarse to fine), int64 (k,)."""
-    ranks = nondominated_ranks(points)
-    within = np.empty(len(points), dtype=np.int64)
-    for layer in np.unique(ranks):
-        members = np.flatnonzero(ranks == layer)
-        by_x = members[np.argsort(points[members, 0], kind="stable")]
-        within[by_x[spread_order(len(by_x))]] = np.arange(len(by_x))
-    return np.lexsort((within, ranks))
-
-
-def _strata(n: int) -> np.ndarray:
-    """Stratum (0..n-1) of every architecture by log MACs, equal counts, int64 (32768,)."""
-    order = np.argsort(network_costs("cifar10").macs, kind="stable")
+def _strata(n: int, macs: np.ndarray) -> np.ndarray:
+    """Stratum (0..n-1) of every architecture by its MACs (32768,), equal counts, int64."""
+    order = np.argsort(macs, kind="stable")
     strata = np.empty(N_ARCHS, dtype=np.int64)
     strata[order] = np.arange(N_ARCHS) * n // N_ARCHS
     return strata
@@ -178,54 +135,31 @@ class ModelBased(Searcher):
         self.pool = check_real(pool, "pool (valid range: [1, 10])", 1.0, 10.0)
         self.cost_power = check_real(cost_power, "cost_power (valid range: [0, 2])", 0.0, 2.0)
 
-    def config(self) -> dict[str, Any]:
-        return {
-            "hardware": self.hardware,
-            "beta": self.beta,
-            "batch": self.batch,
-            "init": self.init,
-            "init_proxy": self.init_proxy,
-            "strata": self.strata,
-            "cost_power": self.cost_power,
-            "pool": self.pool,
-            "calibrate": self.calibrate,
-            "acquisition": self.acquisition,
-            "explore": self.explore,
-        }
-
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
         self._x = base_features()
-        self._stratum = _strata(self.strata)
+        self._macs = network_costs(self.proxy.dataset).macs  # free: closed-form, per dataset
+        self._stratum = _strata(self.strata, self._macs)
         self._used = np.zeros(N_ARCHS, dtype=bool)  # proposed (evaluated, dropped or pending)
-        self._pending: dict[int, float] = {}  # trial id -> simulated clock when proposed
-        self._proposed = 0  # proposals so far (the next trial id)
+        # Index -> simulated clock when proposed: each architecture is proposed at most once,
+        # so its index names its pending trial.
+        self._pending: dict[int, float] = {}
         self._obs_index: list[int] = []
         self._obs_acc: list[float] = []
         self._obs_cost: list[float] = []
-        self._measured = np.zeros(N_ARCHS, dtype=bool)
-        self._log_thr = np.full(N_ARCHS, np.nan)
-        self._log_util = np.full(N_ARCHS, np.nan)
+        self._readings = ProxyReadings(self._x, with_utilization=self.hardware)
         self._queue: list[int] = []
-        self._predicted: tuple[np.ndarray, np.ndarray] | None = None
-        self._predicted_at = 0
         self._started = False
         self.fallbacks = 0  # rounds that used the exploratory rule (for tests and reports)
 
     def _measure(self, indices: np.ndarray) -> None:
         """Query the proxy for those of ``indices`` not measured yet (charged)."""
-        todo = indices[~self._measured[indices]]
-        if len(todo) == 0:
-            return
-        answered, readings = self.proxy.query_many(todo)
-        self._measured[answered] = True
-        self._log_thr[answered] = np.log(readings[:, 1])
-        self._log_util[answered] = np.log(np.maximum(readings[:, 0], 1e-12))
+        self._readings.measure(self.proxy, indices)
 
     def _start(self) -> None:
         self._started = True
         n = max(self.init, self.init_proxy)
-        strata = _strata(n)
+        strata = _strata(n, self._macs)
         picks = np.array(
             [self.rng.choice(np.flatnonzero(strata == s)) for s in range(n)], dtype=np.int64
         )
@@ -250,129 +184,70 @@ class ModelBased(Searcher):
         stratum = int(np.argmin(counts))
         return [int(self.rng.choice(np.flatnonzero(free & (self._stratum == stratum))))]
 
-    def _proxy_predictions(self) -> tuple[np.ndarray, np.ndarray]:
-        """Predicted log throughput and log utilization of every architecture, (32768,)
-        each; refitted when the proxy readings have grown by a quarter since the last fit."""
-        n = int(self._measured.sum())
-        if self._predicted is None or n >= 1.25 * self._predicted_at:
-            meas = np.flatnonzero(self._measured)
-            thr = RidgeModel.fit(self._x[meas], self._log_thr[meas]).mean(self._x)
-            util = (
-                RidgeModel.fit(self._x[meas], self._log_util[meas]).mean(self._x)
-                if self.hardware
-                else thr
-            )
-            self._predicted, self._predicted_at = (thr, util), n
-        return self._predicted
-
-    def _hardware_columns(self, thr: np.ndarray, util: np.ndarray) -> np.ndarray:
-        t = np.where(self._measured, self._log_thr, thr)
-        u = np.where(self._measured, self._log_util, util)
-        cols = np.stack([t, u, t * t, u * u], axis=1)
-        std = cols.std(axis=0)
-        return (cols - cols.mean(axis=0)) / np.where(std > 0, std, 1.0)
-
     def _plan(self) -> list[int]:
         n_obs = len(self._obs_index)
-        if n_obs < 3 or self._measured.sum() < 3:
+        if n_obs < 3 or self._readings.measured.sum() < 3:
             return self._explore()
         try:
             return self._plan_model(n_obs)
         except (np.linalg.LinAlgError, ValueError, FloatingPointError):
             return self._explore()
 
-    def _plan_model(self, n_obs: int) -> list[int]:
+    def _fit(self) -> tuple[AccuracyFit, np.ndarray]:
+        """The round's accuracy model and log throughput (measured, else predicted)."""
         x = self._x
-        predicted = self._proxy_predictions()
         if self.hardware:
-            x = np.concatenate([x, self._hardware_columns(*predicted)], axis=1)
-        obs = np.asarray(self._obs_index, dtype=np.int64)
-        acc = np.asarray(self._obs_acc)
-        # One row per architecture: the mean of its observations (repeats are rare).
-        uniq, inv = np.unique(obs, return_inverse=True)
-        acc_mean = np.bincount(inv, weights=acc) / np.bincount(inv)
-        model = RidgeModel.fit(x[uniq], acc_mean)
-        mu = model.mean(x)
-        if self.calibrate and len(uniq) >= 20:
-            # A single-index correction: a cubic of the linear predictor captures the
-            # saturation of accuracy with capacity that a linear model cannot.
-            coef = np.polyfit(mu[uniq], acc_mean, 3)
-            mu = np.polyval(coef, mu)
-        log_thr = np.where(self._measured, self._log_thr, predicted[0])
-        if not (np.isfinite(mu).all() and np.isfinite(log_thr).all()):
+            x = np.concatenate([x, self._readings.hardware_columns()], axis=1)
+        fit = fit_accuracy(x, self._obs_index, self._obs_acc, self.calibrate)
+        log_thr = self._readings.log_throughput()
+        if not (np.isfinite(fit.mean).all() and np.isfinite(log_thr).all()):
             raise FloatingPointError("non-finite predictions")
-        # Normalized objective space, as the metrics: each axis to [0, 1] with a 1 % margin.
-        lo_a, hi_a = float(mu.min()), float(mu.max())
-        lo_t, hi_t = float(log_thr.min()), float(log_thr.max())
-        span_a = max(hi_a - lo_a, 1e-9) * 1.01
-        span_t = max(hi_t - lo_t, 1e-9) * 1.01
-        a0, t0 = hi_a - span_a, hi_t - span_t
+        return fit, log_thr
 
-        def point(a: np.ndarray, t: np.ndarray) -> np.ndarray:
-            return np.stack([(t - t0) / span_t, (a - a0) / span_a], axis=1)
-
-        ev = point(mu[uniq], log_thr[uniq])
+    def _plan_model(self, n_obs: int) -> list[int]:
+        """One round: fit, score the free architectures, measure a pool, choose a batch."""
+        fit, log_thr = self._fit()
+        mu = fit.mean
+        space = ObjectiveSpace.over(mu, log_thr)
+        ev = space.points(mu[fit.evaluated], log_thr[fit.evaluated])
         front = ev[nondominated_mask(ev)]
         free = np.flatnonzero(~self._used)
         if len(free) == 0:
             return []
         # Prefilter by the mean's distance below the front, then add optimism.
-        p_mean = point(mu[free], log_thr[free])
-        gap = -behind(front, p_mean)
-        if len(free) > _PREFILTER:
-            keep = np.argpartition(-gap, _PREFILTER)[:_PREFILTER]
-            free, p_mean, gap = free[keep], p_mean[keep], gap[keep]
-        batch = int(min(self.batch, max(2, n_obs // 8)))
-        k = min(len(free), math.ceil(self.pool * batch))
+        p_mean = space.points(mu[free], log_thr[free])
+        keep, gap = prefilter(front, p_mean)
+        free, p_mean = free[keep], p_mean[keep]
+        size = batch_size(self.batch, n_obs)
+        k = min(len(free), math.ceil(self.pool * size))
         if self.acquisition == "layers":
-            pool = free[_layer_order(p_mean)[:k]]
-            self._measure(pool)  # charged; the budget may end here
-            pool = pool[self._measured[pool]]
+            pool = self._measured_pool(free[layer_order(p_mean)[:k]])
             if len(pool) == 0:
                 return self._explore()
-            pts = point(mu[pool], self._log_thr[pool])
-            chosen = pool[_layer_order(pts)[:batch]].tolist()
-            n_random = int(self.rng.binomial(len(chosen), self.explore))
-            if n_random:
-                rest = np.flatnonzero(~self._used)
-                rest = rest[~np.isin(rest, chosen)]
-                picks = self.rng.choice(rest, size=min(n_random, len(rest)), replace=False)
-                chosen = chosen[: len(chosen) - len(picks)] + picks.tolist()
-            return chosen
-        sd = model.sd(x[free]) / span_a if self.beta else np.zeros(len(free))
-        optimistic = p_mean.copy()
-        optimistic[:, 1] += self.beta * sd
-        gain = hypervolume_gain(front, optimistic)
-        pool = free[np.lexsort((-(gap + self.beta * sd), -gain))[:k]]
-        self._measure(pool)  # charged; the budget may end here
-        pool = pool[self._measured[pool]]
+            pts = space.points(mu[pool], self._readings.log_thr[pool])
+            return layer_batch(pool, pts, size, self.explore, np.flatnonzero(~self._used), self.rng)
+        sd = fit.sd(free) / space.span_a if self.beta else np.zeros(len(free))
+        pool = self._measured_pool(free[hypervolume_pool(front, p_mean, gap, self.beta * sd, k)])
         if len(pool) == 0:
             return self._explore()
         # Recompute the pool's points with measured throughput; choose greedily.
-        pts_mean = point(mu[pool], self._log_thr[pool])
+        pts_mean = space.points(mu[pool], self._readings.log_thr[pool])
         pts_opt = pts_mean.copy()
         if self.beta:
-            pts_opt[:, 1] += self.beta * model.sd(x[pool]) / span_a
+            pts_opt[:, 1] += self.beta * fit.sd(pool) / space.span_a
         cost = self._predicted_cost(pool) ** self.cost_power
-        chosen = []
-        alive = np.ones(len(pool), dtype=bool)
-        for _ in range(min(batch, len(pool))):
-            g = hypervolume_gain(front, pts_opt) / cost
-            if g[alive].max() > 0:
-                j = int(np.flatnonzero(alive)[np.argmax(g[alive])])
-            else:  # nothing is predicted to improve: the closest below the front
-                below = -behind(front, pts_opt)
-                j = int(np.flatnonzero(alive)[np.argmax(below[alive])])
-            alive[j] = False
-            chosen.append(int(pool[j]))
-            merged = np.concatenate([front, pts_mean[j : j + 1]])
-            front = merged[nondominated_mask(merged)]
-        return chosen
+        return [int(pool[j]) for j in greedy_batch(front, pts_mean, pts_opt, cost, size)]
+
+    def _measured_pool(self, pool: np.ndarray) -> np.ndarray:
+        """Measure ``pool`` with the proxy (charged; the budget may end here) and keep the
+        measured ones, in order."""
+        self._measure(pool)
+        return pool[self._readings.measured[pool]]
 
     def _predicted_cost(self, indices: np.ndarray) -> np.ndarray:
         """Evaluation seconds of ``indices`` predicted from those observed: a least-squares
         line of log seconds on log MACs (>= 1e-3 s each), (k,)."""
-        logm = np.log(network_costs("cifar10").macs)
+        logm = np.log(self._macs)
         seen = np.asarray(self._obs_cost)
         ok = seen > 0
         if ok.sum() < 3:
@@ -391,9 +266,7 @@ class ModelBased(Searcher):
                 if not self._used[index]:
                     self._used[index] = True
                     self._measure(np.array([index]))
-                    # The k-th proposal becomes trial id k (nasfilter.trial).
-                    self._pending[self._proposed] = self.proxy.clock
-                    self._proposed += 1
+                    self._pending[index] = self.proxy.clock
                     return arch_from_index(index)
             planned = self._plan()
             if not planned:
@@ -401,11 +274,15 @@ class ModelBased(Searcher):
             self._queue = planned[::-1]
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
-        asked_at = self._pending.pop(trial.id, None)
+        index = index_of(trial.arch)
+        asked_at = self._pending.pop(index, None)
         if accuracy is None or asked_at is None:
             return
-        self._obs_index.append(index_of(trial.arch))
+        self._obs_index.append(index)
         self._obs_acc.append(float(accuracy))
         # Simulated wall-clock seconds from proposal to outcome: the evaluation's seconds
         # with one worker (used only by cost_power > 0).
         self._obs_cost.append(self.proxy.clock - asked_at)
+
+
+__all__ = ["ACQUISITIONS", "ModelBased", "behind", "front_height", "hypervolume_gain"]

@@ -118,13 +118,6 @@ class OptunaSearcher(Searcher):
         )
         import_optuna()  # fail now, naming the extra, rather than inside a run
 
-    def config(self) -> dict[str, Any]:
-        return {
-            "sampler": self.sampler,
-            "population_size": self.population_size,
-            "max_repeats": self.max_repeats,
-        }
-
     def _make_sampler(self, optuna: Any, seed: int) -> Any:
         if self.sampler == "nsga2":
             return _nsga2_sampler(optuna, self.population_size, seed)

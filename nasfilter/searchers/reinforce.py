@@ -89,11 +89,13 @@ class Reinforce(Searcher):
         self.needs_proxy = reward == "mnas"
 
     def config(self) -> dict[str, Any]:
-        cfg: dict[str, Any] = {"reward": self.reward, "lr": self.lr, "momentum": self.momentum}
-        if self.reward == "mnas":
-            cfg |= {"target_throughput": self.target_throughput, "w": self.w}
-        if self.dropped_reward is not None:
-            cfg["dropped_reward"] = self.dropped_reward
+        # Kept to leave out what does not apply: the MnasNet parameters under the accuracy
+        # reward, and dropped_reward=None (the default: skip dropped proposals).
+        cfg = super().config()
+        if self.reward != "mnas":
+            del cfg["target_throughput"], cfg["w"]
+        if self.dropped_reward is None:
+            del cfg["dropped_reward"]
         return cfg
 
     # ------------------------------------------------------------------ state

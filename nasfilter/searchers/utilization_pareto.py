@@ -26,7 +26,7 @@ Orders within a layer:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -98,9 +98,6 @@ class UtilizationPareto(Searcher):
             raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
         self.order = order
         self.scan_share = check_scan_share(scan_share)
-
-    def config(self) -> dict[str, Any]:
-        return {"layers": self.layers, "order": self.order, "scan_share": self.scan_share}
 
     def reset(self) -> None:
         self._queue: list[int] | None = None

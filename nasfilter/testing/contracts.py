@@ -44,13 +44,13 @@ from typing import Any
 import numpy as np
 
 from nasfilter.filters import DropAll, Filter
-from nasfilter.filters.base import as_single_filter
+from nasfilter.filters.base import validate_filter
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.problem import EVALUATE, PROXY, Budget
 from nasfilter.proxy import ProxyTable
 from nasfilter.runner import STATUSES, RunResult, make_problem, run_search, seed_streams
 from nasfilter.searchers import RandomSearch, Searcher
-from nasfilter.searchers.base import as_trial_searcher
+from nasfilter.searchers.base import validate_searcher
 from nasfilter.space import N_ARCHS, Arch
 from nasfilter.table import BenchmarkTable
 from nasfilter.trial import Trial
@@ -75,7 +75,7 @@ class _Recording(Filter):
     name = "recording"
 
     def __init__(self, inner: Filter | None = None) -> None:
-        self.inner = None if inner is None else as_single_filter(inner)
+        self.inner = None if inner is None else validate_filter(inner)
         self.needs_proxy = inner is not None and inner.needs_proxy
         self.seen: list[Any] = []
         self.answers: list[Any] = []
@@ -102,7 +102,7 @@ class _Spy(Searcher):
     name = "spy"
 
     def __init__(self, inner: Searcher) -> None:
-        self.inner = as_trial_searcher(inner)
+        self.inner = validate_searcher(inner)
         self.needs_proxy = self.inner.needs_proxy
         self.tells: list[tuple[Trial, float | None]] = []
         self.trials: list[Trial] = []
@@ -324,7 +324,7 @@ class SearcherContract:
         """Asked again before earlier trials are told; told out of order; a repeated
         architecture pending twice; each trial told exactly once."""
         inputs = self.make_problem_inputs()
-        searcher = as_trial_searcher(self.make_searcher())
+        searcher = validate_searcher(self.make_searcher())
         searcher.setup(_context(inputs, self.seed, self.budget))
         batch: list[Trial] = []
         for _ in range(8):

@@ -1,6 +1,6 @@
-"""The bad-input and fault cases of a third audit, each reproduced with real files and real
-processes: files lost or overwritten, read-only databases and caches, a huge budget,
-synthetic data passed off as real, and messages that did not say what was wrong.
+"""Faults of files and processes, each reproduced with real files and real processes: files
+lost or overwritten, read-only databases and caches, a huge budget, synthetic data passed off
+as real, and messages that did not say what was wrong.
 
 Read-only cases need an unprivileged process, since root ignores file modes: the CLI runs as
 ``nobody`` (``setpriv``), or, where ``nobody`` cannot read this Python, as root without the
@@ -167,6 +167,7 @@ def test_outputs_never_replace_inputs(tmp_path: Path, capsys: pytest.CaptureFixt
     assert table.read_bytes() == before and not cache.exists()
 
 
+@pytest.mark.slow
 # ---------------------------------------------------- bugs 2-4: read-only files and folders
 @pytest.mark.subprocess
 def test_run_into_a_read_only_database_names_the_file(
@@ -187,6 +188,7 @@ def test_run_into_a_read_only_database_names_the_file(
     assert sorted(p.name for p in shared_dir.iterdir()) == listing  # no -wal/-shm left
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_run_into_a_read_only_folder_says_so(unprivileged: list[str], shared_dir: Path) -> None:
     db = make_db(shared_dir / "r.db")
@@ -206,6 +208,7 @@ def test_run_into_a_read_only_folder_says_so(unprivileged: list[str], shared_dir
     assert "no write permission" in text and not new.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_read_only_sqlite_side_file_is_named(unprivileged: list[str], shared_dir: Path) -> None:
     db = make_db(shared_dir / "r.db")
@@ -251,6 +254,7 @@ def test_compare_reads_a_read_only_database(
     assert sorted(p.name for p in shared_dir.iterdir()) == listing  # nothing left behind
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("cache", ["missing", "stale"])
 def test_compare_scores_a_read_only_database_in_memory(
@@ -344,6 +348,7 @@ def test_a_database_with_unsaved_changes_in_a_read_only_folder_is_refused_by_nam
     assert "unsaved changes in r.db-wal" in text
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_outputs_into_a_read_only_folder_name_flag_and_folder(
     unprivileged: list[str], shared_dir: Path, tmp_path: Path

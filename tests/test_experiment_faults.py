@@ -54,6 +54,7 @@ def alive(pid: int) -> bool:
     return "Z" not in state.split()[1]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_worker_exits_when_its_parent_is_killed() -> None:
     parent = subprocess.Popen(
@@ -93,6 +94,7 @@ def test_a_killed_worker_is_a_clear_cli_error(
     assert "the database holds 6 runs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_without_a_store_a_killed_worker_says_nothing_was_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -149,13 +151,14 @@ def test_searchers_are_told_validation_accuracy_only() -> None:
     for index, accuracy in searcher.told:
         assert accuracy in table.valid_acc[index].tolist()
         assert accuracy != table.test_acc[index]
-    # The handle searchers and filters hold answers proxy queries and the clock, nothing else.
+    # The handle searchers and filters hold answers proxy queries and the clock, and names the
+    # dataset (free, as the space is); nothing else.
     handle = searcher.proxy
     assert isinstance(handle, ProxyHandle) and not hasattr(handle, "__dict__")
     public = [n for n in dir(handle) if not n.startswith("_")]
     assert set(public) == {
-        "available", "budget_seconds", "clock", "cost", "exhausted", "label", "query",
-        "query_many", "remaining", "require", "worker_seconds",
+        "available", "budget_seconds", "clock", "cost", "dataset", "exhausted", "label",
+        "query", "query_many", "remaining", "require", "worker_seconds",
     }  # fmt: skip
     for name in ("available", "budget_seconds", "clock", "cost", "exhausted", "label"):
         assert isinstance(getattr(handle, name), (bool, float, str)), name

@@ -1,4 +1,4 @@
-"""Bad input found in an audit of the foundation and oracle issues: each gets a clear error.
+"""Bad input to tables, the oracle and their files: each gets a clear error.
 
 Corrupt table files, NaN in a record shown as JSON, negative indices, infinite proxy values,
 negative costs, NaN backend settings, output paths that only fail after a sweep, unreadable

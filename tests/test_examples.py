@@ -35,6 +35,7 @@ def test_fast_enough_refuses_bad_parameters(value: object) -> None:
         FastEnough(min_throughput=value)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_compare_plugins_runs_as_a_script_from_any_folder(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
