@@ -18,7 +18,6 @@ from benchmarks import median_seconds, result
 
 
 def _held_out() -> Iterator[dict[str, Any]]:
-    from nasfilter.oracle.calibration import SurveyTables
     from nasfilter.oracle.validation import (
         GOAL_LAYOUT_DIRECTION,
         GOAL_LAYOUT_PEARSON,
@@ -27,6 +26,7 @@ def _held_out() -> Iterator[dict[str, Any]]:
         cross_validate,
         meets_layout_goal,
     )
+    from nasfilter.survey.tables import SurveyTables
 
     records = cross_validate(SurveyTables(jobs=2))
     for rec in records:

@@ -842,7 +842,7 @@ def _survey_section(
     from nasfilter.oracle.devices import get_device
     from nasfilter.survey.output import report_section, survey_figures, write_survey
     from nasfilter.survey.survey import SurveySettings, run_survey
-    from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
+    from nasfilter.timm_data import read_benchmark, shipped_benchmark
 
     source = shipped_benchmark("rtx4090", "nchw")
     settings = SurveySettings(

@@ -24,9 +24,10 @@ from nasfilter.oracle.calibration import (
     predict,
     predict_roofline,
     scores,
-    shipped_benchmark,
+    shipped_benchmark_file,
 )
 from nasfilter.oracle.gpumodel import LAYOUTS, GpuModelParams
+from nasfilter.stats import pearson, spearman
 
 SHIPPED_DEVICES = ("rtx3090", "rtx4090")
 # The goals on a held-out GPU (benchmark goals, not timed tests): throughput per layout,
@@ -39,7 +40,7 @@ GOAL_LAYOUT_PEARSON = 0.6
 
 def shipped_samples(device: str, tables: TableSource) -> SampleSet:
     """The shipped timm measurements of ``device`` (both layouts) with their tables."""
-    return build_samples([shipped_benchmark(device, layout) for layout in LAYOUTS], tables)
+    return build_samples([shipped_benchmark_file(device, layout) for layout in LAYOUTS], tables)
 
 
 def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]:
@@ -50,8 +51,6 @@ def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]
     NHWC, pearson and spearman of the log ratios, and the median measured and predicted
     ratios.
     """
-    from scipy.stats import pearsonr, spearmanr
-
     truth = measured(sset)
     by_key: dict[tuple[str, int], dict[str, int]] = {}
     for i, s in enumerate(sset.samples):
@@ -67,8 +66,8 @@ def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]
         "direction": float(np.mean(np.sign(meas) == np.sign(pred))),
         "measured_nhwc_faster": float(np.mean(meas > 0)),
         "predicted_nhwc_faster": float(np.mean(pred > 0)),
-        "pearson_log_ratio": float(pearsonr(pred, meas).statistic),
-        "spearman": float(spearmanr(pred, meas).statistic),
+        "pearson_log_ratio": pearson(pred, meas),
+        "spearman": spearman(pred, meas),
         "median_measured_ratio": float(np.exp(np.median(meas))),
         "median_predicted_ratio": float(np.exp(np.median(pred))),
     }
