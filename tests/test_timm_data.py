@@ -89,3 +89,11 @@ def test_the_oracle_does_not_import_the_survey() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_software_of_a_measurement_is_read_from_timm_s_file_name() -> None:
+    assert cal.software_tag("benchmark-infer-amp-nhwc-pt240-cu124-rtx4090.csv") == "pt240-cu124"
+    assert cal.software_tag("benchmark-infer-amp-nchw-pt210-rtx3090.csv") == "pt210"
+    assert cal.software_tag("mine.csv") == ""
+    f = cal.shipped_benchmark_file("rtx3090", "nhwc")
+    assert f.provenance()["software"] == "pt240-cu124"

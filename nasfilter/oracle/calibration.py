@@ -24,6 +24,7 @@ percentage error, Spearman correlation, share within ±10 %.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,8 +104,16 @@ class BenchmarkFile:
             "sha256": self.sha256,
             "device": self.device.name,
             "layout": self.layout,
+            "software": software_tag(self.path.name),
             "rows": len(self.rows),
         }
+
+
+def software_tag(file_name: str) -> str:
+    """The PyTorch and CUDA versions timm's file names carry ("pt240-cu124": PyTorch 2.4.0,
+    CUDA 12.4), "" where the name has none: the fit's provenance records the software."""
+    found = re.search(r"-(pt\d+(?:-cu\d+)?)(?=-|\.csv$)", file_name)
+    return found.group(1) if found else ""
 
 
 def _infer(path: Path, choices: Sequence[str], what: str, given: str | None) -> str:

@@ -143,8 +143,12 @@ def meets_layout_goal(record: dict[str, Any]) -> bool:
     )
 
 
+def _verdict(met: bool) -> str:
+    return "goal met" if met else "goal MISSED"
+
+
 def format_report(records: list[dict[str, Any]]) -> str:
-    """A plain-text table of :func:`cross_validate`'s records."""
+    """A plain-text table of :func:`cross_validate`'s records, each goal's verdict beside it."""
     lines = [
         "fit on -> held out  layout  model        n    MdAPE %  Spearman  within ±10 %",
     ]
@@ -155,10 +159,11 @@ def format_report(records: list[dict[str, Any]]) -> str:
                 continue
             for model in ("roofline", "calibrated"):
                 f = rec["held_out"][layout][model]
+                verdict = f"  {_verdict(meets_goal(rec, layout))}" if model == "calibrated" else ""
                 lines.append(
                     f"{a:>7} -> {b:<8} {layout:<7} {model:<11} {f['n']:>4} "
                     f"{f['mdape_percent']:>8.1f} {f['spearman']:>9.3f} "
-                    f"{f['within_10_percent']:>13.2f}"
+                    f"{f['within_10_percent']:>13.2f}{verdict}"
                 )
         lay = rec["held_out"]["layout"]
         lines.append(
@@ -167,6 +172,11 @@ def format_report(records: list[dict[str, Any]]) -> str:
             f"predicted {lay['predicted_nhwc_faster']:.0%}), Pearson (log) "
             f"{lay['pearson_log_ratio']:.2f}, Spearman "
             f"{lay['spearman']:.2f}; median measured {lay['median_measured_ratio']:.2f}, "
-            f"predicted {lay['median_predicted_ratio']:.2f}"
+            f"predicted {lay['median_predicted_ratio']:.2f}; {_verdict(meets_layout_goal(rec))}"
         )
+    lines.append(
+        f"goals held out: MdAPE <= {GOAL_MDAPE_PERCENT:g} % and Spearman >= {GOAL_SPEARMAN:g} "
+        f"per layout; NHWC/NCHW direction >= {GOAL_LAYOUT_DIRECTION:.0%} and Pearson (log) "
+        f">= {GOAL_LAYOUT_PEARSON:g}"
+    )
     return "\n".join(lines)
