@@ -29,6 +29,7 @@ TRUE = GpuModelParams(
     nhwc_grouped_efficiency=0.12,
     unaligned_efficiency=0.3,
     layout_copy_passes=2.5,
+    nchw_conv_seconds=20e-6,
 )
 
 
@@ -141,7 +142,9 @@ def test_fit_recovers_known_figures_from_synthetic_data(tmp_path: Path) -> None:
 
 def test_an_unphysical_optimum_is_refused(tmp_path: Path) -> None:
     # SYNTHETIC throughputs that only a negative number of NCHW transposes explains.
-    bad = GpuModelParams.from_vector(np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5]))
+    bad = GpuModelParams.from_vector(
+        np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5, 20e-6])
+    )
     paths = _synthetic_files(tmp_path, "rtx4090", bad)
     tables = _synthetic_files.tables  # type: ignore[attr-defined]
     sset = cal.build_samples([cal.read_benchmark_file(p) for p in paths], _source(tables))
@@ -177,7 +180,9 @@ def test_the_cli_fits_stores_provenance_and_never_stores_a_refused_fit(
     assert main([*args, "--out", str(out)]) == 2
     assert "--force" in capsys.readouterr().err
     # A refused fit writes nothing.
-    bad = GpuModelParams.from_vector(np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5]))
+    bad = GpuModelParams.from_vector(
+        np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5, 20e-6])
+    )
     paths = _synthetic_files(tmp_path, "rtx3090", bad, n=20)
     refused = tmp_path / "refused.json"
     code = main(["calibrate", "--measured", str(paths[0]), "--out", str(refused)])
@@ -253,7 +258,7 @@ def test_rows_that_cannot_be_used_are_counted_by_reason(tmp_path: Path) -> None:
     sset = cal.build_samples([cal.read_benchmark_file(paths[0])], _source(tables))
     assert sset.left_out == {"not analysable": 1, "not a CNN": 1}
     assert len(sset.samples) == 4
-    with pytest.raises(cal.CalibrationError, match="needs >= 18"):
+    with pytest.raises(cal.CalibrationError, match="a fit of 10 figures needs >= 20"):
         cal.fit(sset)
     with pytest.raises(cal.CalibrationInputError, match="no usable row"):
         cal.build_samples([cal.read_benchmark_file(paths[0])], _source({}))
