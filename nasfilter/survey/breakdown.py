@@ -115,9 +115,11 @@ def layer_breakdown(
         launches = launches + p.eager_passes * half * work.eager_layers[0]
     transposes = 0.0 * memory
     if eager and nchw:
-        transposes = p.nchw_transpose_passes * (
-            work.transpose_bytes[0] / bandwidth + half * work.dense_convs[0]
-        ) + p.nchw_conv_seconds * work.dense_convs[0]
+        transposes = (
+            p.nchw_transpose_passes
+            * (work.transpose_bytes[0] / bandwidth + half * work.dense_convs[0])
+            + p.nchw_conv_seconds * work.dense_convs[0]
+        )
         transposes = np.where(work.channels_last[0] == 0, transposes, 0.0)
     parts = {
         "compute": c * te * we,
