@@ -35,9 +35,9 @@ def run() -> Iterator[dict[str, Any]]:
     from nasfilter.oracle.devices import get_device
     from nasfilter.survey import cache
     from nasfilter.survey.survey import SurveySettings, run_survey
-    from nasfilter.survey.timm_data import imagenet_top1, read_benchmark, shipped_benchmark
     from nasfilter.survey.timm_import import import_timm
     from nasfilter.survey.timm_models import _default_size, timm_architectures
+    from nasfilter.timm_data import imagenet_top1, read_benchmark, shipped_benchmark
 
     timm = import_timm()
     known = set(timm_architectures())

@@ -38,6 +38,11 @@ import numpy as np
 
 KINDS = ("conv", "grouped_conv", "linear", "memory")
 
+# The CNN rule (the survey, the calibration and the figures): a network is a CNN when at
+# least this share of its MACs is in convolutions (dense, grouped, depthwise; a ``Linear``
+# on every pixel of a map is a 1x1 conv, see above).
+CNN_MAC_FRACTION = 0.9
+
 # Codes of ``kernel_layout``: the memory layout a layer's kernel works in.
 KERNEL_LAYOUTS = {
     "any": 0.0,  # layout-agnostic (element-wise, pooling, linear, grouped convs: both exist)
@@ -159,3 +164,12 @@ class LayerTable:
     def network_intensity(self, batch: int = 1, bytes_per_element: int = 2) -> np.ndarray:
         """Whole-network intensity (sum of FLOPs / sum of bytes, as the study defines it), (B,)."""
         return self.flops(batch).sum(axis=1) / self.bytes(batch, bytes_per_element).sum(axis=1)
+
+
+def conv_mac_fraction(table: LayerTable) -> float:
+    """Share of a one-network table's MACs in (dense, grouped) convolutions, 0..1."""
+    kinds = np.array(table.kinds)
+    macs = np.where(table.present, table.macs, 0.0)[0]
+    total = macs.sum()
+    conv = macs[(kinds == "conv") | (kinds == "grouped_conv")].sum()
+    return float(conv / total) if total > 0 else 0.0

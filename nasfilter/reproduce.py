@@ -426,7 +426,7 @@ def _survey_section(
         return {"skipped": f"the survey extra is not installed ({exc})"}, [], []
     from nasfilter.survey.output import report_section, survey_figures, write_survey
     from nasfilter.survey.survey import SurveySettings, run_survey
-    from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
+    from nasfilter.timm_data import read_benchmark, shipped_benchmark
 
     source = shipped_benchmark("rtx4090", "nchw")
     settings = SurveySettings(

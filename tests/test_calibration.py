@@ -17,6 +17,7 @@ from nasfilter.oracle import calibration as cal
 from nasfilter.oracle.calibrated import load_calibration
 from nasfilter.oracle.devices import DEVICES
 from nasfilter.oracle.gpumodel import GpuModelParams
+from nasfilter.timm_data import TIMM_COLUMNS
 
 TRUE = GpuModelParams(
     tensor_efficiency=0.7,
@@ -28,6 +29,7 @@ TRUE = GpuModelParams(
     nhwc_grouped_efficiency=0.12,
     unaligned_efficiency=0.3,
     layout_copy_passes=2.5,
+    nchw_conv_seconds=20e-6,
 )
 
 
@@ -104,7 +106,7 @@ def _synthetic_files(tmp: Path, device: str, params: GpuModelParams, n: int = 40
         thr = cal.predict(cal.SampleSet(dev, samples, []), params)
         with path.open("w", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(cal.TIMM_COLUMNS)
+            w.writerow(TIMM_COLUMNS)
             for smp, x in zip(samples, thr, strict=True):
                 w.writerow(
                     [smp.row.model, smp.row.img_size, x, 256e3 / x, 256, 1.0, smp.row.gmacs, 1.0]
@@ -126,7 +128,7 @@ def _source(tables: dict[tuple[str, int], LayerTable]) -> Any:
 def test_fit_recovers_known_figures_from_synthetic_data(tmp_path: Path) -> None:
     paths = _synthetic_files(tmp_path, "rtx3090", TRUE)
     tables = _synthetic_files.tables  # type: ignore[attr-defined]
-    files = [cal.read_benchmark(p) for p in paths]
+    files = [cal.read_benchmark_file(p) for p in paths]
     assert {f.layout for f in files} == {"nchw", "nhwc"} and files[0].device.name == "rtx3090"
     sset = cal.build_samples(files, _source(tables))
     assert len(sset.samples) == 80
@@ -140,10 +142,12 @@ def test_fit_recovers_known_figures_from_synthetic_data(tmp_path: Path) -> None:
 
 def test_an_unphysical_optimum_is_refused(tmp_path: Path) -> None:
     # SYNTHETIC throughputs that only a negative number of NCHW transposes explains.
-    bad = GpuModelParams.from_vector(np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5]))
+    bad = GpuModelParams.from_vector(
+        np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5, 20e-6])
+    )
     paths = _synthetic_files(tmp_path, "rtx4090", bad)
     tables = _synthetic_files.tables  # type: ignore[attr-defined]
-    sset = cal.build_samples([cal.read_benchmark(p) for p in paths], _source(tables))
+    sset = cal.build_samples([cal.read_benchmark_file(p) for p in paths], _source(tables))
     with pytest.raises(cal.CalibrationError, match=r"unphysical.*nchw_transpose_passes"):
         cal.fit(sset)
 
@@ -176,7 +180,9 @@ def test_the_cli_fits_stores_provenance_and_never_stores_a_refused_fit(
     assert main([*args, "--out", str(out)]) == 2
     assert "--force" in capsys.readouterr().err
     # A refused fit writes nothing.
-    bad = GpuModelParams.from_vector(np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5]))
+    bad = GpuModelParams.from_vector(
+        np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5, 20e-6])
+    )
     paths = _synthetic_files(tmp_path, "rtx3090", bad, n=20)
     refused = tmp_path / "refused.json"
     code = main(["calibrate", "--measured", str(paths[0]), "--out", str(refused)])
@@ -222,21 +228,24 @@ def test_the_cli_checks_its_paths_and_names_the_flag_before_any_analysis(
     )
 
 
-def test_wrong_columns_or_no_usable_row_are_refused_with_the_reason(tmp_path: Path) -> None:
+def test_wrong_columns_bad_values_or_no_rows_are_refused_with_the_reason(tmp_path: Path) -> None:
     wrong = tmp_path / "benchmark-infer-amp-nchw-x-rtx3090.csv"
     wrong.write_text("model,img_size,throughput\nresnet50,224,3000\n")
     with pytest.raises(cal.CalibrationInputError, match=r"missing column\(s\).*infer_gmacs"):
-        cal.read_benchmark(wrong)
-    empty = tmp_path / "benchmark-infer-amp-nhwc-x-rtx4090.csv"
-    empty.write_text(",".join(cal.TIMM_COLUMNS) + "\nresnet50,224,nan,1,1024,25,4.1,11\n")
-    with pytest.raises(cal.CalibrationInputError, match="no usable row"):
-        cal.read_benchmark(empty)
+        cal.read_benchmark_file(wrong)
+    bad = tmp_path / "benchmark-infer-amp-nhwc-x-rtx4090.csv"
+    bad.write_text(",".join(TIMM_COLUMNS) + "\nresnet50,224,nan,1,1024,25,4.1,11\n")
+    with pytest.raises(cal.CalibrationInputError, match=r"line 2: infer_samples_per_sec.*'nan'"):
+        cal.read_benchmark_file(bad)
+    bad.write_text(",".join(TIMM_COLUMNS) + "\n")
+    with pytest.raises(cal.CalibrationInputError, match="has no rows"):
+        cal.read_benchmark_file(bad)
     anonymous = tmp_path / "mine.csv"
     anonymous.write_text(wrong.read_text())
     with pytest.raises(cal.CalibrationInputError, match="cannot tell the layout"):
-        cal.read_benchmark(anonymous)
+        cal.read_benchmark_file(anonymous)
     with pytest.raises(cal.CalibrationInputError, match="does not exist"):
-        cal.read_benchmark(tmp_path / "missing.csv")
+        cal.read_benchmark_file(tmp_path / "missing.csv")
 
 
 def test_rows_that_cannot_be_used_are_counted_by_reason(tmp_path: Path) -> None:
@@ -246,22 +255,22 @@ def test_rows_that_cannot_be_used_are_counted_by_reason(tmp_path: Path) -> None:
     del tables[keys[0]]  # not analysable
     t = tables[keys[1]]  # a transformer-like table: its MACs in linear layers
     tables[keys[1]] = LayerTable(**{**t.__dict__, "kinds": ("linear",) * t.n_layers})
-    sset = cal.build_samples([cal.read_benchmark(paths[0])], _source(tables))
+    sset = cal.build_samples([cal.read_benchmark_file(paths[0])], _source(tables))
     assert sset.left_out == {"not analysable": 1, "not a CNN": 1}
     assert len(sset.samples) == 4
-    with pytest.raises(cal.CalibrationError, match="needs >= 18"):
+    with pytest.raises(cal.CalibrationError, match="a fit of 10 figures needs >= 20"):
         cal.fit(sset)
     with pytest.raises(cal.CalibrationInputError, match="no usable row"):
-        cal.build_samples([cal.read_benchmark(paths[0])], _source({}))
+        cal.build_samples([cal.read_benchmark_file(paths[0])], _source({}))
 
 
 def test_the_shipped_files_read_as_timm_published_them() -> None:
-    f = cal.shipped_benchmark("rtx4090", "nchw")
+    f = cal.shipped_benchmark_file("rtx4090", "nchw")
     assert f.device.name == "rtx4090" and f.layout == "nchw" and len(f.rows) > 1400
     row = next(r for r in f.rows if r.model == "resnet50" and r.img_size == 224)
     assert (row.throughput, row.batch, row.gmacs) == (4217.6, 1024, 4.11)  # the CSV's values
     with pytest.raises(cal.CalibrationInputError, match="no shipped measurement"):
-        cal.shipped_benchmark("v100", "nchw")
+        cal.shipped_benchmark_file("v100", "nchw")
 
 
 def test_scores_by_hand() -> None:
@@ -273,9 +282,9 @@ def test_scores_by_hand() -> None:
 
 
 def test_survey_tables_read_the_survey_cache_and_its_errors(tmp_path: Path) -> None:
-    from nasfilter.oracle.calibration import SurveyTables
     from nasfilter.survey.analysis import ModelProfile
     from nasfilter.survey.cache import save_error, save_profile
+    from nasfilter.survey.tables import SurveyTables
 
     tables = SurveyTables(tmp_path)
     table = _synthetic_table(np.random.default_rng(2), 224)

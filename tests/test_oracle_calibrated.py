@@ -16,11 +16,11 @@ from nasfilter.oracle.calibrated import (
     calibrated,
     load_calibration,
 )
-from nasfilter.oracle.calibration import TIMM_DIR
 from nasfilter.oracle.devices import DeviceSpec, MissingDeviceFieldError
 from nasfilter.oracle.gpumodel import PARAM_RANGES, GpuModelParams
 from nasfilter.oracle.registry import create
 from nasfilter.oracle.roofline import roofline
+from nasfilter.timm_data import DATA as TIMM_DIR
 
 # Test figures (not a product calibration): ideal efficiencies, no kernel cost.
 IDEAL = Calibration(GpuModelParams(1.0, 1.0, 0.0, 1.0, 4.0, 2.0, 1.0, 1.0, 2.0), "TEST ideal", {})

@@ -129,7 +129,7 @@ def test_survey_report_renders_every_figure(browser: Chromium, tmp_path: Path) -
     from nasfilter.oracle.devices import get_device
     from nasfilter.survey.output import write_survey
     from nasfilter.survey.survey import SurveySettings, run_survey
-    from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
+    from nasfilter.timm_data import read_benchmark, shipped_benchmark
 
     settings = SurveySettings(
         device=get_device("rtx3090"),

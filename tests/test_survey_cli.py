@@ -11,7 +11,7 @@ import pytest
 from nasfilter.cli import main
 from nasfilter.survey.output import OUTPUTS
 from nasfilter.survey.survey import COLUMNS
-from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
+from nasfilter.timm_data import read_benchmark, shipped_benchmark
 
 MODELS = "resnet50,efficientnet_b0,mobilenetv3_large_100,tresnet_m,vit_base_patch16_224"
 

@@ -12,8 +12,8 @@ import pytest
 
 from nasfilter.survey import ModelProfile, timm_profile
 from nasfilter.survey import cache as profile_cache
-from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
 from nasfilter.survey.timm_import import import_timm
+from nasfilter.timm_data import read_benchmark, shipped_benchmark
 
 import_timm()
 

@@ -62,3 +62,5 @@ def test_a_model_evaluated_on_its_own_synthetic_data_is_exact() -> None:
     record = {"fit": {"device": "rtx4090"}, "held_out": out}
     text = format_report([record])
     assert "rtx4090 -> rtx4090" in text and "calibrated" in text and "direction agrees 100%" in text
+    assert text.count("goal met") == 3  # both layouts and the ratio; no goal MISSED
+    assert "MISSED" not in text

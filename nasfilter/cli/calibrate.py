@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
 
 
 def _table_source(cache: str | None, jobs: int) -> Any:
-    from nasfilter.oracle.calibration import SurveyTables
+    from nasfilter.survey.tables import SurveyTables
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"--jobs must be an integer >= 1, got {jobs!r}")
@@ -139,10 +139,12 @@ def _fit(args: argparse.Namespace, tables: Any) -> int:
         files = []
         for path in args.measured:
             with naming("--measured" if args.device is None else "--measured/--device"):
-                files.append(cal.read_benchmark(path, args.device, args.layout))
+                files.append(cal.read_benchmark_file(path, args.device, args.layout))
     else:
         files = [
-            cal.shipped_benchmark(d, layout) for d in SHIPPED_DEVICES for layout in ("nchw", "nhwc")
+            cal.shipped_benchmark_file(d, layout)
+            for d in SHIPPED_DEVICES
+            for layout in ("nchw", "nhwc")
         ]
     by_device: dict[str, list[cal.BenchmarkFile]] = {}
     for f in files:

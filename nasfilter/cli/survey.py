@@ -208,8 +208,8 @@ def run(args: argparse.Namespace) -> int:
     from nasfilter.oracle.calibrated import load_calibration
     from nasfilter.survey.output import write_survey
     from nasfilter.survey.survey import SurveySettings, run_survey
-    from nasfilter.survey.timm_data import read_benchmark, shipped_benchmark
     from nasfilter.survey.timm_models import check_names
+    from nasfilter.timm_data import read_benchmark, shipped_benchmark
 
     device = args.device
     if args.batch is None:

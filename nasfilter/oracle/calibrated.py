@@ -54,7 +54,7 @@ from nasfilter.proxy import ProxyTable
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "data" / "calibration"
 DEFAULT_CALIBRATION = CALIBRATION_DIR / "timm-rtx3090-rtx4090.json"
-CALIBRATION_FORMAT = 2  # 2: the nine figures of the layout-aware model (1 had six)
+CALIBRATION_FORMAT = 3  # 3: ten figures (the NCHW conv cost); 2: nine (no such cost); 1: six
 DEFAULT_PEAK_SOURCE = "measured"
 
 
@@ -132,11 +132,14 @@ def _load(path: str) -> Calibration:
             f"calibration file {path!r} was fitted by an older nasfilter (format 1, six "
             f"figures, before the layout-aware model); refit it with `nasfilter calibrate`"
         )
-    if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in (2, CALIBRATION_FORMAT):
         raise CalibrationFileError(
             f"calibration file {path!r} is not a nasfilter calibration of format "
             f"{CALIBRATION_FORMAT}"
         )
+    if data.get("format") == 2 and isinstance(data.get("params"), dict):
+        # fitted without the NCHW conv cost: the model it was fitted in charges none
+        data = {**data, "params": {"nchw_conv_seconds": 0.0, **data["params"]}}
     try:
         params = GpuModelParams.from_dict(data.get("params"))
     except ValueError as exc:

@@ -2,14 +2,15 @@
 
 Input: benchmark files in timm's published format (``benchmark.py``'s columns, see
 ``nasfilter/data/timm/README.md``): one row per model and image size with the measured images
-per second at a batch. Each row is paired with its model's :class:`LayerTable` (from a table
-source, normally :class:`SurveyTables`: the survey's layer analysis of the timm model at that
-image size, cached) and the device the file was measured on. Only CNNs are used (at least
-90 % of MACs in convolutions, the survey's rule),
+per second at a batch, read by :mod:`nasfilter.timm_data` (the survey's reader too). Each row
+is paired with its model's :class:`LayerTable` (from a :data:`TableSource`, normally
+:class:`nasfilter.survey.tables.SurveyTables`: the survey's layer analysis of the timm model at
+that image size, cached; the oracle itself imports nothing of the survey) and the device the
+file was measured on. Only CNNs are used (:data:`~nasfilter.layers.CNN_MAC_FRACTION`),
 and only rows whose analysed MACs match the file's own ``infer_gmacs`` (within
 :data:`MACS_TOLERANCE`): a mismatch means the analysed network is not the measured one.
 
-:func:`fit` finds the nine :class:`~nasfilter.oracle.gpumodel.GpuModelParams` that minimise a
+:func:`fit` finds the ten :class:`~nasfilter.oracle.gpumodel.GpuModelParams` that minimise a
 robust (soft-L1, scale 0.1) loss of the log error of predicted against measured throughput
 (SciPy's trust-region least squares, from a fixed start, no randomness). Efficiencies are
 searched up to 1, their physical limit (a GPU cannot beat its own peak or bandwidth); a fit
@@ -22,9 +23,8 @@ percentage error, Spearman correlation, share within ±10 %.
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import LayerTable
-from nasfilter.oracle.devices import DeviceSpec, get_device
+from nasfilter.layers import CNN_MAC_FRACTION, LayerTable, conv_mac_fraction
+from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import (
     LAYOUTS,
     PARAM_RANGES,
@@ -43,26 +43,23 @@ from nasfilter.oracle.gpumodel import (
     seconds_from_work,
 )
 from nasfilter.oracle.roofline import DEFAULT_LAUNCH_OVERHEAD, roofline_layer_seconds
-from nasfilter.survey.analysis import CNN_MAC_FRACTION
-from nasfilter.survey.timm_data import DATA as TIMM_DIR  # the shipped timm files
-from nasfilter.survey.timm_data import shipped_benchmark as shipped_benchmark_path
-
-TIMM_COLUMNS = (
-    "model",
-    "infer_img_size",
-    "infer_samples_per_sec",
-    "infer_step_time",
-    "infer_batch_size",
-    "param_count",
-    "infer_gmacs",
-    "infer_macts",
+from nasfilter.stats import spearman
+from nasfilter.timm_data import (
+    BENCHMARK_COLUMNS,
+    DATA,
+    BenchmarkRow,
+    read_benchmark_digest,
+    shipped_benchmark,
 )
+
+# What a calibration file must have: the survey's columns and the MACs it checks against.
+CALIBRATION_COLUMNS = (*BENCHMARK_COLUMNS, "infer_gmacs")
 MACS_TOLERANCE = 0.15  # relative; plus the file's rounding to 0.01 GMACs
 
 TableSource = Callable[[str, int], LayerTable]
 
 # The start of every fit (inside the physical ranges; no randomness).
-_START = GpuModelParams(0.5, 0.7, 5e-6, 0.05, 4.0, 2.0, 0.05, 0.2, 2.0)
+_START = GpuModelParams(0.5, 0.7, 5e-6, 0.05, 4.0, 2.0, 0.05, 0.2, 2.0, 5e-6)
 # The search box: wider than the physical ranges, so an unphysical optimum shows.
 _SEARCH = {
     "tensor_efficiency": (1e-4, 1.0),
@@ -74,50 +71,14 @@ _SEARCH = {
     "nhwc_grouped_efficiency": (1e-5, 1.0),
     "unaligned_efficiency": (1e-4, 1.0),
     "layout_copy_passes": (-4.0, 16.0),
+    "nchw_conv_seconds": (-1e-4, 2e-3),  # searched below 0, so a negative cost shows
 }
-# Fit in microseconds for the kernel cost.
-_SCALE = np.array([1.0, 1.0, 1e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+# Fit in microseconds for the fixed costs.
+_SCALE = np.array([1.0, 1.0, 1e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1e-6])
 # Weight of each model's NHWC / NCHW log ratio beside the log throughputs in the fit: the
 # layout effect is a small difference of two large times, which the throughput residuals
 # alone leave to the noise of the level.
 RATIO_WEIGHT = 1.0
-
-
-class SurveyTables:
-    """Layer tables of timm models from the survey's profile cache (:mod:`nasfilter.survey.cache`).
-
-    Each (model, image size) is analysed once (timm on the meta device, in ``jobs`` worker
-    processes) and remembered in the cache folder under ``root`` (default
-    ``~/.cache/nasfilter/survey``, versioned by timm and the analysis); a model that cannot be
-    analysed is remembered as its error message. Calling it raises ValueError with that
-    message. Raises ImportError naming the survey extra when timm is missing.
-    """
-
-    def __init__(self, root: str | Path | None = None, jobs: int = 1) -> None:
-        try:
-            from nasfilter.survey.cache import cache_folder
-        except ImportError as exc:  # pragma: no cover - the survey module ships with nasfilter
-            raise ImportError(f"the survey module is missing ({exc})") from exc
-        self.folder = cache_folder(root)  # imports timm: ImportError naming the extra
-        self.jobs = jobs
-        self._profiles: dict[tuple[str, int], Any] = {}
-
-    def prefetch(self, pairs: Sequence[tuple[str, int]]) -> None:
-        """Analyse (or read from the cache) every (model, size) of ``pairs`` at once."""
-        from nasfilter.survey.cache import profile_all
-
-        todo = [p for p in dict.fromkeys(pairs) if p not in self._profiles]
-        if todo:
-            self._profiles.update(profile_all(todo, self.folder, jobs=self.jobs))
-
-    def __call__(self, model: str, img_size: int) -> LayerTable:
-        key = (model, int(img_size))
-        self.prefetch([key])
-        profile = self._profiles[key]
-        if isinstance(profile, str):
-            raise ValueError(profile)
-        table: LayerTable = profile.table
-        return table
 
 
 class CalibrationInputError(ValueError):
@@ -129,26 +90,14 @@ class CalibrationError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class BenchmarkRow:
-    """One measured row: a model at an image size, batch and throughput (images/s)."""
-
-    model: str
-    img_size: int
-    batch: int
-    throughput: float
-    gmacs: float
-
-
-@dataclass(frozen=True)
 class BenchmarkFile:
-    """A benchmark file in timm's format, its device and layout, and its usable rows."""
+    """A benchmark file in timm's format, its device and layout, and its rows."""
 
     path: Path
     device: DeviceSpec
     layout: str
     rows: tuple[BenchmarkRow, ...]
     sha256: str
-    skipped: int  # rows without a usable throughput, batch, size or MACs
 
     def provenance(self) -> dict[str, Any]:
         return {
@@ -156,8 +105,16 @@ class BenchmarkFile:
             "sha256": self.sha256,
             "device": self.device.name,
             "layout": self.layout,
+            "software": software_tag(self.path.name),
             "rows": len(self.rows),
         }
+
+
+def software_tag(file_name: str) -> str:
+    """The PyTorch and CUDA versions timm's file names carry ("pt240-cu124": PyTorch 2.4.0,
+    CUDA 12.4), "" where the name has none: the fit's provenance records the software."""
+    found = re.search(r"-(pt\d+(?:-cu\d+)?)(?=-|\.csv$)", file_name)
+    return found.group(1) if found else ""
 
 
 def _infer(path: Path, choices: Sequence[str], what: str, given: str | None) -> str:
@@ -174,76 +131,32 @@ def _infer(path: Path, choices: Sequence[str], what: str, given: str | None) -> 
     return found[0]
 
 
-def read_benchmark(
+def read_benchmark_file(
     path: str | Path, device: str | DeviceSpec | None = None, layout: str | None = None
 ) -> BenchmarkFile:
-    """Read a benchmark CSV in timm's published format.
+    """A benchmark CSV in timm's format (read by :func:`nasfilter.timm_data.read_benchmark`,
+    with its error policy) with its device and layout.
 
     ``device`` and ``layout`` default to what the file name says (timm's naming). Raises
-    :class:`CalibrationInputError` when the columns are not timm's, or no row is usable.
+    :class:`CalibrationInputError` naming the file, and the line and value where one is bad.
     """
     p = Path(path)
     if not p.is_file():
         raise CalibrationInputError(f"measurement file {str(p)!r} does not exist")
     lay = _infer(p, LAYOUTS, "layout", layout)
-    if device is None:
-        from nasfilter.oracle.devices import DEVICES
-
-        dev = get_device(_infer(p, tuple(DEVICES), "device", None))
-    else:
-        dev = get_device(device)
-    raw = p.read_bytes()
+    dev = get_device(device if device is not None else _infer(p, tuple(DEVICES), "device", None))
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CalibrationInputError(f"{p.name!r} is not a UTF-8 CSV file: {exc}") from exc
-    reader = csv.DictReader(text.splitlines())
-    columns = tuple(reader.fieldnames or ())
-    missing = [c for c in TIMM_COLUMNS if c not in columns]
-    if missing:
-        raise CalibrationInputError(
-            f"{p.name!r} is not in timm's benchmark format: missing column(s) {missing}; "
-            f"found {list(columns)}; expected {list(TIMM_COLUMNS)}"
-        )
-    rows, skipped = [], 0
-    for rec in reader:
-        try:
-            row = BenchmarkRow(
-                model=str(rec["model"]).strip(),
-                img_size=int(float(rec["infer_img_size"])),
-                batch=int(float(rec["infer_batch_size"])),
-                throughput=float(rec["infer_samples_per_sec"]),
-                gmacs=float(rec["infer_gmacs"]),
-            )
-        except (TypeError, ValueError):
-            skipped += 1
-            continue
-        usable = (
-            row.model
-            and row.img_size > 0
-            and row.batch > 0
-            and math.isfinite(row.throughput)
-            and row.throughput > 0
-            and math.isfinite(row.gmacs)
-            and row.gmacs > 0
-        )
-        if usable:
-            rows.append(row)
-        else:
-            skipped += 1
-    if not rows:
-        raise CalibrationInputError(
-            f"{p.name!r} has no usable row ({skipped} rows without a positive throughput, "
-            "batch, image size and infer_gmacs)"
-        )
-    return BenchmarkFile(p, dev, lay, tuple(rows), hashlib.sha256(raw).hexdigest(), skipped)
+        rows, digest = read_benchmark_digest(p, CALIBRATION_COLUMNS)
+    except ValueError as exc:
+        raise CalibrationInputError(str(exc)) from None
+    return BenchmarkFile(p, dev, lay, tuple(rows), digest)
 
 
-def shipped_benchmark(device: str, layout: str) -> BenchmarkFile:
+def shipped_benchmark_file(device: str, layout: str) -> BenchmarkFile:
     """The shipped timm measurement of ``device`` ("rtx3090", "rtx4090") in ``layout``."""
-    shipped = ", ".join(sorted(q.name for q in TIMM_DIR.glob("benchmark-*.csv")))
+    shipped = ", ".join(sorted(q.name for q in DATA.glob("benchmark-*.csv")))
     try:
-        path = shipped_benchmark_path(device, layout)
+        path = shipped_benchmark(device, layout)
     except ValueError as exc:
         raise CalibrationInputError(f"{exc}; shipped: {shipped}") from None
     if not path.is_file():
@@ -251,7 +164,7 @@ def shipped_benchmark(device: str, layout: str) -> BenchmarkFile:
             f"no shipped measurement for device {device!r} and layout {layout!r}; shipped: "
             + shipped
         )
-    return read_benchmark(path)
+    return read_benchmark_file(path)
 
 
 @dataclass(frozen=True, eq=False)
@@ -285,57 +198,54 @@ class SampleSet:
         }
 
 
-def conv_mac_fraction(table: LayerTable) -> float:
-    """Share of a one-network table's MACs in (dense, grouped) convolutions."""
-    kinds = np.array(table.kinds)
-    macs = np.where(table.present, table.macs, 0.0)[0]
-    total = macs.sum()
-    conv = macs[(kinds == "conv") | (kinds == "grouped_conv")].sum()
-    return float(conv / total) if total > 0 else 0.0
-
-
 def build_samples(files: Sequence[BenchmarkFile], tables: TableSource) -> SampleSet:
     """Pair every usable row of ``files`` (one device) with its layer table.
 
-    Rows are left out, and counted by reason, when the table source cannot analyse the
-    model (it raises ValueError, LookupError or RuntimeError), when the model is not a CNN,
-    or when the analysed MACs disagree with the file's. Raises CalibrationInputError if the
-    files are of different devices or nothing usable is left.
+    Rows are left out, and counted by reason, when the file has no ``infer_gmacs`` for
+    them, when the table source cannot analyse the model (it raises ValueError,
+    LookupError or RuntimeError), when the model is not a CNN, or when the analysed MACs
+    disagree with the file's. Raises CalibrationInputError if the files are of different
+    devices or nothing usable is left.
     """
     if not files:
         raise CalibrationInputError("no measurement file given")
-    prefetch = getattr(tables, "prefetch", None)
-    if prefetch is not None:  # analyse every model in one go (in parallel where it can)
-        prefetch([(row.model, row.img_size) for f in files for row in f.rows])
     devices = {f.device for f in files}
     if len(devices) != 1:
         raise CalibrationInputError(
             f"the files are of different devices {sorted(d.name for d in devices)}; "
             "give one device's files at a time"
         )
+    prefetch = getattr(tables, "prefetch", None)
+    if prefetch is not None:  # analyse every model in one go (in parallel where it can)
+        prefetch([(r.model, r.img_size) for f in files for r in f.rows if math.isfinite(r.gmacs)])
     left: dict[str, int] = {}
     samples = []
     for f in files:
         for row in f.rows:
-            try:
-                table = tables(row.model, row.img_size)
-            except (ValueError, LookupError, RuntimeError, NotImplementedError, TypeError):
-                left["not analysable"] = left.get("not analysable", 0) + 1
-                continue
-            macs = float(np.where(table.present, table.macs, 0.0).sum())
-            if conv_mac_fraction(table) < CNN_MAC_FRACTION:
-                left["not a CNN"] = left.get("not a CNN", 0) + 1
-                continue
-            tolerance = MACS_TOLERANCE * row.gmacs + 0.005
-            if abs(macs / 1e9 - row.gmacs) > tolerance:
-                left["MACs differ from infer_gmacs"] = (
-                    left.get("MACs differ from infer_gmacs", 0) + 1
-                )
-                continue
-            samples.append(Sample(row, f.layout, table))
+            table, reason = _table_for(row, tables)
+            if table is None:
+                left[reason] = left.get(reason, 0) + 1
+            else:
+                samples.append(Sample(row, f.layout, table))
     if not samples:
         raise CalibrationInputError(f"no usable row in {[f.path.name for f in files]}: {left}")
     return SampleSet(next(iter(devices)), samples, list(files), left)
+
+
+def _table_for(row: BenchmarkRow, tables: TableSource) -> tuple[LayerTable | None, str]:
+    """The row's layer table, or None and the reason it is left out."""
+    if not math.isfinite(row.gmacs):
+        return None, "no infer_gmacs"
+    try:
+        table = tables(row.model, row.img_size)
+    except (ValueError, LookupError, RuntimeError, NotImplementedError, TypeError):
+        return None, "not analysable"
+    if conv_mac_fraction(table) < CNN_MAC_FRACTION:
+        return None, "not a CNN"
+    macs = float(np.where(table.present, table.macs, 0.0).sum())
+    if abs(macs / 1e9 - row.gmacs) > MACS_TOLERANCE * row.gmacs + 0.005:
+        return None, "MACs differ from infer_gmacs"
+    return table, ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -412,8 +322,6 @@ def measured(sset: SampleSet) -> np.ndarray:
 
 def scores(predicted: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     """MdAPE (%), Spearman, share within ±10 % of predicted vs measured; n."""
-    from scipy.stats import spearmanr
-
     p, t = np.asarray(predicted, dtype=float), np.asarray(truth, dtype=float)
     if p.shape != t.shape or p.size < 3:
         raise ValueError(f"need two equal arrays of >= 3 values, got {p.shape} and {t.shape}")
@@ -421,7 +329,7 @@ def scores(predicted: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     return {
         "n": int(p.size),
         "mdape_percent": float(100 * np.median(ape)),
-        "spearman": float(spearmanr(p, t).statistic),
+        "spearman": spearman(p, t),
         "within_10_percent": float(np.mean(ape <= 0.10)),
     }
 
@@ -456,45 +364,24 @@ class FitResult:
 
 
 def fit(sets: SampleSet | Sequence[SampleSet]) -> FitResult:
-    """Fit the nine figures to the samples' measured throughputs (deterministic).
+    """Fit the ten figures to the samples' measured throughputs (deterministic).
 
     ``sets``: one device's samples, or several devices' fitted together.
 
     Raises CalibrationError when the optimiser does not converge or a figure leaves its
     physical range (:data:`~nasfilter.oracle.gpumodel.PARAM_RANGES`).
     """
-    from scipy.optimize import least_squares
-
     sets = [sets] if isinstance(sets, SampleSet) else list(sets)
     where = "+".join(s.device.name for s in sets)
     n_samples = sum(len(s.samples) for s in sets)
-    if n_samples < 18:
+    n_figures = len(PARAM_RANGES)
+    if n_samples < 2 * n_figures:
         raise CalibrationError(
-            f"{n_samples} usable samples on {where}; a fit of 9 figures needs >= 18"
+            f"{n_samples} usable samples on {where}; a fit of {n_figures} figures needs "
+            f">= {2 * n_figures}"
         )
     flat = _flatten(sets)
-    log_measured = np.log(flat.measured)
-    names = list(PARAM_RANGES)
-    nhwc, nchw = layout_pairs(sets)
-
-    def residual(z: np.ndarray) -> np.ndarray:
-        params = GpuModelParams.from_vector(z * _SCALE)
-        err = np.log(_throughput(flat, params)) - log_measured
-        return np.concatenate([err, RATIO_WEIGHT * (err[nhwc] - err[nchw])])
-
-    start = np.array([getattr(_START, n) for n in names]) / _SCALE
-    lo = np.array([_SEARCH[n][0] for n in names]) / _SCALE
-    hi = np.array([_SEARCH[n][1] for n in names]) / _SCALE
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        res = least_squares(
-            residual,
-            start,
-            bounds=(lo, hi),
-            method="trf",
-            loss="soft_l1",
-            f_scale=0.1,
-            max_nfev=2000,
-        )
+    res = _solve(flat, layout_pairs(sets))
     if not res.success or res.status <= 0 or not np.all(np.isfinite(res.fun)):
         raise CalibrationError(
             f"the fit on {where} did not converge ({res.message}); nothing stored"
@@ -516,3 +403,31 @@ def fit(sets: SampleSet | Sequence[SampleSet]) -> FitResult:
         iterations=int(res.nfev),
         provenance={"sets": [s.provenance() for s in sets], "at_bound": at_bound},
     )
+
+
+def _solve(flat: _Flat, pairs: tuple[np.ndarray, np.ndarray]) -> Any:
+    """SciPy's trust-region least squares (soft-L1, scale 0.1) on the log throughputs and,
+    for ``pairs`` (NHWC, NCHW sample indices), the log layout ratios; its result."""
+    from scipy.optimize import least_squares
+
+    log_measured = np.log(flat.measured)
+    nhwc, nchw = pairs
+    names = list(PARAM_RANGES)
+
+    def residual(z: np.ndarray) -> np.ndarray:
+        err = np.log(_throughput(flat, GpuModelParams.from_vector(z * _SCALE))) - log_measured
+        return np.concatenate([err, RATIO_WEIGHT * (err[nhwc] - err[nchw])])
+
+    start = np.array([getattr(_START, n) for n in names]) / _SCALE
+    lo = np.array([_SEARCH[n][0] for n in names]) / _SCALE
+    hi = np.array([_SEARCH[n][1] for n in names]) / _SCALE
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return least_squares(
+            residual,
+            start,
+            bounds=(lo, hi),
+            method="trf",
+            loss="soft_l1",
+            f_scale=0.1,
+            max_nfev=2000,
+        )

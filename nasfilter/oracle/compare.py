@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.proxy import ProxyTable
+from nasfilter.stats import spearman
 
 
 def oracle_figures(proxies: Sequence[ProxyTable], accuracy: np.ndarray) -> list[dict[str, Any]]:
@@ -21,8 +22,6 @@ def oracle_figures(proxies: Sequence[ProxyTable], accuracy: np.ndarray) -> list[
     ``accuracy``: test accuracy per architecture, (32768,). Architectures an oracle did not
     measure (NaN) are left out of its figures.
     """
-    from scipy.stats import spearmanr
-
     from nasfilter.pareto import nondominated_mask
 
     if not proxies:
@@ -50,8 +49,8 @@ def oracle_figures(proxies: Sequence[ProxyTable], accuracy: np.ndarray) -> list[
                 },
                 "front_size": len(front),
                 "front": sorted(front.tolist()),
-                "spearman_utilization_accuracy": float(spearmanr(util[ok], accuracy[ok]).statistic),
-                "spearman_throughput_accuracy": float(spearmanr(thr[ok], accuracy[ok]).statistic),
+                "spearman_utilization_accuracy": spearman(util[ok], accuracy[ok]),
+                "spearman_throughput_accuracy": spearman(thr[ok], accuracy[ok]),
             }
         )
     for rec, front in zip(out, fronts, strict=True):

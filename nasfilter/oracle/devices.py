@@ -309,10 +309,8 @@ def _parse_json(text: str, origin: str) -> Any:
         raise UnknownDeviceError(f"device file {origin!r} is not readable JSON: {exc}") from exc
 
 
-def _from_mapping(data: Any, origin: str) -> DeviceSpec:
-    if not isinstance(data, dict):
-        raise UnknownDeviceError(f"device file {origin!r} must hold a JSON object, got {data!r}")
-    known = {
+_FILE_KEYS = frozenset(
+    {
         "name",
         "peak_tflops",
         "bandwidth_tbs",
@@ -325,27 +323,36 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
         "fp16_accumulate_peak_tflops",
         "sources",
     }
-    unknown = sorted(set(data) - known)
+)
+
+
+def _check_keys(data: Any, origin: str) -> None:
+    """Raise UnknownDeviceError unless ``data`` is a dict of known keys with the required."""
+    if not isinstance(data, dict):
+        raise UnknownDeviceError(f"device file {origin!r} must hold a JSON object, got {data!r}")
+    unknown = sorted(set(data) - _FILE_KEYS)
     missing = sorted({"name", "peak_tflops", "bandwidth_tbs"} - set(data))
     if unknown or missing:
         raise UnknownDeviceError(
             f"device file {origin!r}: missing keys {missing}, unknown keys {unknown}; "
-            f"expected {sorted(known)}"
+            f"expected {sorted(_FILE_KEYS)}"
         )
 
-    def scaled(key: str, unit: float = _T) -> float | None:
-        value = data.get(key)
-        if value is None:
-            return None
-        number = _finite(value)
-        if number is None or not math.isfinite(number * unit):
-            raise UnknownDeviceError(
-                f"device file {origin!r}: {key} must be a finite number, got {_short(value)}"
-            )
-        return number * unit
 
-    peak, bw = scaled("peak_tflops"), scaled("bandwidth_tbs")
-    assert peak is not None and bw is not None
+def _scaled(data: dict[str, Any], key: str, origin: str, unit: float = _T) -> float | None:
+    """``data[key]`` times ``unit`` (None where absent); UnknownDeviceError if not finite."""
+    value = data.get(key)
+    if value is None:
+        return None
+    number = _finite(value)
+    if number is None or not math.isfinite(number * unit):
+        raise UnknownDeviceError(
+            f"device file {origin!r}: {key} must be a finite number, got {_short(value)}"
+        )
+    return number * unit
+
+
+def _sm_count(data: dict[str, Any], origin: str) -> int | None:
     sm_count = data.get("sm_count")
     if sm_count is not None and (
         isinstance(sm_count, bool) or not isinstance(sm_count, int) or not 1 <= sm_count <= MAX_SMS
@@ -354,18 +361,28 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
             f"device file {origin!r}: sm_count must be an integer from 1 to {MAX_SMS}, "
             f"got {_short(sm_count)}"
         )
+    return sm_count
+
+
+def _from_mapping(data: Any, origin: str) -> DeviceSpec:
+    """The device of a JSON device file's object (keys in :data:`_FILE_KEYS`, TFLOP/s, TB/s,
+    GB and MB)."""
+    _check_keys(data, origin)
+    peak, bw = _scaled(data, "peak_tflops", origin), _scaled(data, "bandwidth_tbs", origin)
+    assert peak is not None and bw is not None
+    sm_count = _sm_count(data, origin)
     try:
         return DeviceSpec(
             str(data["name"]),
             peak,
             bw,
-            scaled("measured_peak_tflops"),
-            scaled("measured_bandwidth_tbs"),
+            _scaled(data, "measured_peak_tflops", origin),
+            _scaled(data, "measured_bandwidth_tbs", origin),
             str(data.get("description", "")),
             sm_count=sm_count,
-            memory_bytes=scaled("memory_gb", _GB),
-            l2_bytes=scaled("l2_mb", _MB),
-            fp16_accumulate_peak_flops=scaled("fp16_accumulate_peak_tflops"),
+            memory_bytes=_scaled(data, "memory_gb", origin, _GB),
+            l2_bytes=_scaled(data, "l2_mb", origin, _MB),
+            fp16_accumulate_peak_flops=_scaled(data, "fp16_accumulate_peak_tflops", origin),
             sources=str(data.get("sources", "")),
         )
     except ValueError as exc:
@@ -387,35 +404,9 @@ def get_device(spec: str | DeviceSpec | None = None) -> DeviceSpec:
     if text.lower() in DEVICES:
         return DEVICES[text.lower()]
     if text.startswith("{"):  # DeviceSpec.to_dict() as JSON (how a spec travels to workers)
-        data = _parse_json(text, "<inline JSON>")
-        try:
-            return DeviceSpec(
-                str(data["name"]),
-                float(data["peak_flops"]),
-                float(data["bandwidth"]),
-                data.get("measured_peak_flops"),
-                data.get("measured_bandwidth"),
-                str(data.get("description", "")),
-                sm_count=data.get("sm_count"),
-                memory_bytes=data.get("memory_bytes"),
-                l2_bytes=data.get("l2_bytes"),
-                fp16_accumulate_peak_flops=data.get("fp16_accumulate_peak_flops"),
-                sources=str(data.get("sources", "")),
-            )
-        except (ValueError, KeyError, TypeError, OverflowError) as exc:
-            raise UnknownDeviceError(
-                f"cannot read a device from {_short(text)}: {_short(str(exc))}"
-            ) from exc
+        return _from_inline_json(text)
     if text.count(":") == 2:
-        name, peak, bw = (part.strip() for part in text.split(":"))
-        try:
-            peak_v, bw_v = float(peak), float(bw)
-        except ValueError:
-            raise UnknownDeviceError(
-                f"device spec {text!r} must be name:peak_tflops:bandwidth_tbs with numbers, "
-                "e.g. mygpu:200:1.5"
-            ) from None
-        return DeviceSpec(name, peak_v * _T, bw_v * _T, description="user-defined")
+        return _from_triple(text)
     path = Path(text)
     if path.is_dir():
         raise UnknownDeviceError(
@@ -423,14 +414,55 @@ def get_device(spec: str | DeviceSpec | None = None) -> DeviceSpec:
             "JSON device file"
         )
     if text.endswith(".json") or path.is_file():
-        if not path.is_file():
-            raise UnknownDeviceError(f"device file {text!r} does not exist")
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except (OSError, ValueError) as exc:
-            raise UnknownDeviceError(f"device file {text!r} cannot be read: {exc}") from exc
-        return _from_mapping(_parse_json(raw, text), text)
+        return _from_file(path, text)
     raise UnknownDeviceError(
         f"unknown device {spec!r}; known devices: {', '.join(DEVICES)}; or give "
         "name:peak_tflops:bandwidth_tbs (e.g. mygpu:200:1.5) or a JSON file"
     )
+
+
+def _from_inline_json(text: str) -> DeviceSpec:
+    """A device from :meth:`DeviceSpec.to_dict` as JSON (SI units)."""
+    data = _parse_json(text, "<inline JSON>")
+    try:
+        return DeviceSpec(
+            str(data["name"]),
+            float(data["peak_flops"]),
+            float(data["bandwidth"]),
+            data.get("measured_peak_flops"),
+            data.get("measured_bandwidth"),
+            str(data.get("description", "")),
+            sm_count=data.get("sm_count"),
+            memory_bytes=data.get("memory_bytes"),
+            l2_bytes=data.get("l2_bytes"),
+            fp16_accumulate_peak_flops=data.get("fp16_accumulate_peak_flops"),
+            sources=str(data.get("sources", "")),
+        )
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
+        raise UnknownDeviceError(
+            f"cannot read a device from {_short(text)}: {_short(str(exc))}"
+        ) from exc
+
+
+def _from_triple(text: str) -> DeviceSpec:
+    """A device from ``name:peak_tflops:bandwidth_tbs``."""
+    name, peak, bw = (part.strip() for part in text.split(":"))
+    try:
+        peak_v, bw_v = float(peak), float(bw)
+    except ValueError:
+        raise UnknownDeviceError(
+            f"device spec {text!r} must be name:peak_tflops:bandwidth_tbs with numbers, "
+            "e.g. mygpu:200:1.5"
+        ) from None
+    return DeviceSpec(name, peak_v * _T, bw_v * _T, description="user-defined")
+
+
+def _from_file(path: Path, text: str) -> DeviceSpec:
+    """A device from a JSON device file (:func:`_from_mapping`)."""
+    if not path.is_file():
+        raise UnknownDeviceError(f"device file {text!r} does not exist")
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        raise UnknownDeviceError(f"device file {text!r} cannot be read: {exc}") from exc
+    return _from_mapping(_parse_json(raw, text), text)

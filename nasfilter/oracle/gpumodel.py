@@ -35,12 +35,14 @@ and the execution engine adds its own kernels:
   NHWC and runs at ``unaligned_efficiency`` of the peak there. Memory-only layers whose kernel
   needs the other layout (:data:`~nasfilter.layers.KERNEL_LAYOUTS`: a group norm in NHWC, a
   layer norm over the channels of an NCHW map) pay ``layout_copy_passes`` passes over their
-  input and output (the copy to the other layout and back).
+  input and output (the copy to the other layout and back). An NCHW dense conv also pays a
+  fixed ``nchw_conv_seconds`` (its format conversion's kernels and set-up, whatever the
+  size): the reason the measured NHWC gain shrinks as the images grow.
 
 :func:`layer_terms` returns every term of every layer (seconds) and :func:`bounding_term`
 which one bounds it: what a per-layer profile reads.
 
-The nine efficiency figures are :class:`GpuModelParams`, fitted to measurements by
+The ten fitted figures are :class:`GpuModelParams`, fitted to measurements by
 :mod:`nasfilter.oracle.calibration`, never set by hand. Every other figure is a device figure
 (:class:`~nasfilter.oracle.devices.DeviceSpec`: peak, bandwidth, SM count, memory size) or a
 documented constant of how tensor-core GEMM kernels tile (CUTLASS's and cuDNN's CTA tiles are
@@ -81,6 +83,7 @@ PARAM_RANGES: dict[str, tuple[float, float]] = {
     "nhwc_grouped_efficiency": (1e-4, 1.0),
     "unaligned_efficiency": (1e-3, 1.0),
     "layout_copy_passes": (0.0, 8.0),
+    "nchw_conv_seconds": (0.0, 1e-3),
 }
 PARAM_MEANINGS: dict[str, str] = {
     "tensor_efficiency": "share of the tensor-core peak a full tile of a dense GEMM reaches",
@@ -94,6 +97,8 @@ PARAM_MEANINGS: dict[str, str] = {
     "its input channels per group are not a multiple of 8",
     "layout_copy_passes": "passes over a memory-only layer's input and output where its "
     "kernel needs the other layout",
+    "nchw_conv_seconds": "fixed cost of a dense conv in eager NCHW beyond its transposes' "
+    "traffic (cuDNN's format conversion around the NHWC kernel), seconds",
 }
 
 
@@ -110,6 +115,7 @@ class GpuModelParams:
     nhwc_grouped_efficiency: float
     unaligned_efficiency: float
     layout_copy_passes: float
+    nchw_conv_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         bad = self.out_of_range()
@@ -419,9 +425,11 @@ def layer_terms(
         terms["eager"] = params.eager_passes * (
             work.eager_bytes / bw + half_kernel * work.eager_layers
         )
-        transpose = params.nchw_transpose_passes * (
-            work.transpose_bytes / bw + half_kernel * work.dense_convs
-        )
+        transpose = (
+            params.nchw_transpose_passes
+            * (work.transpose_bytes / bw + half_kernel * work.dense_convs)
+            + params.nchw_conv_seconds * work.dense_convs
+        )  # a fixed cost per NCHW dense conv
         copy_nchw = work.nchw_copy_bytes / bw + half_kernel * work.nchw_copies
         copy_nhwc = work.nhwc_copy_bytes / bw + half_kernel * work.nhwc_copies
         copies = params.layout_copy_passes * np.where(nchw, copy_nchw, copy_nhwc)

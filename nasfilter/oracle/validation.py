@@ -24,9 +24,10 @@ from nasfilter.oracle.calibration import (
     predict,
     predict_roofline,
     scores,
-    shipped_benchmark,
+    shipped_benchmark_file,
 )
 from nasfilter.oracle.gpumodel import LAYOUTS, GpuModelParams
+from nasfilter.stats import pearson, spearman
 
 SHIPPED_DEVICES = ("rtx3090", "rtx4090")
 # The goals on a held-out GPU (benchmark goals, not timed tests): throughput per layout,
@@ -39,7 +40,7 @@ GOAL_LAYOUT_PEARSON = 0.6
 
 def shipped_samples(device: str, tables: TableSource) -> SampleSet:
     """The shipped timm measurements of ``device`` (both layouts) with their tables."""
-    return build_samples([shipped_benchmark(device, layout) for layout in LAYOUTS], tables)
+    return build_samples([shipped_benchmark_file(device, layout) for layout in LAYOUTS], tables)
 
 
 def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]:
@@ -50,8 +51,6 @@ def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]
     NHWC, pearson and spearman of the log ratios, and the median measured and predicted
     ratios.
     """
-    from scipy.stats import pearsonr, spearmanr
-
     truth = measured(sset)
     by_key: dict[tuple[str, int], dict[str, int]] = {}
     for i, s in enumerate(sset.samples):
@@ -67,8 +66,8 @@ def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]
         "direction": float(np.mean(np.sign(meas) == np.sign(pred))),
         "measured_nhwc_faster": float(np.mean(meas > 0)),
         "predicted_nhwc_faster": float(np.mean(pred > 0)),
-        "pearson_log_ratio": float(pearsonr(pred, meas).statistic),
-        "spearman": float(spearmanr(pred, meas).statistic),
+        "pearson_log_ratio": pearson(pred, meas),
+        "spearman": spearman(pred, meas),
         "median_measured_ratio": float(np.exp(np.median(meas))),
         "median_predicted_ratio": float(np.exp(np.median(pred))),
     }
@@ -144,8 +143,12 @@ def meets_layout_goal(record: dict[str, Any]) -> bool:
     )
 
 
+def _verdict(met: bool) -> str:
+    return "goal met" if met else "goal MISSED"
+
+
 def format_report(records: list[dict[str, Any]]) -> str:
-    """A plain-text table of :func:`cross_validate`'s records."""
+    """A plain-text table of :func:`cross_validate`'s records, each goal's verdict beside it."""
     lines = [
         "fit on -> held out  layout  model        n    MdAPE %  Spearman  within ±10 %",
     ]
@@ -156,10 +159,11 @@ def format_report(records: list[dict[str, Any]]) -> str:
                 continue
             for model in ("roofline", "calibrated"):
                 f = rec["held_out"][layout][model]
+                verdict = f"  {_verdict(meets_goal(rec, layout))}" if model == "calibrated" else ""
                 lines.append(
                     f"{a:>7} -> {b:<8} {layout:<7} {model:<11} {f['n']:>4} "
                     f"{f['mdape_percent']:>8.1f} {f['spearman']:>9.3f} "
-                    f"{f['within_10_percent']:>13.2f}"
+                    f"{f['within_10_percent']:>13.2f}{verdict}"
                 )
         lay = rec["held_out"]["layout"]
         lines.append(
@@ -168,6 +172,11 @@ def format_report(records: list[dict[str, Any]]) -> str:
             f"predicted {lay['predicted_nhwc_faster']:.0%}), Pearson (log) "
             f"{lay['pearson_log_ratio']:.2f}, Spearman "
             f"{lay['spearman']:.2f}; median measured {lay['median_measured_ratio']:.2f}, "
-            f"predicted {lay['median_predicted_ratio']:.2f}"
+            f"predicted {lay['median_predicted_ratio']:.2f}; {_verdict(meets_layout_goal(rec))}"
         )
+    lines.append(
+        f"goals held out: MdAPE <= {GOAL_MDAPE_PERCENT:g} % and Spearman >= {GOAL_SPEARMAN:g} "
+        f"per layout; NHWC/NCHW direction >= {GOAL_LAYOUT_DIRECTION:.0%} and Pearson (log) "
+        f">= {GOAL_LAYOUT_PEARSON:g}"
+    )
     return "\n".join(lines)

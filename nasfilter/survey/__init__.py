@@ -9,8 +9,8 @@
 torch and timm are imported only when a model is analysed (the ``survey`` extra).
 """
 
+from nasfilter.layers import CNN_MAC_FRACTION
 from nasfilter.survey.analysis import (
-    CNN_MAC_FRACTION,
     AnalysisError,
     ModelProfile,
     analyze_model,

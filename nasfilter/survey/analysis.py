@@ -50,10 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import KERNEL_LAYOUTS, LayerTable
-
-# A model counts as a CNN for the survey when at least this share of its MACs is in convs.
-CNN_MAC_FRACTION = 0.9
+from nasfilter.layers import CNN_MAC_FRACTION, KERNEL_LAYOUTS, LayerTable
 
 
 class AnalysisError(ValueError):

@@ -12,7 +12,8 @@ predicted seconds, then splits those seconds into parts that sum to them (:data:
   ``max(compute, memory)`` of the model: a compute-bound layer has no memory part);
 - ``elementwise passes``: eager mode's separate BN / activation passes over the output;
 - ``per-kernel cost``: the fixed cost of each kernel launched for the layer;
-- ``transposes``: NCHW's transposes around a dense conv (eager mode);
+- ``transposes``: NCHW's transposes around a dense conv and its fixed conversion cost
+  (eager mode, where the data is channels-first);
 - ``other``: whatever the GPU model charges beyond these (0 for the model as documented in
   :mod:`nasfilter.oracle.gpumodel`; kept so that the parts always sum to the layer's time).
 
@@ -114,9 +115,12 @@ def layer_breakdown(
         launches = launches + p.eager_passes * half * work.eager_layers[0]
     transposes = 0.0 * memory
     if eager and nchw:
-        transposes = p.nchw_transpose_passes * (
-            work.transpose_bytes[0] / bandwidth + half * work.dense_convs[0]
+        transposes = (
+            p.nchw_transpose_passes
+            * (work.transpose_bytes[0] / bandwidth + half * work.dense_convs[0])
+            + p.nchw_conv_seconds * work.dense_convs[0]
         )
+        transposes = np.where(work.channels_last[0] == 0, transposes, 0.0)
     parts = {
         "compute": c * te * we,
         "tile quantization": c * we * (1.0 - te),

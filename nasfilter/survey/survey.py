@@ -33,7 +33,7 @@ from nasfilter.survey.throughput import (
     predictor_label,
     roofline_throughput,
 )
-from nasfilter.survey.timm_data import Measurement, imagenet_top1
+from nasfilter.timm_data import BenchmarkRow, imagenet_top1
 
 COLUMNS = (
     "model",
@@ -93,7 +93,7 @@ class SurveySettings:
     device: DeviceSpec
     layout: str = "nchw"
     batch: int | None = None
-    measured: Sequence[Measurement] | None = None
+    measured: Sequence[BenchmarkRow] | None = None
     measured_label: str = ""
     models: Sequence[tuple[str, int | None]] | None = None
     fold: int = 4
