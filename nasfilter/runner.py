@@ -53,7 +53,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from nasfilter.fidelity import Fidelity, is_full
+from nasfilter.fidelity import Fidelity, LearningCurves, is_full
 from nasfilter.filters.base import Filter, as_single_filter
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.problem import (
@@ -108,14 +108,26 @@ def make_problem(
     seed: int | np.random.SeedSequence,
     proxy: ProxyTable | None = None,
     proxy_cost: float = DEFAULT_PROXY_COST,
+    charging: str = "retrain",
+    curves: LearningCurves | None = None,
 ) -> Problem:
     """The metered problem of the run with ``seed`` (its generator is stream 0).
 
-    Raises ValueError when ``proxy`` records a dataset other than the table's."""
+    ``charging`` and ``curves`` are :class:`~nasfilter.problem.Problem`'s (how evaluations
+    at a fidelity are charged, the learning curves behind them). Raises ValueError when
+    ``proxy`` records a dataset other than the table's."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
     if proxy is not None and isinstance(table, BenchmarkTable):
         check_same_dataset(table, proxy)
-    return Problem(table, seed_streams(seed).problem, b, proxy=proxy, proxy_cost=proxy_cost)
+    return Problem(
+        table,
+        seed_streams(seed).problem,
+        b,
+        proxy=proxy,
+        proxy_cost=proxy_cost,
+        curves=curves,
+        charging=charging,
+    )
 
 
 def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:

@@ -51,6 +51,7 @@ class ASHA(Searcher):
     reduction factor ``eta``, random architectures (module docstring)."""
 
     name: ClassVar[str] = "asha"
+    uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
 
     def __init__(self, min_epochs: int = 1, max_epochs: int = 12, eta: float = 3) -> None:
         check_schedule(min_epochs, max_epochs, eta)

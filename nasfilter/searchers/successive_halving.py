@@ -83,6 +83,7 @@ class Hyperband(Searcher):
     random architectures; synchronous rungs (module docstring)."""
 
     name: ClassVar[str] = "hyperband"
+    uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
 
     def __init__(self, min_epochs: int = 1, max_epochs: int = 12, eta: float = 3) -> None:
         check_schedule(min_epochs, max_epochs, eta)
