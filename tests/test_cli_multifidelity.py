@@ -54,7 +54,7 @@ def test_runs_on_the_embedded_table(tmp_path: Path, capsys, workers: str) -> Non
     assert "curves  SYNTHETIC learning curves (not NATS-Bench data)" in err
     runs = _by_searcher(store)
     assert len(runs) == 6 and {s for s, _, _ in runs} == set(SEARCHERS.split(","))
-    for (searcher, k, _), ev in runs.items():
+    for (searcher, _, _), ev in runs.items():
         full = ev["kind"] == "evaluate"
         assert full.sum() > 0 and (ev["kind"] == "partial").sum() > full.sum()
         assert ev["worker"].max() < int(workers)
