@@ -19,11 +19,12 @@ from nasfilter.fidelity import Fidelity, is_full
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.successive_halving import (
     HP,
+    RandomIndices,
     check_epochs_in_table,
     check_schedule,
     s_max,
 )
-from nasfilter.space import arch_from_index, sample
+from nasfilter.space import arch_from_index
 from nasfilter.trial import Proposal, Trial
 
 
@@ -68,6 +69,7 @@ class ASHA(Searcher):
         ]
         self._rungs = [_Rung() for _ in self._epochs]
         self._level: dict[int, int] = {}  # trial id -> its rung
+        self._random = RandomIndices(self.rng)
 
     def propose(self) -> Proposal:
         for k in range(len(self._rungs) - 2, -1, -1):
@@ -77,7 +79,7 @@ class ASHA(Searcher):
                 rung.open.pop(0)
                 bisect.insort(rung.promoted, entry[:2])
                 return self._at(k + 1, entry[2])
-        return self._at(0, sample(self.rng).index)
+        return self._at(0, self._random.next())
 
     def _at(self, k: int, index: int) -> Proposal:
         self._level[self._next_id()] = k

@@ -20,12 +20,30 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+import numpy as np
+
 from nasfilter.fidelity import Fidelity, is_full
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import arch_from_index, sample
+from nasfilter.space import N_ARCHS, arch_from_index
 from nasfilter.trial import WAIT, Proposal, Trial, Wait
 
 HP = "12"
+_BLOCK = 512  # random indices drawn per call of the generator
+
+
+class RandomIndices:
+    """Uniform architecture indices from ``rng``, drawn in blocks (as random search)."""
+
+    __slots__ = ("_draws", "_rng")
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+        self._draws: list[int] = []
+
+    def next(self) -> int:
+        if not self._draws:
+            self._draws = self._rng.integers(0, N_ARCHS, size=_BLOCK)[::-1].tolist()
+        return self._draws.pop()
 
 
 def check_schedule(min_epochs: object, max_epochs: object, eta: object) -> None:
@@ -98,6 +116,7 @@ class Hyperband(Searcher):
     def reset(self) -> None:
         check_epochs_in_table(self, self.max_epochs)
         self._order = self.brackets()
+        self._random = RandomIndices(self.rng)
         self._next = 0  # position in _order of the next bracket
         self._rungs: list[tuple[int, int]] = []
         self._level = 0
@@ -110,7 +129,7 @@ class Hyperband(Searcher):
         self._next += 1
         self._rungs = bracket(self.min_epochs, self.max_epochs, self.eta, s)
         self._level = 0
-        self._todo = [sample(self.rng).index for _ in range(self._rungs[0][0])]
+        self._todo = [self._random.next() for _ in range(self._rungs[0][0])]
 
     def _promote(self) -> None:
         """Rung complete: its best ``count`` of the next rung go on, or a new bracket."""
