@@ -3,11 +3,13 @@
 The loop is the data flow of the project, with ``workers`` simulated workers (K)::
 
     while a worker is free and the budget is not spent:
-        trial = searcher.ask()                     # Trial(id, arch), or None: done
+        trial = searcher.ask()                     # Trial(id, arch, fidelity), or None: done
+        if trial is WAIT: break                    # wait for a running trial (error if none)
         if filter and not filter.keep(trial.arch): # may query the proxy, never accuracy
             searcher.tell(trial, None)             # dropped
         else:
-            start evaluating trial.arch on the free worker, at the current wall clock
+            start evaluating trial.arch at trial.fidelity on the free worker, at the
+            current wall clock (Problem.start_at_fidelity; None: the full evaluation)
     wait for the next evaluation to complete (the wall clock jumps to it), free its
     worker, searcher.tell(trial, accuracy)
 
@@ -36,6 +38,12 @@ The last two make a huge budget (``--budget 1e30``) finish: a run ends when it h
 new to learn, not only when the clock runs out. With the study's budget (110000 s, at
 least 43 s per evaluation: at most about 2,600 evaluations) neither can trigger before the
 budget does. The trace the problem keeps is bounded as well (``Problem.trace_limit``).
+
+Multi-fidelity: an evaluation below the full fidelity (hp 12, 12 epochs) is charged and
+recorded as a ``partial`` event, but the run's result (the selected architecture, the
+front, every metric) counts full evaluations only; novelty (``space-exhausted``,
+``converged``) is per architecture for full evaluations and per (architecture, fidelity)
+for the others.
 
 Randomness: :func:`seed_streams` turns one seed into three independent generators (problem,
 searcher, filter) through ``np.random.SeedSequence(seed).spawn(3)``, so a run is a pure

@@ -30,7 +30,8 @@ The runner calls :meth:`Searcher.setup` once per run, before the first ``ask``: 
 the run's random generator (the only source of randomness a searcher may use) and a metered
 :class:`~nasfilter.metered.ProxyHandle` (utilization and throughput, charged to the
 simulated clock; never accuracy), then calls :meth:`reset`. Accuracies arrive only through
-``tell``: validation accuracy in percent after 12 epochs, one random training seed.
+``tell``: validation accuracy in percent after 12 epochs (or at the trial's fidelity, for a
+:class:`~nasfilter.trial.Proposal` at fewer epochs), one random training seed.
 
 Searchers written for the earlier interface (``ask() -> Arch`` and ``tell(arch, accuracy)``
 overridden directly) keep working through :class:`LegacySearcher`, which the runner applies
