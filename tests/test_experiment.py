@@ -192,7 +192,7 @@ def test_bad_input_fails_before_any_run(tmp_path: Path) -> None:
         (lambda: grid(["reinforce-mnas"], filters=[]), "filters must be a non-empty"),
         (lambda: grid(["random"], budget=0), "budget seconds must be finite and > 0"),
         (lambda: grid(["random"], budget=-5.0), "budget seconds must be finite and > 0"),
-        (lambda: grid(["nope"]), "unknown searcher 'nope'; known searchers: evolution"),
+        (lambda: grid(["nope"]), "unknown searcher 'nope'; known searchers: asha, .*evolution"),
         (lambda: grid(["random"], ["nope"]), "unknown filter 'nope'; known filters: drop-all"),
         (lambda: check_seeds([]), "seed list is empty"),
         (lambda: check_seeds([-1]), "seeds must be integers >= 0"),
