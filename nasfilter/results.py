@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nasfilter.metrics import METRICS, FrontReference, front_of, score
-from nasfilter.problem import ASK, DROP, EVALUATE, PROXY, RECOMMEND, UNLOGGED_FIELDS
+from nasfilter.problem import ASK, DROP, EVALUATE, PARTIAL, PROXY, RECOMMEND, UNLOGGED_FIELDS
 from nasfilter.registry import parse_spec
 from nasfilter.table import BenchmarkTable
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.experiment import RunSpec
     from nasfilter.storage import Storage, StoredRun
 
-_TRIAL_KINDS = (ASK, DROP, EVALUATE)  # each trial appears in exactly one such event
+_TRIAL_KINDS = (ASK, DROP, EVALUATE, PARTIAL)  # each trial appears in exactly one of these
 METRICS_VERSION = 2  # bump when a metric or a summary field changes meaning
 DEFAULT_TICKS = 100  # points of a metric curve, evenly spaced in simulated time
 

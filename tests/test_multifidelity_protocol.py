@@ -13,6 +13,7 @@ import pytest
 from nasfilter.fidelity import Fidelity, NoCurvesError
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.problem import Budget, Problem
+from nasfilter.results import run_summary
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers.base import Searcher
 from nasfilter.space import Arch
@@ -168,3 +169,12 @@ def test_bad_fidelities_name_the_valid_range() -> None:
 
     with pytest.raises(ValueError, match=r"expected an Arch or None, a Proposal"):
         run_search(BadFidelity([]), make_problem(TABLE, Budget(1e5), 0), seed=0)
+
+
+def test_stored_summary_counts_every_trial_and_full_evaluations_only() -> None:
+    result, _ = _run([(A, Fidelity(1)), (B, Fidelity(4)), (A, None)])
+    summary = run_summary(result.events)
+    assert summary["n_asked"] == result.n_asked == 3
+    assert summary["n_evaluations"] == 1 and summary["best_index"] == A
+    t, v = TABLE.train_time[A], TABLE.valid_time[A]
+    assert summary["evaluation_seconds"] == pytest.approx(12 * t + v)
