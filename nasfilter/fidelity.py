@@ -151,6 +151,33 @@ def check_iepoch(curves: LearningCurves, hp: str, iepoch: object) -> int:
     return epoch
 
 
+def resume_seconds(
+    curves: LearningCurves,
+    index: int,
+    hp: str,
+    seed: int,
+    last: int,
+    iepoch: int,
+    valid_time: float,
+) -> float:
+    """Seconds to continue one run (``seed``) from its checkpoint after 0-based epoch
+    ``last`` to epoch ``iepoch``: the training seconds of epochs ``last + 1 .. iepoch`` plus
+    epoch ``iepoch``'s validation; only that validation when ``iepoch <= last``. From the
+    curves' per-epoch times (``epoch_times``) when they have them, else from their
+    from-scratch charges (exact for constant per-epoch times) and ``valid_time``."""
+    times = getattr(curves, "epoch_times", None)
+    if times is not None:
+        train, valid = times(index, hp, seed)
+        return float(sum(train[last + 1 : iepoch + 1]) + valid[iepoch])
+    if iepoch <= last:
+        return valid_time
+    return (
+        curves.evaluation(index, hp, seed, iepoch)[1]
+        - curves.evaluation(index, hp, seed, last)[1]
+        + valid_time
+    )
+
+
 class SyntheticCurves:
     """The embedded surrogate's SYNTHETIC curves for one dataset (not NATS-Bench data)."""
 
@@ -168,6 +195,13 @@ class SyntheticCurves:
 
     def seeds(self, index: int, hp: str) -> list[int]:
         return list(CURVE_SEEDS[hp])
+
+    def epoch_times(self, index: int, hp: str, seed: int) -> tuple[list[float], list[float]]:
+        """Seconds of training and of validation of each epoch (the table's, constant)."""
+        epochs = EPOCHS[hp]
+        return [float(self._table.train_time[index])] * epochs, [
+            float(self._table.valid_time[index])
+        ] * epochs
 
     def evaluation(self, index: int, hp: str, seed: int, iepoch: int) -> tuple[float, float]:
         total = iepoch + 1

@@ -31,6 +31,7 @@ from nasfilter.fidelity import (
     curves_for,
     fidelity_code,
     is_full,
+    resume_seconds,
 )
 from nasfilter.proxy import ProxyTable
 from nasfilter.space import N_ARCHS, ArchLike, as_arch
@@ -794,9 +795,9 @@ class Problem:
         first evaluation of (architecture, hp) in this run draws a seed and trains from
         scratch; a later one continues that seed (another seed is impossible by
         construction) and pays the training seconds of the epochs beyond the last one
-        trained (the difference of the two from-scratch charges) plus one validation (the
-        table's ``valid_time``); one at or below the last epoch trained pays only that
-        validation."""
+        trained plus that epoch's validation, from the curves' per-epoch times
+        (:func:`nasfilter.fidelity.resume_seconds`); one at or below the last epoch trained
+        pays only that validation."""
         if self.charging == "retrain":
             if fidelity is None or (type(fidelity) is Fidelity and is_full(fidelity)):
                 return self.start_evaluation(arch, trial, worker)
@@ -827,12 +828,9 @@ class Problem:
             accuracy, cost = curves.evaluation(index, hp, seed, iepoch)
         else:
             seed, last = done
-            accuracy, cost = curves.evaluation(index, hp, seed, iepoch)
+            accuracy = curves.evaluation(index, hp, seed, iepoch)[0]
             valid = float(self.table.valid_time[index])
-            if iepoch > last:
-                cost = cost - curves.evaluation(index, hp, seed, last)[1] + valid
-            else:
-                cost = valid
+            cost = resume_seconds(curves, index, hp, seed, last, iepoch, valid)
         self._trained[index, hp] = (seed, max(last, iepoch))
         if full:
             return accuracy, self._charge_full(index, accuracy, cost, seed, trial, worker)
