@@ -9,7 +9,7 @@ from nasfilter.fidelity import NoCurvesError, fidelity_of_code
 from nasfilter.problem import Budget
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import ASHA, Hyperband, SuccessiveHalving, make_searcher
-from nasfilter.searchers.successive_halving import bracket, s_max
+from nasfilter.searchers.successive_halving import RandomIndices, bracket, s_max
 from nasfilter.surrogate import embedded_table
 from tests.tables import random_table
 
@@ -100,3 +100,20 @@ def test_bad_schedules_name_the_valid_range(cls) -> None:
     compact = make_problem(random_table(), Budget(1e4), 0)
     with pytest.raises(NoCurvesError, match="nasfilter convert"):
         run_search(cls(), compact, seed=0)
+
+
+def test_random_indices_hand_out_each_architecture_once() -> None:
+    draws = RandomIndices(np.random.default_rng(0))
+    seen = [draws.next() for _ in range(32768)]
+    assert sorted(seen) == list(range(32768)) and draws.next() is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", [Hyperband, ASHA])
+def test_a_huge_budget_ends_when_the_space_is_used_up(cls) -> None:
+    result = _run(cls(), workers=4, budget=1e30)
+    assert result.status == "searcher-done" and result.clock < 1e30
+    if cls is ASHA:  # every architecture started once at rung 0 (1 epoch)
+        ev = result.events
+        rung0 = ev["index"][(ev["kind"] == "partial") & (ev["throughput"] == 12001.0)]
+        assert len(np.unique(rung0)) == len(rung0) == 32768

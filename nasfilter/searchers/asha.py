@@ -5,9 +5,11 @@ Rungs ``k = 0 .. s_max`` train ``floor(max_epochs / eta**(s_max - k))`` epochs (
 most aggressive bracket (:mod:`nasfilter.searchers.successive_halving`). Whenever a worker
 is free, ASHA promotes to rung ``k + 1`` the best architecture of rung ``k`` that is among
 the top ``floor(n_k / eta)`` of the ``n_k`` told there and not promoted yet (highest rung
-first); if none can be promoted, it starts a new random architecture at rung 0. It never
-waits for a rung, so K simulated workers stay busy. The top rung, 12 epochs of hp 12, is the
-problem's full evaluation; what a run returns is computed from those alone.
+first); if none can be promoted, it starts a new random architecture at rung 0 (one not started
+before in the run: without replacement). It never waits for a rung, so K simulated
+workers stay busy, until the space is used up (then it waits for promotions, and ends).
+The top rung, 12 epochs of hp 12, is the problem's full evaluation; what a run returns is
+computed from those alone.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from nasfilter.searchers.successive_halving import (
     s_max,
 )
 from nasfilter.space import arch_from_index
-from nasfilter.trial import Proposal, Trial
+from nasfilter.trial import WAIT, Proposal, Trial, Wait
 
 
 class _Rung:
@@ -71,7 +73,7 @@ class ASHA(Searcher):
         self._level: dict[int, int] = {}  # trial id -> its rung
         self._random = RandomIndices(self.rng)
 
-    def propose(self) -> Proposal:
+    def propose(self) -> Proposal | Wait | None:
         for k in range(len(self._rungs) - 2, -1, -1):
             rung = self._rungs[k]
             entry = rung.best_promotable(self.eta)
@@ -79,7 +81,10 @@ class ASHA(Searcher):
                 rung.open.pop(0)
                 bisect.insort(rung.promoted, entry[:2])
                 return self._at(k + 1, entry[2])
-        return self._at(0, self._random.next())
+        index = self._random.next()
+        if index is None:  # every architecture started: only promotions are left
+            return WAIT if self.pending else None
+        return self._at(0, index)
 
     def _at(self, k: int, index: int) -> Proposal:
         self._level[self._next_id()] = k

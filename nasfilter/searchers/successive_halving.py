@@ -7,7 +7,9 @@ rung ``i`` trains ``floor(n / eta**i)`` of them for ``floor(max_epochs / eta**(s
 epochs (at least ``min_epochs``), keeping the best ``1 / eta`` for the next rung. With the
 defaults (1, 12, 3): bracket 2 is 9 x 1 epoch, 3 x 4, 1 x 12; bracket 1 is 5 x 4, 1 x 12;
 bracket 0 is 3 x 12. Hyperband cycles through the brackets ``s_max .. 0`` until the budget is
-spent; :class:`SuccessiveHalving` repeats the most aggressive bracket ``s_max``.
+spent; :class:`SuccessiveHalving` repeats the most aggressive bracket ``s_max``. Each
+bracket samples architectures not sampled before in the run (without replacement), so a
+run ends (``searcher-done``) once the space is used up, whatever the budget.
 
 Both are synchronous: a rung is promoted once all of its trials are told, so with several
 workers the others wait (``propose`` returns WAIT); :mod:`nasfilter.searchers.asha` does not
@@ -28,22 +30,19 @@ from nasfilter.space import N_ARCHS, arch_from_index
 from nasfilter.trial import WAIT, Proposal, Trial, Wait
 
 HP = "12"
-_BLOCK = 512  # random indices drawn per call of the generator
 
 
 class RandomIndices:
-    """Uniform architecture indices from ``rng``, drawn in blocks (as random search)."""
+    """Architecture indices in a uniformly random order from ``rng``, each once (a new
+    architecture for every bracket or rung 0); None once all 32768 were handed out."""
 
-    __slots__ = ("_draws", "_rng")
+    __slots__ = ("_order",)
 
     def __init__(self, rng: np.random.Generator) -> None:
-        self._rng = rng
-        self._draws: list[int] = []
+        self._order: list[int] = rng.permutation(N_ARCHS).tolist()
 
-    def next(self) -> int:
-        if not self._draws:
-            self._draws = self._rng.integers(0, N_ARCHS, size=_BLOCK)[::-1].tolist()
-        return self._draws.pop()
+    def next(self) -> int | None:
+        return self._order.pop() if self._order else None
 
 
 def check_schedule(min_epochs: object, max_epochs: object, eta: object) -> None:
@@ -129,7 +128,8 @@ class Hyperband(Searcher):
         self._next += 1
         self._rungs = bracket(self.min_epochs, self.max_epochs, self.eta, s)
         self._level = 0
-        self._todo = [self._random.next() for _ in range(self._rungs[0][0])]
+        fresh = (self._random.next() for _ in range(self._rungs[0][0]))
+        self._todo = [index for index in fresh if index is not None]
 
     def _promote(self) -> None:
         """Rung complete: its best ``count`` of the next rung go on, or a new bracket."""
@@ -149,6 +149,8 @@ class Hyperband(Searcher):
                 self._promote()
             if not self._rungs:
                 self._start_bracket()
+            if not self._todo:
+                return None  # every architecture of the space has been sampled
         epochs = self._rungs[self._level][1]
         self._out += 1
         fidelity = Fidelity(epochs, HP)
