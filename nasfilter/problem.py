@@ -802,6 +802,8 @@ class Problem:
             if fidelity is None or (type(fidelity) is Fidelity and is_full(fidelity)):
                 return self.start_evaluation(arch, trial, worker)
             fid = check_fidelity(self.curves, fidelity)
+            if is_full(fid):  # given as a plain tuple
+                return self.start_evaluation(arch, trial, worker)
             return self.start_evaluation_at(arch, fid.epochs - 1, fid.hp, trial, worker)
         return self._start_resumed(
             arch, FULL_FIDELITY if fidelity is None else fidelity, trial, worker
