@@ -135,3 +135,27 @@ def test_a_table_without_curves_names_the_conversion(tmp_path: Path, capsys) -> 
     assert code == 2
     assert "has no learning curves" in err and "nasfilter convert" in err
     assert "Traceback" not in err and not db.exists()
+
+
+def test_resume_without_curves_fails_before_any_run(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "r.db"
+    code = main(
+        [
+            "run",
+            "--searchers",
+            "random",
+            "--table",
+            str(random_table(7).save(tmp_path / "t.npz")),
+            "--charging",
+            "resume",
+            "--seeds",
+            "0",
+            "--db",
+            str(db),
+            "--jobs",
+            "1",
+            "--no-progress",
+        ]
+    )
+    assert code == 2 and "has no learning curves" in capsys.readouterr().err
+    assert not db.exists()

@@ -260,12 +260,15 @@ def check_inputs(args: argparse.Namespace) -> None:
 
 def curves_line(specs: Sequence[Any], table: Any) -> str:
     """The ``curves`` line of the header when a searcher of ``specs`` evaluates at lower
-    fidelities (``uses_fidelities``), else ""; NoCurvesError, naming the conversion that
-    adds them, when ``table`` has no learning curves."""
+    fidelities (``uses_fidelities``) or charging is ``resume`` (both read the curves), else
+    ""; NoCurvesError, naming the conversion that adds them, when ``table`` has none."""
     from nasfilter.fidelity import curves_for
     from nasfilter.searchers import make_searcher
 
-    if not any(getattr(make_searcher(s.searcher), "uses_fidelities", False) for s in specs):
+    if not any(
+        s.charging == "resume" or getattr(make_searcher(s.searcher), "uses_fidelities", False)
+        for s in specs
+    ):
         return ""
     curves = curves_for(table)
     what = (
