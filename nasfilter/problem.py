@@ -726,6 +726,8 @@ class Problem:
             )
         self.charging = charging
         self._curves = curves
+        if charging == "resume" and curves is None:
+            self._curves = curves_for(self.table)  # NoCurvesError now, not mid-run
         self._fidelity_log: list[FidelityEvaluation] = []
         self._fidelity_seconds = 0.0
         # resume: (index, hp) -> (seed, last 0-based epoch trained) of this run

@@ -160,6 +160,8 @@ def test_bad_fidelities_name_the_valid_range() -> None:
         _run([(A, Fidelity(13))])
     with pytest.raises(ValueError, match=r"hp '7' is not a training setting"):
         _run([(A, Fidelity(3, "7"))])
+    with pytest.raises(NoCurvesError, match="nasfilter convert"):
+        Problem(random_table(), np.random.default_rng(0), Budget(1e5), charging="resume")
     with pytest.raises(ValueError, match=r"charging must be one of \['retrain', 'resume'\]"):
         Problem(TABLE, np.random.default_rng(0), Budget(1e5), charging="checkpoint")
 
