@@ -289,6 +289,7 @@ class _Loop:
         keep_fn = None if flt is None else flt.keep
         drop = problem.record_drop
         on_progress = self.on_progress
+        start, retrain = problem.start_evaluation, self.retrain
         while free and tally.status is None:
             if problem.exhausted:
                 tally.status = "budget"
@@ -332,9 +333,9 @@ class _Loop:
                     tally.status = "budget"
                     return
             worker = heapq.heappop(free)
-            fidelity = trial.fidelity
-            if fidelity is None and self.retrain:
-                accuracy, end = problem.start_evaluation(index, trial.id, worker)
+            fidelity = trial[2]  # trial.fidelity, without the property lookup (hot path)
+            if fidelity is None and retrain:
+                accuracy, end = start(index, trial[0], worker)
                 full = True
             else:
                 accuracy, end = problem.start_at_fidelity(index, fidelity, trial.id, worker)
@@ -342,9 +343,9 @@ class _Loop:
             tally.idle = 0
             heapq.heappush(self.running, (end, self.started, worker, trial, accuracy, index, full))
             self.started += 1
-            self._note_novelty(index if full else (index, fidelity))
+            self._note_novelty(index if full else (index, fidelity), full)
 
-    def _note_novelty(self, key: int | tuple[int, Fidelity | None]) -> None:
+    def _note_novelty(self, key: int | tuple[int, Fidelity | None], full: bool) -> None:
         """Stop (once running evaluations complete) when every architecture of the table
         had a full evaluation, or when ``max_repeats`` evaluations in a row were repeats.
         Novelty is per architecture for full evaluations and per (architecture, fidelity)
@@ -356,7 +357,7 @@ class _Loop:
         else:
             self.evaluated.add(key)
             self.repeats = 0
-            if type(key) is int:
+            if full:
                 self.n_full += 1
                 if self.n_full >= self.n_present:
                     self.tally.status = "space-exhausted"
