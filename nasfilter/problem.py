@@ -816,8 +816,8 @@ class Problem:
     ) -> tuple[float, float]:
         index = _fast_index(arch)
         curves = self.curves
-        hp, epochs = (fid := check_fidelity(curves, fidelity)).hp, fidelity.epochs
-        full = is_full(fid)
+        fid = check_fidelity(curves, fidelity)
+        hp, epochs, full = fid.hp, fid.epochs, is_full(fid)
         self._check_open("evaluate")
         cap = self.budget.max_evaluations
         if full and cap is not None and self._n_evals >= cap:
