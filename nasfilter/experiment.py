@@ -111,12 +111,17 @@ def search(
     proxy_cost: float = DEFAULT_PROXY_COST,
     workers: int = 1,
     max_idle: int = DEFAULT_MAX_IDLE,
+    charging: str = "retrain",
 ) -> RunRecord:
     """One run of ``searcher`` (through ``filter``) on ``table`` within ``budget`` simulated
     seconds, with the seed given once: it seeds the problem, the searcher and the filter
     (:func:`~nasfilter.runner.make_problem` and :func:`~nasfilter.runner.run_search`).
-    ValueError for a ``proxy`` of another dataset than the table's, naming both."""
-    problem = make_problem(table, budget, seed, proxy=proxy, proxy_cost=proxy_cost)
+    ``charging``: how evaluations at a fidelity are charged (``"retrain"``, NATS-Bench's, or
+    ``"resume"``). ValueError for a ``proxy`` of another dataset than the table's, naming
+    both."""
+    problem = make_problem(
+        table, budget, seed, proxy=proxy, proxy_cost=proxy_cost, charging=charging
+    )
     return run_search(
         make_searcher(searcher),
         problem,
@@ -133,7 +138,14 @@ def run_record(
     """The unscored record of ``spec`` run with ``seed``: a pure function of the two (wall
     time aside). ``on_progress`` is passed to :func:`~nasfilter.runner.run_search`."""
     table, proxy, _ = inputs(spec)
-    problem = make_problem(table, spec.make_budget(), seed, proxy=proxy, proxy_cost=spec.proxy_cost)
+    problem = make_problem(
+        table,
+        spec.make_budget(),
+        seed,
+        proxy=proxy,
+        proxy_cost=spec.proxy_cost,
+        charging=spec.charging,
+    )
     record = run_search(
         spec.make_searcher(),
         problem,

@@ -39,6 +39,64 @@ class NoCurvesError(ValueError):
     """An evaluation at a chosen epoch on a table without learning curves."""
 
 
+class Fidelity(NamedTuple):
+    """What one evaluation trains: ``epochs`` epochs (1 .. ``curves.epochs(hp)``) of
+    training setting ``hp``, from scratch, then one validation. nats_bench's ``iepoch`` is
+    ``epochs - 1``."""
+
+    epochs: int
+    hp: str = "12"
+
+
+# How evaluations at a fidelity are charged (Problem(charging=...)): NATS-Bench's retrain
+# from scratch, or resume from the last epoch this run trained (a simulator with checkpoints)
+CHARGINGS = ("retrain", "resume")
+# The problem's full evaluation: hp 12 trained for all of its 12 epochs (Problem.evaluate).
+FULL_FIDELITY = Fidelity(12, "12")
+# Partial-evaluation events keep their fidelity in one number: int(hp) * 1000 + epochs.
+_CODE_BASE = 1000
+
+
+def is_full(fidelity: Fidelity | None) -> bool:
+    """True for None or :data:`FULL_FIDELITY` (the problem's full evaluation)."""
+    return fidelity is None or (fidelity.epochs == 12 and fidelity.hp == "12")
+
+
+def check_fidelity(curves: LearningCurves, fidelity: object) -> Fidelity:
+    """``fidelity`` as a :class:`Fidelity` of ``curves``' settings, else ValueError naming
+    the valid settings and epochs."""
+    if not isinstance(fidelity, tuple) or len(fidelity) != 2:
+        raise ValueError(
+            f"a fidelity is Fidelity(epochs, hp), such as Fidelity(4, '12'); got {fidelity!r}"
+        )
+    epochs, hp = fidelity
+    if not isinstance(hp, str) or hp not in curves.hps():
+        raise ValueError(
+            f"fidelity {fidelity!r}: hp {hp!r} is not a training setting; the settings are "
+            f"{curves.hps()}"
+        )
+    top = curves.epochs(hp)
+    whole = isinstance(epochs, (int, np.integer)) and not isinstance(epochs, bool)
+    if not whole or not 1 <= epochs <= top:
+        raise ValueError(
+            f"fidelity {fidelity!r}: epochs must be an integer in 1..{top} (hp {hp} trains "
+            f"{top} epochs)"
+        )
+    return Fidelity(int(epochs), hp)
+
+
+def fidelity_code(fidelity: Fidelity) -> float:
+    """The number a partial-evaluation event stores for ``fidelity``:
+    ``int(hp) * 1000 + epochs`` (hp 12, 4 epochs: 12004.0)."""
+    return float(int(fidelity.hp) * _CODE_BASE + fidelity.epochs)
+
+
+def fidelity_of_code(code: float) -> Fidelity:
+    """The inverse of :func:`fidelity_code`."""
+    hp, epochs = divmod(int(code), _CODE_BASE)
+    return Fidelity(epochs, f"{hp:02d}")
+
+
 class FidelityEvaluation(NamedTuple):
     """One evaluation at a chosen epoch (units: percent, simulated seconds)."""
 
@@ -93,6 +151,33 @@ def check_iepoch(curves: LearningCurves, hp: str, iepoch: object) -> int:
     return epoch
 
 
+def resume_seconds(
+    curves: LearningCurves,
+    index: int,
+    hp: str,
+    seed: int,
+    last: int,
+    iepoch: int,
+    valid_time: float,
+) -> float:
+    """Seconds to continue one run (``seed``) from its checkpoint after 0-based epoch
+    ``last`` to epoch ``iepoch``: the training seconds of epochs ``last + 1 .. iepoch`` plus
+    epoch ``iepoch``'s validation; only that validation when ``iepoch <= last``. From the
+    curves' per-epoch times (``epoch_times``) when they have them, else from their
+    from-scratch charges (exact for constant per-epoch times) and ``valid_time``."""
+    times = getattr(curves, "epoch_times", None)
+    if times is not None:
+        train, valid = times(index, hp, seed)
+        return float(sum(train[last + 1 : iepoch + 1]) + valid[iepoch])
+    if iepoch <= last:
+        return valid_time
+    return (
+        curves.evaluation(index, hp, seed, iepoch)[1]
+        - curves.evaluation(index, hp, seed, last)[1]
+        + valid_time
+    )
+
+
 class SyntheticCurves:
     """The embedded surrogate's SYNTHETIC curves for one dataset (not NATS-Bench data)."""
 
@@ -110,6 +195,13 @@ class SyntheticCurves:
 
     def seeds(self, index: int, hp: str) -> list[int]:
         return list(CURVE_SEEDS[hp])
+
+    def epoch_times(self, index: int, hp: str, seed: int) -> tuple[list[float], list[float]]:
+        """Seconds of training and of validation of each epoch (the table's, constant)."""
+        epochs = EPOCHS[hp]
+        return [float(self._table.train_time[index])] * epochs, [
+            float(self._table.valid_time[index])
+        ] * epochs
 
     def evaluation(self, index: int, hp: str, seed: int, iepoch: int) -> tuple[float, float]:
         total = iepoch + 1

@@ -29,6 +29,7 @@ import numpy as np
 from nasfilter.checks import check_workers
 from nasfilter.datasets import get_dataset
 from nasfilter.defaults import DEFAULT_BUDGET, DEFAULT_TICKS
+from nasfilter.fidelity import CHARGINGS
 from nasfilter.filters import Filter, make_filter
 from nasfilter.problem import DEFAULT_PROXY_COST, EVALUATE, Budget
 from nasfilter.proxy import DEFAULT_ORACLE
@@ -41,7 +42,7 @@ DEFAULT_MAX_IDLE = 10_000  # consecutive proposals without an evaluation before 
 BUDGET_CLOCKS = ("worker", "wall")  # what RunSpec.budget counts
 # Fields left out of RunSpec.key() at their default, so keys written before they existed
 # still name the same runs.
-_KEY_DEFAULTS = {"workers": 1, "budget_clock": "worker"}
+_KEY_DEFAULTS = {"workers": 1, "budget_clock": "worker", "charging": "retrain"}
 
 SearcherArg = str | Searcher | Callable[[], Searcher]
 FilterArg = str | Filter | Callable[[], Filter]
@@ -108,6 +109,9 @@ class RunSpec:
         budget_clock: ``"worker"``: the budget is worker-seconds (all workers' charged
             seconds together; the same compute for every K); ``"wall"``: simulated
             wall-clock seconds.
+        charging: how evaluations at a fidelity below the full one are charged
+            (``nasfilter.fidelity.CHARGINGS``): ``"retrain"`` from scratch (NATS-Bench's) or
+            ``"resume"`` from the last epoch trained (:meth:`Problem.start_at_fidelity`).
     """
 
     searcher: str
@@ -123,6 +127,7 @@ class RunSpec:
     n_ticks: int = DEFAULT_TICKS
     workers: int = 1
     budget_clock: str = "worker"
+    charging: str = "retrain"
     # In-process plugins (not stored, not compared: the spec strings name them).
     searcher_factory: Callable[[], Searcher] | None = field(
         default=None, compare=False, repr=False
@@ -159,6 +164,11 @@ class RunSpec:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         object.__setattr__(self, "workers", check_workers(self.workers))
+        if self.charging not in CHARGINGS:
+            raise ValueError(
+                f"charging must be one of {list(CHARGINGS)} (how evaluations at a fidelity "
+                f"are charged: retrain from scratch, or resume), got {self.charging!r}"
+            )
         if self.budget_clock not in BUDGET_CLOCKS:
             raise ValueError(
                 f"budget_clock must be one of {BUDGET_CLOCKS}, got {self.budget_clock!r}"
@@ -215,6 +225,8 @@ class RunSpec:
     @property
     def label(self) -> str:
         label = self.searcher if self.filter == "none" else f"{self.searcher} | {self.filter}"
+        if self.charging != "retrain":
+            label = f"{label} [{self.charging}]"
         return label if self.workers == 1 else f"{label} (K={self.workers})"
 
 

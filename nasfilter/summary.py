@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.problem import ASK, DROP, EVALUATE, PROXY, RECOMMEND, UNLOGGED_FIELDS
+from nasfilter.problem import ASK, DROP, EVALUATE, PARTIAL, PROXY, RECOMMEND, UNLOGGED_FIELDS
 
-_TRIAL_KINDS = (ASK, DROP, EVALUATE)  # each trial appears in exactly one such event
+_TRIAL_KINDS = (ASK, DROP, EVALUATE, PARTIAL)  # each trial appears in exactly one of these
 
 # Fields of run_summary, all computed from events.
 SUMMARY_FIELDS = (

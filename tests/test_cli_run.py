@@ -86,7 +86,7 @@ def test_plugins_run_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
     [
         (
             ["--searchers", "reinforcement"],
-            "known searchers: evolution, model-based, model-based-hw, optuna-nsga2, "
+            "evolution, hyperband, model-based, model-based-hw, optuna-nsga2, "
             "optuna-random, optuna-tpe, random",
         ),
         (["--searchers", "random", "--filters", "paretoo"], "known filters: drop-all, none"),

@@ -36,5 +36,12 @@ class BenchmarkCurves:
         acc, cost = self._records.search_eval(index, hp, self._record, iepoch, seed)
         return float(acc), float(cost)
 
+    def epoch_times(self, index: int, hp: str, seed: int) -> tuple[list[float], list[float]]:
+        """Seconds of training and of validation (x-valid) of each epoch of one run."""
+        train, valid = self._records.bench.curves(
+            index, hp, self._record, seed, ("train.time", "x-valid.time")
+        )
+        return [float(t) for t in train], [float(v) for v in valid]
+
 
 __all__ = ["BenchmarkCurves"]

@@ -30,7 +30,8 @@ The runner calls :meth:`Searcher.setup` once per run, before the first ``ask``: 
 the run's random generator (the only source of randomness a searcher may use) and a metered
 :class:`~nasfilter.metered.ProxyHandle` (utilization and throughput, charged to the
 simulated clock; never accuracy), then calls :meth:`reset`. Accuracies arrive only through
-``tell``: validation accuracy in percent after 12 epochs, one random training seed.
+``tell``: validation accuracy in percent after 12 epochs (or at the trial's fidelity, for a
+:class:`~nasfilter.trial.Proposal` at fewer epochs), one random training seed.
 
 A searcher's parameters are its ``__init__`` arguments, each stored as the attribute of the
 same name; :meth:`~nasfilter.plugin.Plugin.config` reports them (no plugin lists them).
@@ -47,10 +48,11 @@ from typing import ClassVar
 import numpy as np
 
 from nasfilter.checks import check_positive_int, check_real
+from nasfilter.fidelity import Fidelity
 from nasfilter.metered import SearchContext
 from nasfilter.plugin import Plugin
 from nasfilter.space import Arch
-from nasfilter.trial import Trial, TrialBook
+from nasfilter.trial import WAIT, Proposal, Trial, TrialBook, Wait
 
 MIGRATE_SEARCHER = (
     "rename ask() to propose() (it still returns an Arch or None) and tell(arch, accuracy) "
@@ -82,8 +84,10 @@ class Searcher(Plugin):
         super().setup(context)
 
     # ------------------------------------------------------------- the two hooks
-    def propose(self) -> Arch | None:
-        """The next architecture to evaluate, or None when the searcher has nothing more.
+    def propose(self) -> Arch | Proposal | Wait | None:
+        """The next architecture to evaluate (at the full evaluation), a
+        :class:`~nasfilter.trial.Proposal` of one at a fidelity, :data:`~nasfilter.trial.WAIT`
+        (nothing until a pending trial is told), or None when the searcher has nothing more.
 
         Other trials may still be pending (see :attr:`pending`)."""
         raise NotImplementedError(f"{type(self).__name__} must implement propose() -> Arch | None")
@@ -93,18 +97,29 @@ class Searcher(Plugin):
         dropped it. Called once per trial, in the order outcomes arrive. Default: ignore."""
 
     # ------------------------------------------------------ the public interface
-    def ask(self) -> Trial | None:
-        """A new pending trial (id, architecture) from :meth:`propose`, or None when done."""
+    def ask(self) -> Trial | Wait | None:
+        """A new pending trial from :meth:`propose`, :data:`~nasfilter.trial.WAIT`, or None.
+
+        ``propose`` returning an Arch gives a trial at the full evaluation (fidelity None);
+        a :class:`~nasfilter.trial.Proposal` a trial at its fidelity; WAIT is handed back
+        as is (ask again once a pending trial has been told); None means done."""
         try:
             book = self._trials
         except AttributeError:  # before setup(): propose() would miss its per-run state
             book = self._book()
-        arch = self.propose()
-        if arch is None:
-            return None
-        if type(arch) is not Arch:
-            raise ValueError(f"{self!r}.propose() returned {arch!r}; expected an Arch or None")
-        return book.open(arch)
+        out = self.propose()
+        if type(out) is Arch:
+            return book.open(out)
+        if out is None or out is WAIT:
+            return out
+        if type(out) is Proposal and type(out.arch) is Arch:
+            fidelity = out.fidelity
+            if fidelity is None or type(fidelity) is Fidelity:
+                return book.open(out.arch, fidelity)
+        raise ValueError(
+            f"{self!r}.propose() returned {out!r}; expected an Arch or None, a "
+            "Proposal(arch, fidelity) with a Fidelity(epochs, hp) or None, or WAIT"
+        )
 
     def tell(self, trial: Trial, accuracy: float | None) -> None:
         """Give ``trial`` back with its outcome: validation accuracy (percent), or None.
