@@ -1,7 +1,7 @@
 """Every number of a reproduction, computed from the scored runs into the typed summary
 (:mod:`nasfilter.study_summary`).
 
-The runs come scored by :mod:`nasfilter.results` (a :class:`~nasfilter.results.RunResults`
+The runs come scored by :mod:`nasfilter.results` (a :class:`~nasfilter.records.ScoredRun`
 each, with its events); nothing here reads a file or draws.
 """
 
@@ -20,9 +20,9 @@ from nasfilter.oracle.compare import oracle_figures
 from nasfilter.oracle.roofline import roofline
 from nasfilter.pareto import nondominated_mask
 from nasfilter.proxy import ProxyTable
+from nasfilter.records import ScoredRun
 from nasfilter.results import (
     REACH_LEVEL,
-    RunResults,
     completed_evaluations,
     curve_band,
     evaluated_nothing,
@@ -61,10 +61,10 @@ class StudyRuns:
 
     methods: tuple[Method, ...]
     workers: tuple[int, ...]
-    results: tuple[RunResults, ...]
+    results: tuple[ScoredRun, ...]
     method_of: dict[str, Method]  # RunSpec.key() -> method
 
-    def of(self, method: Method, k: int) -> list[RunResults]:
+    def of(self, method: Method, k: int) -> list[ScoredRun]:
         """The runs of ``method`` with ``k`` workers, in run order."""
         return [
             r
@@ -116,13 +116,13 @@ def study_summary(
     )
 
 
-def _evaluated(run: RunResults) -> np.ndarray:
+def _evaluated(run: ScoredRun) -> np.ndarray:
     """The distinct architectures a run evaluated, sorted, int64 (E,)."""
     assert run.events is not None
     return np.unique(completed_evaluations(run.events)[0])
 
 
-def _run_entry(method: Method, run: RunResults, reference: FrontReference) -> RunEntry:
+def _run_entry(method: Method, run: ScoredRun, reference: FrontReference) -> RunEntry:
     assert run.events is not None
     return RunEntry(
         method=method.label,
@@ -168,7 +168,7 @@ def _metrics_row(method: Method, entries: Sequence[RunEntry]) -> MetricsRow:
     return MetricsRow(method.label, method.searcher, method.filter, len(mine), empty, stats)
 
 
-def _band(results: Sequence[RunResults]) -> Band:
+def _band(results: Sequence[ScoredRun]) -> Band:
     """Mean and standard error over runs of the hv_ratio curves, as plotted."""
     if not results:
         return Band.empty()
@@ -187,7 +187,7 @@ def _comparison(runs: StudyRuns, k: int) -> Comparison:
     return Comparison(times, bands, REACH_LEVEL, reaches)
 
 
-def _workers_entry(results: Sequence[RunResults], at: Sequence[int]) -> WorkersEntry:
+def _workers_entry(results: Sequence[ScoredRun], at: Sequence[int]) -> WorkersEntry:
     """One method at one K: its band, its value at the ticks ``at``, its final wall clock."""
     hv = np.stack([np.asarray(r.curves["hv_ratio"]) for r in results]) if results else None
     points = tuple(Stat.of(mean_se(hv[:, i]) if hv is not None else None) for i in at)
