@@ -88,35 +88,35 @@ class SimClock:
     its :class:`Budget`, which is the run's stopping criterion: no query starts once
     :attr:`time_spent` (or the evaluation cap, see :meth:`exhausted`)."""
 
-    __slots__ = ("_limit", "_wall_limit", "budget", "now", "spent")
+    __slots__ = ("budget", "limit", "now", "spent", "wall_limit")
 
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
         self.spent = 0.0  # worker-seconds charged
         self.now = 0.0  # simulated wall clock, s
-        # NaN for "no such limit": every comparison with it is False, so the checks on the
-        # hot path need no None test
-        self._limit = math.nan if budget.seconds is None else budget.seconds
-        self._wall_limit = math.nan if budget.wall_seconds is None else budget.wall_seconds
+        # The limits of the two clocks, NaN for "no such limit": every comparison with NaN
+        # is False, so the checks on the hot path need no None test
+        self.limit = math.nan if budget.seconds is None else budget.seconds
+        self.wall_limit = math.nan if budget.wall_seconds is None else budget.wall_seconds
 
     @property
     def time_spent(self) -> bool:
         """True once either clock has reached its limit."""
-        return self.spent >= self._limit or self.now >= self._wall_limit
+        return self.spent >= self.limit or self.now >= self.wall_limit
 
     def exhausted(self, n_evaluations: int) -> bool:
         """True once no further query may start (``n_evaluations`` full evaluations so far
         against the budget's cap)."""
         cap = self.budget.max_evaluations
         return (
-            self.spent >= self._limit
-            or self.now >= self._wall_limit
+            self.spent >= self.limit
+            or self.now >= self.wall_limit
             or (cap is not None and n_evaluations >= cap)
         )
 
     def check_open(self, what: str) -> None:
         """BudgetExhausted (saying it could not ``what``) once either clock is spent."""
-        if self.spent >= self._limit or self.now >= self._wall_limit:
+        if self.spent >= self.limit or self.now >= self.wall_limit:
             raise BudgetExhausted(
                 f"cannot {what}: the budget of {self.budget.describe()} is spent "
                 f"({self.spent:.1f} worker-seconds, wall clock {self.now:.1f} s)"
@@ -145,9 +145,9 @@ class SimClock:
         both clocks are below their limits."""
         k = len(spent_before)
         if self.budget.seconds is not None:
-            k = min(k, int(np.searchsorted(spent_before, self._limit, side="left")))
+            k = min(k, int(np.searchsorted(spent_before, self.limit, side="left")))
         if self.budget.wall_seconds is not None:
-            k = min(k, int(np.searchsorted(now_before, self._wall_limit, side="left")))
+            k = min(k, int(np.searchsorted(now_before, self.wall_limit, side="left")))
         return k
 
     @property

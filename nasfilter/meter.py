@@ -25,22 +25,6 @@ class ProxyReading(NamedTuple):
     throughput: float  # images per second
 
 
-class SeedDraws:
-    """Uniform draws of a training-seed slot, ``_SEED_BLOCK`` per call of ``rng``."""
-
-    __slots__ = ("_draws", "_n", "_rng")
-
-    def __init__(self, rng: np.random.Generator, n_seeds: int) -> None:
-        self._rng, self._n = rng, n_seeds
-        self._draws: list[int] = []
-
-    def next(self) -> int:
-        """The next slot in [0, n_seeds)."""
-        if not self._draws:
-            self._draws = self._rng.integers(0, self._n, size=_SEED_BLOCK)[::-1].tolist()
-        return self._draws.pop()
-
-
 class Meter:
     """Answers and charges the queries of one run (see the module docstring).
 
@@ -72,10 +56,12 @@ class Meter:
         self.charge_repeats, self.charge_repeat_proxy = charge_repeats, charge_repeat_proxy
         self._rng = rng
         self._seeds = table.seeds
-        self._draws = SeedDraws(rng, len(table.seeds))
+        # training-seed slots drawn uniformly, _SEED_BLOCK per call of rng, used last first
+        self._draws: list[int] = []
         self._valid_acc = table.valid_acc
-        self._eval_cost = table.eval_cost
-        self._present = table.present
+        # Python lists: indexing one is several times cheaper than indexing an array
+        self._eval_cost: list[float] = table.eval_cost.tolist()
+        self._present: list[bool] = table.present.tolist()
         self._eval_memo: dict[int, float] = {}  # first accuracy answered per index
         self._proxy_memo: set[int] = set()  # indices queried
         self.evaluation_seconds = 0.0
@@ -85,10 +71,11 @@ class Meter:
 
     # ------------------------------------------------------------------ evaluations
     def evaluate(self, index: int, trial: int, worker: int) -> tuple[float, float]:
-        """Start evaluating row ``index`` at the wall clock; charge it now and
-        return (accuracy in percent, wall-clock second it completes)."""
+        """Start evaluating row ``index`` at the wall clock; charge it now and return
+        (accuracy in percent, wall-clock second it completes)."""
         clock = self.clock
-        clock.check_open("evaluate")
+        if clock.spent >= clock.limit or clock.now >= clock.wall_limit:
+            clock.check_open("evaluate")  # raises BudgetExhausted
         cap = clock.budget.max_evaluations
         if cap is not None and self.n_evaluations >= cap:
             raise BudgetExhausted(f"cannot evaluate: the cap of {cap} evaluations is reached")
@@ -98,12 +85,13 @@ class Meter:
         if not self.charge_repeats and index in memo:
             accuracy, cost, seed = memo[index], 0.0, -1
         else:
-            slot = self._draws.next()
+            draws = self._draws
+            slot = draws.pop() if draws else self._draw_block()
             accuracy = float(self._valid_acc[index, slot])
             if accuracy != accuracy:  # NaN: this seed's run is missing
                 slot = self._redraw(index)
                 accuracy = float(self._valid_acc[index, slot])
-            cost = float(self._eval_cost[index])
+            cost = self._eval_cost[index]
             seed = self._seeds[slot]
             if index not in memo:
                 memo[index] = accuracy
@@ -113,6 +101,11 @@ class Meter:
         start = clock.now
         self.trace.evaluation(trial, index, accuracy, seed, cost, clock.spent, start, worker)
         return accuracy, start + cost
+
+    def _draw_block(self) -> int:
+        """Refill the seed-slot draws (a block from the generator); return the first."""
+        self._draws = self._rng.integers(0, len(self._seeds), size=_SEED_BLOCK)[::-1].tolist()
+        return self._draws.pop()
 
     def _redraw(self, index: int) -> int:
         """A seed slot drawn uniformly among those with an accuracy for ``index``: some

@@ -327,7 +327,9 @@ class Problem:
         worker-seconds are charged now; the wall clock does not move (see :meth:`advance`).
         The accuracy must not reach the searcher before that time.
         """
-        return self._meter.evaluate(_fast_index(arch), trial, worker)
+        if type(arch) is not int or not 0 <= arch < N_ARCHS:  # the hot path: a plain index
+            arch = as_arch(arch).index
+        return self._meter.evaluate(arch, trial, worker)
 
     def query_proxy(self, arch: ArchLike) -> ProxyReading:
         """Utilization and throughput of ``arch`` from the proxy, charging ``proxy_cost``
