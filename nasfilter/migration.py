@@ -100,23 +100,21 @@ def _v1_runs(con: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any], dic
             # v1 stored the selected architecture (the searcher's recommendation when it
             # made one); keep it as the run's final recommendation.
             end = float(clock[-1]) if len(clock) else 0.0
-            extra = {
-                "kind": "recommend",
-                "trial": -1,
-                "index": int(row["best_index"]),
-                "accuracy": math.nan if row["best_valid_acc"] is None else row["best_valid_acc"],
-                "utilization": math.nan,
-                "throughput": math.nan,
-                "seed": -1,
-                "cost": 0.0,
-                "worker_seconds": end,
-                "start": end,
-                "end": end,
-                "worker": -1,
-            }
+            extra = _v1_recommendation(int(row["best_index"]), row["best_valid_acc"], end)
             events = {k: np.append(v, extra[k]) for k, v in events.items()}
         events["step"] = np.arange(len(events["kind"]), dtype=np.int64)
         yield row["key"], row, events
+
+
+def _v1_recommendation(index: int, accuracy: float | None, end: float) -> dict[str, Any]:
+    """The recommend event (one row of each column) of a v1 run's selected architecture,
+    at worker-seconds and wall clock ``end``."""
+    nan = math.nan
+    return dict(
+        kind="recommend", trial=-1, index=index, accuracy=nan if accuracy is None else accuracy,
+        utilization=nan, throughput=nan, seed=-1, cost=0.0, worker_seconds=end, start=end,
+        end=end, worker=-1,
+    )  # fmt: skip
 
 
 @dataclass
