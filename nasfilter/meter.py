@@ -8,6 +8,7 @@ of one on the same path, with a scalar fast lane that computes the same rule.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -130,13 +131,15 @@ class Meter:
         wall clock."""
         proxy = self._proxy_table()
         clock = self.clock
-        clock.check_open("query the proxy")
-        proxy.require(index)
+        if clock.spent >= clock.limit or clock.now >= clock.wall_limit:
+            clock.check_open("query the proxy")  # raises BudgetExhausted
+        thr = float(proxy.throughput[index])
+        if not math.isfinite(thr):
+            proxy.require(index)  # raises LookupError naming the architecture
+        util = float(proxy.utilization[index])
         first = index not in self._proxy_memo
         cost = self.proxy_cost if first or self.charge_repeat_proxy else 0.0
         self._proxy_memo.add(index)
-        util = float(proxy.utilization[index])
-        thr = float(proxy.throughput[index])
         start = clock.now
         clock.spent += cost
         clock.now += cost
