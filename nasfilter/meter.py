@@ -1,9 +1,14 @@
 """The meter of a run: what each query answers and costs, charged to the clock and traced.
 
-One charging path per kind of query: :meth:`Meter.evaluate` for an accuracy evaluation
-(a training seed drawn from the run's generator, or the first answer again when repeats are
-free), and :meth:`Meter.proxies` for proxy queries, one or many: a single query is a batch
-of one on the same path, with a scalar fast lane that computes the same rule.
+One meter holds every charging rule, memo and counter: :meth:`Meter.evaluate` for an
+accuracy evaluation (a training seed drawn from the run's generator, or the first answer
+again when repeats are free), and the proxy queries, one (:meth:`Meter.proxy_one`) or many
+in order (:meth:`Meter.proxies`). The two proxy lanes apply the same rule (a query is
+charged ``proxy_cost`` when it is the run's first of its architecture or repeats are
+charged, starts only while both clocks are below their limits, and is traced by
+:meth:`nasfilter.trace.Trace.proxy` / :meth:`~nasfilter.trace.Trace.proxies`, the same
+retention rule); the bulk lane is its vectorized form (costs summed by ``cumsum``), which
+``tests/test_problem.py`` checks against a loop of single queries.
 """
 
 from __future__ import annotations

@@ -184,19 +184,36 @@ class Problem:
         _check_inputs(table, rng, budget, proxy, proxy_cost, trace_limit)
         self.table = table
         self.budget = budget
-        self.proxy_table = proxy
-        self.proxy_cost = float(proxy_cost)
-        self.charge_repeats = charge_repeats
-        self.charge_repeat_proxy = charge_repeat_proxy
         self._rng = rng
         self._present = table.present
         self._clock = SimClock(budget)
         self._trace = Trace(trace_limit)
         self._meter = Meter(
-            table, rng, self._clock, self._trace, proxy, self.proxy_cost, charge_repeats,
+            table, rng, self._clock, self._trace, proxy, float(proxy_cost), charge_repeats,
             charge_repeat_proxy,
         )  # fmt: skip
         self._init_fidelity(curves)
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def proxy_table(self) -> ProxyTable | None:
+        """The proxy readings, or None."""
+        return self._meter.proxy
+
+    @property
+    def proxy_cost(self) -> float:
+        """Simulated seconds charged per proxy query."""
+        return self._meter.proxy_cost
+
+    @property
+    def charge_repeats(self) -> bool:
+        """Whether a repeated evaluation is charged again (with a new seed)."""
+        return self._meter.charge_repeats
+
+    @property
+    def charge_repeat_proxy(self) -> bool:
+        """Whether a repeated proxy query is charged again."""
+        return self._meter.charge_repeat_proxy
 
     # ------------------------------------------------------------------ state
     @property
