@@ -54,7 +54,6 @@ CHARGINGS = ("retrain", "resume")
 # The problem's full evaluation: hp 12 trained for all of its 12 epochs (Problem.evaluate).
 FULL_FIDELITY = Fidelity(12, "12")
 # Partial-evaluation events keep their fidelity in one number: int(hp) * 1000 + epochs.
-_CODE_BASE = 1000
 
 
 def is_full(fidelity: Fidelity | None) -> bool:
@@ -85,16 +84,14 @@ def check_fidelity(curves: LearningCurves, fidelity: object) -> Fidelity:
     return Fidelity(int(epochs), hp)
 
 
-def fidelity_code(fidelity: Fidelity) -> float:
-    """The number a partial-evaluation event stores for ``fidelity``:
-    ``int(hp) * 1000 + epochs`` (hp 12, 4 epochs: 12004.0)."""
-    return float(int(fidelity.hp) * _CODE_BASE + fidelity.epochs)
+def hp_code(hp: str) -> int:
+    """The integer an event's ``hp`` column stores for setting ``hp`` ("12" -> 12)."""
+    return int(hp)
 
 
-def fidelity_of_code(code: float) -> Fidelity:
-    """The inverse of :func:`fidelity_code`."""
-    hp, epochs = divmod(int(code), _CODE_BASE)
-    return Fidelity(epochs, f"{hp:02d}")
+def hp_name(code: int) -> str:
+    """The setting an event's ``hp`` column names (12 -> "12", 1 -> "01")."""
+    return f"{int(code):02d}"
 
 
 class FidelityEvaluation(NamedTuple):
@@ -107,7 +104,7 @@ class FidelityEvaluation(NamedTuple):
     seed: int  # training seed drawn
     accuracy: float  # validation accuracy at that epoch (percent)
     cost: float  # seconds charged (a retrain from scratch)
-    clock: float  # worker-seconds charged in the run after it
+    worker_seconds: float  # worker-seconds charged in the run after it
     start: float  # wall clock when it began
     end: float  # wall clock when its result was available
     worker: int

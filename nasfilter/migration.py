@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.events import DISK_DTYPES, EVENT_KINDS, PROXY
 from nasfilter.files import (
     check_path_text,
     check_sqlite_writable,
@@ -31,11 +32,13 @@ from nasfilter.files import (
 )
 from nasfilter.records import RunRecord, RunSpec
 from nasfilter.store import (
+    EVENTS_TABLE,
     MAX_EVENTS,
     SCHEMA_VERSION,
     Store,
     StoreError,
     database_problem,
+    encode_events,
     inflate_exactly,
 )
 
@@ -77,43 +80,47 @@ def _v1_runs(con: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any], dic
         kind = np.where(old["kind"] == 0, "evaluate", "proxy")
         is_eval = kind == "evaluate"
         cost, clock = old["cost"].astype(np.float64), old["clock"].astype(np.float64)
+        value = old["value"].astype(np.float64)
         events: dict[str, Any] = {
             "kind": kind,
             "trial": np.full(len(kind), -1),
             "index": old["index"].astype(np.int64),
-            "value": old["value"].astype(np.float64),
+            "accuracy": np.where(is_eval, value, math.nan),
+            "utilization": np.where(is_eval, math.nan, value),
             "throughput": old["throughput"].astype(np.float64),
             "seed": old["seed"].astype(np.int64),
             "cost": cost,
-            "clock": clock,
+            "worker_seconds": clock,
             "start": clock - cost,  # one worker: the wall clock was the charged seconds
             "end": clock,
             "worker": np.where(is_eval, 0, -1),
+            "hp": np.full(len(kind), -1),  # v1 had no partial evaluations
+            "epochs": np.full(len(kind), -1),
         }
         if row["best_index"] is not None and row["best_index"] >= 0:
             # v1 stored the selected architecture (the searcher's recommendation when it
             # made one); keep it as the run's final recommendation.
             end = float(clock[-1]) if len(clock) else 0.0
-            extra = {
-                "kind": "recommend",
-                "trial": -1,
-                "index": int(row["best_index"]),
-                "value": math.nan if row["best_valid_acc"] is None else row["best_valid_acc"],
-                "throughput": math.nan,
-                "seed": -1,
-                "cost": 0.0,
-                "clock": end,
-                "start": end,
-                "end": end,
-                "worker": -1,
-            }
+            extra = _v1_recommendation(int(row["best_index"]), row["best_valid_acc"], end)
             events = {k: np.append(v, extra[k]) for k, v in events.items()}
         events["step"] = np.arange(len(events["kind"]), dtype=np.int64)
         yield row["key"], row, events
 
 
+def _v1_recommendation(index: int, accuracy: float | None, end: float) -> dict[str, Any]:
+    """The recommend event (one row of each column) of a v1 run's selected architecture,
+    at worker-seconds and wall clock ``end``."""
+    nan = math.nan
+    return dict(
+        kind="recommend", trial=-1, index=index, accuracy=nan if accuracy is None else accuracy,
+        utilization=nan, throughput=nan, seed=-1, cost=0.0, worker_seconds=end, start=end,
+        end=end, worker=-1, hp=-1, epochs=-1,
+    )  # fmt: skip
+
+
 def _migrate_v1(source: Path, target: Path) -> int:
-    """Copy a schema-1 database into a new schema-2 one at ``target``; return the runs."""
+    """Copy a schema-1 database into a new one of the current schema at ``target``;
+    return the runs."""
     con = connect_sqlite_readonly(source, "results database")
     try:
         prov = {
@@ -143,7 +150,88 @@ def _migrate_v1(source: Path, target: Path) -> int:
     return n
 
 
-MIGRATIONS = {"1": _migrate_v1}
+# Schema 2 differs from 3 only in its events: one ``value`` column (accuracy for evaluate and
+# recommend events, utilization for proxy ones), ``clock`` for the worker-seconds, and no
+# partial evaluations (no ``hp`` and ``epochs`` columns).
+_V2_EVENT_DTYPES = {
+    "kind": "<u1",
+    "trial": "<i4",
+    "index": "<i4",
+    "value": "<f8",
+    "throughput": "<f8",
+    "seed": "<i4",
+    "cost": "<f8",
+    "clock": "<f8",
+    "start": "<f8",
+    "end": "<f8",
+    "worker": "<i2",
+}
+
+
+def _v2_events(run_id: int, n: int, blobs: tuple[bytes, ...]) -> dict[str, np.ndarray]:
+    """The event arrays (current columns) of one schema-2 events row."""
+    if not isinstance(n, int) or not 0 <= n <= MAX_EVENTS:
+        raise zlib.error(f"run {run_id}'s events row claims {n!r} events")
+    old = {
+        name: np.frombuffer(inflate_exactly(blob, n * np.dtype(dtype).itemsize, name), dtype)
+        for (name, dtype), blob in zip(_V2_EVENT_DTYPES.items(), blobs, strict=True)
+    }
+    if np.any(old["kind"] >= len(EVENT_KINDS)):
+        raise zlib.error(f"run {run_id}'s column 'kind' holds an unknown event kind")
+    kind = np.asarray(EVENT_KINDS)[old["kind"]]
+    clock, cost = old["clock"].astype(np.float64), old["cost"].astype(np.float64)
+    value = old["value"].astype(np.float64)
+    is_proxy = kind == PROXY
+    end = (old["end"].view("<u8") ^ clock.view("<u8")).view("<f8")
+    start = (old["start"].view("<u8") ^ (end - cost).view("<u8")).view("<f8")
+    return {
+        "step": np.arange(n, dtype=np.int64),
+        "kind": kind,
+        "trial": old["trial"].astype(np.int64),
+        "index": old["index"].astype(np.int64),
+        "accuracy": np.where(is_proxy, math.nan, value),
+        "utilization": np.where(is_proxy, value, math.nan),
+        "throughput": old["throughput"].astype(np.float64),
+        "seed": old["seed"].astype(np.int64),
+        "cost": cost,
+        "worker_seconds": clock,
+        "start": start.astype(np.float64),
+        "end": end.astype(np.float64),
+        "worker": old["worker"].astype(np.int64),
+        "hp": np.full(n, -1, dtype=np.int64),  # v2 had no partial evaluations
+        "epochs": np.full(n, -1, dtype=np.int64),
+    }
+
+
+def _migrate_v2(source: Path, target: Path) -> int:
+    """Copy a schema-2 database to ``target`` and rewrite its events in the current
+    columns (the other tables are unchanged); return the runs."""
+    con = connect_sqlite_readonly(source, "results database")
+    new = sqlite3.connect(sqlite_uri(target), uri=True, isolation_level=None)
+    try:
+        con.backup(new)
+        names = ", ".join(f'"{c}"' for c in _V2_EVENT_DTYPES)
+        rows = new.execute(f"SELECT run_id, n, {names} FROM events ORDER BY run_id").fetchall()
+        encoded = [
+            (run_id, n, *encode_events(_v2_events(run_id, n, tuple(blobs))))
+            for run_id, n, *blobs in rows
+        ]
+        new.execute("BEGIN IMMEDIATE")
+        new.execute("DROP TABLE events")
+        new.execute(f"CREATE TABLE events ({EVENTS_TABLE})")
+        holes = ", ".join("?" * (2 + len(DISK_DTYPES)))
+        new.executemany(f"INSERT INTO events VALUES ({holes})", encoded)
+        new.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+        )
+        new.execute("COMMIT")
+        return int(new.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+    finally:
+        new.close()
+        con.close()
+
+
+MIGRATIONS = {"1": _migrate_v1, "2": _migrate_v2}
 
 
 def schema_version(path: str | os.PathLike[str]) -> str | None:

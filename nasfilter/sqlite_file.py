@@ -19,8 +19,8 @@ from pathlib import Path
 from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly, sqlite_uri
 from nasfilter.store_codec import BUSY_TIMEOUT, StoreError, database_problem
 
-SCHEMA_VERSION = 2
-MIGRATABLE = ("1",)  # older schema versions nasfilter.migration rewrites in this one
+SCHEMA_VERSION = 3
+MIGRATABLE = ("1", "2")  # older schema versions nasfilter.migration rewrites in this one
 
 
 class ResultsFile:

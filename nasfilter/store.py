@@ -9,12 +9,14 @@ Tables (schema version :data:`SCHEMA_VERSION`):
   ``key`` and the provenance of its table and oracle).
 - ``runs``: one row per (spec, seed): why it stopped, the searcher's and filter's
   parameters, real seconds. Unique on (spec, seed).
-- ``events``: one row per run holding its event columns as zlib-compressed little-endian
-  arrays (``kind`` uint8, codes in :data:`EVENT_KINDS` order; ``trial``, ``index``, ``seed``
-  int32; ``worker`` int16; ``value``, ``throughput``, ``cost``, ``clock`` float64; ``end``
-  as its float64 bits XOR those of ``clock``, ``start`` XOR those of ``end - cost``, exact
-  and nearly free with one worker); :meth:`Store.events` decodes them. A scan of the whole
-  space is 32768 proxy events, which as rows would dwarf everything else.
+- ``events``: one row per run holding its event columns (:data:`nasfilter.events.COLUMNS`)
+  as zlib-compressed little-endian arrays (``kind`` uint8, the
+  :class:`~nasfilter.events.EventKind` code; ``trial``, ``index``, ``seed`` int32;
+  ``worker``, ``hp``, ``epochs`` int16; ``accuracy``, ``utilization``, ``throughput``,
+  ``cost``, ``worker_seconds`` float64; ``end`` as its float64 bits XOR those of
+  ``worker_seconds``, ``start`` XOR those of ``end - cost``, exact and nearly free with one
+  worker); :meth:`Store.events` decodes them (:func:`nasfilter.events.from_disk`). A scan of
+  the whole space is 32768 proxy events, which as rows would dwarf everything else.
 - ``scores``: a cache of what :mod:`nasfilter.results` computes from the events (summary,
   final metrics, curves), tagged with the metrics version; ``nasfilter compare
   --recompute`` rewrites it.
@@ -38,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.problem import EVENT_KINDS
+from nasfilter.events import DISK_DTYPES, disk_sizes, from_disk, to_disk
 from nasfilter.records import RunRecord, RunSpec, ScoredRun, StoredScores, record_and_scores
 from nasfilter.sqlite_file import MIGRATABLE, SCHEMA_VERSION, ResultsFile
 from nasfilter.storage import Storage, changed_inputs, input_id
@@ -68,21 +70,10 @@ _SPEC_COLUMNS = (
     "workers",
     "budget_clock",
 )
-_EVENT_DTYPES = {
-    "kind": "<u1",
-    "trial": "<i4",
-    "index": "<i4",
-    "value": "<f8",
-    "throughput": "<f8",
-    "seed": "<i4",
-    "cost": "<f8",
-    "clock": "<f8",
-    "start": "<f8",
-    "end": "<f8",
-    "worker": "<i2",
-}
-_KIND_NAMES = np.asarray(EVENT_KINDS)
-_KIND_CODES = {name: code for code, name in enumerate(EVENT_KINDS)}
+_EVENT_DTYPES = DISK_DTYPES  # the event columns on disk (nasfilter.events.COLUMNS)
+EVENTS_TABLE = "run_id INTEGER PRIMARY KEY REFERENCES runs(id), n INTEGER NOT NULL, " + ", ".join(
+    f'"{c}" BLOB NOT NULL' for c in _EVENT_DTYPES
+)
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -102,9 +93,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY, spec_id INTEGER NOT NULL REFERENCES specs(id),
     seed INTEGER NOT NULL, status TEXT NOT NULL, info TEXT NOT NULL, created TEXT NOT NULL,
     UNIQUE (spec_id, seed));
-CREATE TABLE IF NOT EXISTS events (
-    run_id INTEGER PRIMARY KEY REFERENCES runs(id), n INTEGER NOT NULL,
-    {", ".join(f'"{c}" BLOB NOT NULL' for c in _EVENT_DTYPES)});
+CREATE TABLE IF NOT EXISTS events ({EVENTS_TABLE});
 CREATE TABLE IF NOT EXISTS scores (
     run_id INTEGER PRIMARY KEY REFERENCES runs(id), version INTEGER NOT NULL,
     summary TEXT NOT NULL, metrics TEXT NOT NULL, curve_names TEXT NOT NULL,
@@ -112,63 +101,23 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 
 
-def _bits(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x, dtype="<f8").view("<u8")
-
-
-# ``end`` is stored XOR ``clock`` and ``start`` XOR ``end - cost``, bit for bit: with one
-# worker they are equal, so the stored words are zeros and compress to almost nothing.
-def _encode_events(events: dict[str, np.ndarray]) -> list[bytes]:
+def encode_events(events: dict[str, np.ndarray]) -> list[bytes]:
     """The compressed blobs of the event columns, in :data:`_EVENT_DTYPES` order."""
-    kinds = events["kind"]
-    codes = np.zeros(len(kinds), dtype=np.uint8)
-    for kind, code in _KIND_CODES.items():
-        if code:
-            codes[kinds == kind] = code
-    end = np.asarray(events["end"], dtype=np.float64)
-    stored = {
-        "kind": codes,
-        "end": _bits(end) ^ _bits(events["clock"]),
-        "start": _bits(events["start"]) ^ _bits(end - events["cost"]),
-    }
-    blobs = []
-    for name, dtype in _EVENT_DTYPES.items():
-        if name in ("start", "end"):
-            data = stored[name].tobytes()  # the XOR words, bit for bit
-        else:
-            column = stored.get(name, events[name])
-            data = np.ascontiguousarray(column, dtype=dtype).tobytes()
-        blobs.append(zlib.compress(data, 1))
-    return blobs
+    return [zlib.compress(data, 1) for data in to_disk(events)]
 
 
 def _decode_events(n: int, blobs: tuple[bytes, ...]) -> dict[str, np.ndarray]:
     if not 0 <= n <= MAX_EVENTS:
         raise zlib.error(f"the events row claims {n} events (at most {MAX_EVENTS})")
+    sizes = disk_sizes(n)
     raw = {
-        name: np.frombuffer(
-            inflate_exactly(blob, n * np.dtype(dtype).itemsize, f"column {name!r}"), dtype
-        )
-        for (name, dtype), blob in zip(_EVENT_DTYPES.items(), blobs, strict=True)
+        name: inflate_exactly(blob, sizes[name], f"column {name!r}")
+        for name, blob in zip(_EVENT_DTYPES, blobs, strict=True)
     }
-    if np.any(raw["kind"] >= len(_KIND_NAMES)):
-        raise zlib.error("column 'kind' holds an unknown event kind")
-    out: dict[str, np.ndarray] = {"step": np.arange(n, dtype=np.int64)}
-    for name, dtype in _EVENT_DTYPES.items():
-        arr = raw[name]
-        if name == "kind":
-            out[name] = _KIND_NAMES[arr]
-        elif name == "end":
-            out[name] = (arr.view("<u8") ^ _bits(raw["clock"])).view("<f8").astype(np.float64)
-        elif name == "start":
-            continue
-        elif dtype.startswith("<f"):
-            out[name] = arr.astype(np.float64)
-        else:
-            out[name] = arr.astype(np.int64)
-    guess = out["end"] - out["cost"]
-    out["start"] = (raw["start"].view("<u8") ^ _bits(guess)).view("<f8").astype(np.float64)
-    return {name: out[name] for name in ("step", *_EVENT_DTYPES)}
+    try:
+        return from_disk(n, raw)
+    except ValueError as exc:
+        raise zlib.error(str(exc)) from None
 
 
 class Store(ResultsFile, Storage):
@@ -288,7 +237,7 @@ class Store(ResultsFile, Storage):
         if record.spec is None or record.seed is None:
             raise ValueError("a stored run needs its spec and seed (run_one makes them)")
         events = record.require_events()
-        blobs = _encode_events(events)
+        blobs = encode_events(events)
         with self._write() as con:
             spec_id = self._spec_id(con, record.spec)
             cur = con.execute(
@@ -418,7 +367,7 @@ class Store(ResultsFile, Storage):
         return rows
 
     def events(self, run_id: int) -> dict[str, np.ndarray]:
-        """The event columns of one run, as :meth:`nasfilter.problem.EventLog.arrays`.
+        """The event columns of one run, as :meth:`nasfilter.events.EventLog.arrays`.
         Each column inflates to no more than its row's event count implies; StoreError
         naming the run for a blob that does not match it."""
         with self._guard(run_id):

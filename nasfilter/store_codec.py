@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.problem import TRACE_LIMIT
+from nasfilter.events import TRACE_LIMIT
 from nasfilter.records import StoredScores
 
 BUSY_TIMEOUT = 60.0  # seconds a writer waits for another one

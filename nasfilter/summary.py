@@ -46,7 +46,7 @@ def completed_evaluations(
     is_eval = events["kind"] == EVALUATE
     end = events["end"][is_eval]
     order = np.argsort(end, kind="stable")
-    return events["index"][is_eval][order], events["value"][is_eval][order], end[order]
+    return events["index"][is_eval][order], events["accuracy"][is_eval][order], end[order]
 
 
 def recommendations(events: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -93,7 +93,7 @@ def run_summary(
     u = dict.fromkeys(UNLOGGED_FIELDS, 0.0) if unlogged is None else unlogged
     evaluation_seconds = float(events["cost"][is_eval].sum()) + u["evaluation_seconds"]
     proxy_seconds = float(events["cost"][is_proxy].sum()) + u["proxy_seconds"]
-    worker_seconds = float(events["clock"][-1]) if has else 0.0
+    worker_seconds = float(events["worker_seconds"][-1]) if has else 0.0
     if unlogged is not None:  # the last charge may be one the trace left out
         worker_seconds = max(worker_seconds, evaluation_seconds + proxy_seconds)
     n_dropped = int(np.count_nonzero(kind == DROP)) + int(u["drop"])

@@ -386,7 +386,7 @@ def test_a_blob_that_inflates_past_its_stated_size_is_refused_in_bounded_memory(
     bomb = _bomb(256 << 20)  # 256 MiB of zeros in about 250 KB
     if column == "events":
         execute(db, "DELETE FROM scores")
-        execute(db, 'UPDATE events SET "value" = ?', (bomb,))
+        execute(db, 'UPDATE events SET "accuracy" = ?', (bomb,))
     else:
         execute(db, "UPDATE scores SET curves = ?", (bomb,))
     raised, peak = _peak_bytes(_load, db)
@@ -467,7 +467,7 @@ def test_damaged_database_pages_are_named_not_a_traceback(
 @pytest.mark.parametrize(
     ("sql", "words"),
     [
-        ("UPDATE events SET \"value\" = x'00112233'", "damaged"),
+        ("UPDATE events SET \"accuracy\" = x'00112233'", "damaged"),
         ("UPDATE scores SET curves = x'00112233'", "damaged"),
         ("UPDATE scores SET curve_names = '[[\"clock\"], [5, 5]]'", "damaged"),
         ("UPDATE runs SET info = '{not json'", "corrupt"),

@@ -79,7 +79,7 @@ def test_a_run_never_outlives_its_budget_and_reports_proxy_time_apart() -> None:
     result = run_search(Reinforce(reward="mnas"), problem, seed=0)
     ev = result.events
     assert result.status == "budget"
-    assert np.all(ev["clock"] - ev["cost"] < 110_000) and result.clock >= 110_000
+    assert np.all(ev["worker_seconds"] - ev["cost"] < 110_000) and result.clock >= 110_000
     is_proxy = ev["kind"] == PROXY
     assert result.proxy_seconds == pytest.approx(ev["cost"][is_proxy].sum())
     assert result.evaluation_seconds == pytest.approx(ev["cost"][ev["kind"] == EVALUATE].sum())
@@ -89,14 +89,14 @@ def test_a_run_never_outlives_its_budget_and_reports_proxy_time_apart() -> None:
     # recompute the MnasNet reward from the events alone.
     is_eval = ev["kind"] == EVALUATE
     evaluated = ev["index"][is_eval]
-    accuracy = ev["value"][is_eval]
+    accuracy = ev["accuracy"][is_eval]
     throughput = dict(zip(ev["index"][is_proxy].tolist(), ev["throughput"][is_proxy], strict=True))
     reward = accuracy * (np.array([throughput[i] for i in evaluated]) / 175_000.0) ** 0.07
     assert result.best_index == evaluated[int(np.argmax(reward))]
     assert result.best_valid_acc == accuracy[evaluated == result.best_index].max()
     plain = run_search(Reinforce(), make_problem(table, 110_000, 0), seed=0)
     plain_eval = plain.events["kind"] == EVALUATE
-    plain_acc = plain.events["value"][plain_eval]
+    plain_acc = plain.events["accuracy"][plain_eval]
     assert plain.best_valid_acc == plain_acc.max()
     assert plain.best_index == plain.events["index"][plain_eval][int(np.argmax(plain_acc))]
 
@@ -262,7 +262,7 @@ def test_metric_curves_equal_scores_of_each_prefix() -> None:
     is_eval = ev["kind"] == EVALUATE
     for i, t in enumerate(times):
         done = is_eval & (ev["end"] <= t)
-        m = score(ref, ev["index"][done], ev["value"][done], table)
+        m = score(ref, ev["index"][done], ev["accuracy"][done], table)
         assert curves["hv_ratio"][i] == pytest.approx(m.hv_ratio)
         assert curves["recall"][i] == pytest.approx(m.recall)
         assert curves["selected_test_acc"][i] == pytest.approx(m.selected_test_acc)
@@ -336,7 +336,7 @@ def test_k_workers_run_every_builtin_deterministically() -> None:
             starts, ends = ev["start"][is_eval], ev["end"][is_eval]
             for t in starts:  # evaluations running at each start, itself included
                 assert ((starts <= t) & (ends > t)).sum() <= 4
-            assert np.all((ev["clock"] - ev["cost"])[is_eval] < 80_000.0)
+            assert np.all((ev["worker_seconds"] - ev["cost"])[is_eval] < 80_000.0)
             trials = ev["trial"][is_eval]
             assert len(np.unique(trials)) == len(trials)
             assert set(ev["worker"][is_eval].tolist()) <= {0, 1, 2, 3}

@@ -43,7 +43,10 @@ PROXY_COST = 0.1  # simulated seconds a proxy query (a full scan: 3277 s)
 MAX_IDLE = 200
 WORKERS = (1, 4)
 
-# Each column with the dtype it is hashed as; "kind" is hashed as its name.
+# Each column with the dtype it is hashed as; "kind" is hashed as its name. The labels are
+# those the hashes were recorded with: "value" is the accuracy of evaluate and recommend
+# events and the utilization of proxy events, "clock" the worker-seconds column (see
+# _column), so that the recorded hashes outlive the renaming of the event columns.
 COLUMNS = {
     "trial": np.int64,
     "index": np.int64,
@@ -75,12 +78,20 @@ def combo_key(searcher: str, filt: str, workers: int) -> str:
     return f"{searcher} | {filt} | K={workers}"
 
 
+def _column(events: dict[str, np.ndarray], label: str) -> np.ndarray:
+    """The event column hashed under ``label`` (see COLUMNS)."""
+    if label == "value":
+        proxy = np.asarray(events["kind"]).astype(str) == PROXY
+        return np.where(proxy, events["utilization"], events["accuracy"])
+    return events["worker_seconds" if label == "clock" else label]
+
+
 def _digest(events: dict[str, np.ndarray], mask: np.ndarray) -> str:
     h = hashlib.sha256()
     h.update("\n".join(str(k) for k in events["kind"][mask]).encode())
     for name, dtype in COLUMNS.items():
         h.update(name.encode())
-        h.update(np.ascontiguousarray(events[name][mask], dtype=dtype).tobytes())
+        h.update(np.ascontiguousarray(_column(events, name)[mask], dtype=dtype).tobytes())
     return h.hexdigest()
 
 

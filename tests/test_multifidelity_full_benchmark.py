@@ -52,13 +52,13 @@ def test_retrain_charges_simulate_train_eval(bench) -> None:
     for k, iepoch in enumerate((1, 4, 0)):
         info = _info(reference, int(ev["index"][k]), iepoch, int(ev["seed"][k]))
         assert ev["cost"][k] == pytest.approx(info["train-all-time"] + info["valid-per-time"])
-        assert ev["value"][k] == info["valid-accuracy"]
+        assert ev["accuracy"][k] == info["valid-accuracy"]
     # the full evaluation is the table's, as for every searcher: its per-architecture cost
     # (12 x the mean epoch's training + validation), the seed's final accuracy
     table = bench[0]
     assert ev["kind"][3] == "evaluate"
     assert ev["cost"][3] == pytest.approx(table.eval_cost[9])
-    assert ev["value"][3] == _info(reference, 9, 11, int(ev["seed"][3]))["valid-accuracy"]
+    assert ev["accuracy"][3] == _info(reference, 9, 11, int(ev["seed"][3]))["valid-accuracy"]
 
 
 def test_resume_pays_the_epochs_beyond_the_checkpoint(bench) -> None:
@@ -79,4 +79,4 @@ def test_resume_pays_the_epochs_beyond_the_checkpoint(bench) -> None:
     assert ev["cost"][1] == pytest.approx(train_all(4) - train_all(1) + valid_of(4))
     assert ev["cost"][3] == pytest.approx(train_all(11) - train_all(4) + valid_of(11))
     assert ev["kind"][3] == "evaluate" and result.n_evaluations == 1
-    assert ev["value"][3] == _info(reference, 9, 11, seed)["valid-accuracy"]
+    assert ev["accuracy"][3] == _info(reference, 9, 11, seed)["valid-accuracy"]

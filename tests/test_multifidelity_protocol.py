@@ -62,15 +62,15 @@ def test_full_fidelity_is_a_full_evaluation_on_the_same_seed_stream() -> None:
     steps = [(A, None), (B, None), (A, None)]
     plain, _ = _run(steps)
     full, _ = _run([(i, Fidelity(12, "12")) for i, _ in steps])
-    for key in ("kind", "index", "value", "seed", "cost", "end"):
+    for key in ("kind", "index", "accuracy", "seed", "cost", "end"):
         assert np.array_equal(plain.events[key], full.events[key]), key
     assert full.n_evaluations == 3 and set(full.events["kind"]) == {"evaluate"}
     # and evaluate_at(iepoch 11) on a fresh problem gives the same accuracy and cost
     one = Problem(TABLE, np.random.default_rng(4), Budget(1e7))
     other = Problem(TABLE, np.random.default_rng(4), Budget(1e7))
     assert one.evaluate(A) == other.evaluate_at(A, 11)
-    assert one.clock == pytest.approx(other.clock)
-    assert one.clock == pytest.approx(12 * TABLE.train_time[A] + TABLE.valid_time[A])
+    assert one.worker_seconds == pytest.approx(other.worker_seconds)
+    assert one.worker_seconds == pytest.approx(12 * TABLE.train_time[A] + TABLE.valid_time[A])
 
 
 def test_retrain_charges_each_evaluation_from_scratch() -> None:
@@ -79,7 +79,7 @@ def test_retrain_charges_each_evaluation_from_scratch() -> None:
     t, v = TABLE.train_time[A], TABLE.valid_time[A]
     assert ev["kind"].tolist() == ["partial", "partial", "evaluate"]
     assert ev["cost"] == pytest.approx([t + v, 3 * t + v, 12 * t + v])
-    assert ev["throughput"][:2].tolist() == [12001.0, 12003.0]  # int(hp) * 1000 + epochs
+    assert ev["hp"][:2].tolist() == [12, 12] and ev["epochs"][:2].tolist() == [1, 3]
     assert result.n_evaluations == 1
     assert result.evaluation_seconds == pytest.approx(12 * t + v)
     assert result.worker_seconds == pytest.approx(16 * t + 3 * v)

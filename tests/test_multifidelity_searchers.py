@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nasfilter.fidelity import NoCurvesError, fidelity_of_code
+from nasfilter.fidelity import NoCurvesError
 from nasfilter.problem import Budget
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import ASHA, Hyperband, SuccessiveHalving, make_searcher
@@ -24,8 +24,8 @@ def _run(searcher, workers: int = 1, budget: float = 20_000.0, seed: int = 1):
 def _epochs(events: dict[str, np.ndarray]) -> list[int]:
     """Epochs of hp 12 trained by each evaluation (12 for the full ones)."""
     return [
-        12 if kind == "evaluate" else fidelity_of_code(code).epochs
-        for kind, code in zip(events["kind"], events["throughput"], strict=True)
+        12 if kind == "evaluate" else int(epochs)
+        for kind, epochs in zip(events["kind"], events["epochs"], strict=True)
         if kind in ("evaluate", "partial")
     ]
 
@@ -43,7 +43,7 @@ def test_hyperband_brackets_by_hand() -> None:
 def test_successive_halving_promotes_the_best_third() -> None:
     ev = _run(SuccessiveHalving()).events
     assert _epochs(ev)[:26] == ([1] * 9 + [4] * 3 + [12]) * 2
-    rung0, rung1 = ev["value"][:9], ev["value"][9:12]
+    rung0, rung1 = ev["accuracy"][:9], ev["accuracy"][9:12]
     top3 = set(ev["index"][:9][np.argsort(-rung0)[:3]].tolist())
     assert set(ev["index"][9:12].tolist()) == top3
     assert ev["index"][12] == ev["index"][9:12][np.argmax(rung1)]
@@ -72,7 +72,7 @@ def test_asha_promotes_as_soon_as_a_rung_allows() -> None:
     epochs = _epochs(ev)
     # three outcomes at rung 0 allow floor(3 / 3) = 1 promotion: the best of them
     assert epochs[:4] == [1, 1, 1, 4]
-    assert ev["index"][3] == ev["index"][:3][np.argmax(ev["value"][:3])]
+    assert ev["index"][3] == ev["index"][:3][np.argmax(ev["accuracy"][:3])]
     # rung 1 has one entry (floor(1 / 3) = 0 promotions): a new architecture at rung 0
     assert epochs[4] == 1
     assert sorted(set(epochs)) == [1, 4, 12]
@@ -84,7 +84,7 @@ def test_every_multifidelity_searcher_returns_a_full_evaluation(name: str) -> No
     ev = result.events
     full = ev["index"][ev["kind"] == "evaluate"]
     assert result.n_evaluations > 0 and result.best_index in full.tolist()
-    assert result.best_valid_acc == ev["value"][ev["kind"] == "evaluate"].max()
+    assert result.best_valid_acc == ev["accuracy"][ev["kind"] == "evaluate"].max()
 
 
 @pytest.mark.parametrize("cls", [SuccessiveHalving, Hyperband, ASHA])
@@ -115,5 +115,5 @@ def test_a_huge_budget_ends_when_the_space_is_used_up(cls) -> None:
     assert result.status == "searcher-done" and result.clock < 1e30
     if cls is ASHA:  # every architecture started once at rung 0 (1 epoch)
         ev = result.events
-        rung0 = ev["index"][(ev["kind"] == "partial") & (ev["throughput"] == 12001.0)]
+        rung0 = ev["index"][(ev["kind"] == "partial") & (ev["hp"] == 12) & (ev["epochs"] == 1)]
         assert len(np.unique(rung0)) == len(rung0) == 32768

@@ -67,7 +67,7 @@ def test_synthetic_evaluation_by_hand() -> None:
     ev = problem.log.arrays()
     assert ev["kind"].tolist() == ["partial", "partial"] and problem.n_evaluations == 0
     assert ev["throughput"].tolist() == [12005.0, 90090.0]
-    assert ev["value"].tolist() == [acc, acc90] and ev["seed"].tolist() == [seed, 777]
+    assert ev["accuracy"].tolist() == [acc, acc90] and ev["seed"].tolist() == [seed, 777]
     assert problem.evaluation_seconds == 0.0
 
 

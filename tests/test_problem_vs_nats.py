@@ -54,7 +54,7 @@ def test_simulation_matches_simulate_train_eval(
         seen_seeds.add(event.seed)
         assert ours == acc, (step, index, event.seed)
         assert event.cost == pytest.approx(cost, rel=1e-12)
-        assert event.clock == pytest.approx(total, rel=1e-12)
+        assert event.worker_seconds == pytest.approx(total, rel=1e-12)
         assert table.latency[index] == latency
     assert seen_seeds == set(table.seeds)  # every seed was exercised
     assert problem.exhausted and problem.overshoot == pytest.approx(0.0, abs=1e-6)

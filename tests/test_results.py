@@ -65,7 +65,7 @@ def test_selected_is_the_searchers_recommendation() -> None:
     ev = result.events
     is_eval, is_proxy = ev["kind"] == EVALUATE, ev["kind"] == PROXY
     thr = dict(zip(ev["index"][is_proxy].tolist(), ev["throughput"][is_proxy], strict=True))
-    idx, acc = ev["index"][is_eval], ev["value"][is_eval]
+    idx, acc = ev["index"][is_eval], ev["accuracy"][is_eval]
     reward = acc * (np.array([thr[i] for i in idx]) / 175_000.0) ** 0.07
     best_reward = int(idx[int(np.argmax(reward))])
     best_valid = int(idx[int(np.argmax(acc))])
@@ -89,7 +89,7 @@ def test_without_a_recommendation_selected_is_the_best_validation_accuracy() -> 
     assert not np.any(ev["kind"] == RECOMMEND)
     is_eval = ev["kind"] == EVALUATE
     metrics, _ = score_events(ref, table, ev, tick_times(30_000.0, 3))
-    first_best = int(ev["index"][is_eval][int(np.argmax(ev["value"][is_eval]))])
+    first_best = int(ev["index"][is_eval][int(np.argmax(ev["accuracy"][is_eval]))])
     assert metrics["selected_test_acc"] == table.test_acc[first_best]
     assert run_summary(ev)["best_index"] == first_best == result.best_index
 
@@ -106,7 +106,7 @@ def test_curves_of_k_workers_count_evaluations_when_they_complete() -> None:
     for i, t in enumerate(times):
         done = is_eval & (ev["end"] <= t)
         assert curves["n_evaluations"][i] == done.sum()
-        m = score(ref, ev["index"][done], ev["value"][done], table)
+        m = score(ref, ev["index"][done], ev["accuracy"][done], table)
         assert curves["hv_ratio"][i] == pytest.approx(m.hv_ratio)
     summary = run_summary(ev)
     assert summary["clock"] == end.max() == result.clock

@@ -53,7 +53,7 @@ def test_a_run_round_trips(tmp_path: Path, kind: str, workers: int) -> None:
             assert events[name].dtype.kind == column.dtype.kind or name == "kind"
         assert set(events["kind"]) == {"drop", "evaluate", "proxy", "recommend"}
         if workers > 1:  # the wall clock is not the worker-seconds: stored exactly anyway
-            assert not np.array_equal(events["end"], events["clock"])
+            assert not np.array_equal(events["end"], events["worker_seconds"])
         (run,) = store.stored_runs()
         assert run.spec == spec and run.seed == 0 and run.status == record.status
         assert run.info["searcher_config"] == record.info["searcher_config"]
@@ -265,7 +265,9 @@ def _v1_database(path: Path) -> None:
     )  # fmt: skip
     dtypes = {"kind": "<u1", "index": "<i4", "value": "<f8", "throughput": "<f8",
               "seed": "<i4", "cost": "<f8", "clock": "<f8"}  # fmt: skip
-    cols = {k: ev[k][charged] for k in dtypes}
+    old = dict(ev, clock=ev["worker_seconds"])  # v1 named the worker-seconds "clock"
+    old["value"] = np.where(ev["kind"] == "proxy", ev["utilization"], ev["accuracy"])
+    cols = {k: old[k][charged] for k in dtypes}
     cols["kind"] = np.where(cols["kind"] == "evaluate", 0, 1)
     blobs = [zlib.compress(np.asarray(cols[k], dtype=d).tobytes()) for k, d in dtypes.items()]
     con.execute("INSERT INTO events VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)", (int(charged.sum()),

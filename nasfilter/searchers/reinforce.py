@@ -45,6 +45,9 @@ _BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam defaults
 _ROOT_1MB2 = math.sqrt(1.0 - _BETA2)
 _ROW_OFFSET = np.arange(N_LAYERS) * N_CHOICES  # (5,) flat offset of each layer's logits
 _ONES = np.ones(N_CHOICES)
+# (2, 40): the decay of each Adam moment, one row each (full, not broadcast: see reset)
+_BETAS = np.repeat([[_BETA1], [_BETA2]], N_LAYERS * N_CHOICES, axis=1)
+_ROW_OF = np.repeat(np.arange(N_LAYERS), N_CHOICES)  # (40,) the layer of each flat logit
 _BLOCK = 256  # draws of Gumbel noise (5, 8) per call of the generator
 _RECENTER = 1024  # steps between subtracting each row's max from theta (softmax-invariant)
 
@@ -102,9 +105,23 @@ class Reinforce(Searcher):
     def reset(self) -> None:
         self.theta = 1e-3 * self.rng.standard_normal((N_LAYERS, N_CHOICES))
         self._flat = self.theta.reshape(-1)  # a view: updates write through to theta
-        self._m = np.zeros(N_LAYERS * N_CHOICES)
-        self._v = np.zeros(N_LAYERS * N_CHOICES)
-        self._tmp = np.zeros(N_LAYERS * N_CHOICES)
+        n = N_LAYERS * N_CHOICES
+        # Preallocated buffers, so that the update is a chain of ufuncs writing in place.
+        # Every operand is an array of the output's shape or a 0-d array: numpy handles a
+        # Python scalar or a broadcast operand several times slower than a plain array,
+        # and these arrays are tiny (40 numbers), so that overhead is the whole cost.
+        # Adam's two moments are the rows of one (2, 40) array, updated by one multiply and
+        # one add from (gradient, gradient**2), the rows of _gg.
+        self._mv = np.zeros((2, n))
+        self._m, self._v = self._mv[0], self._mv[1]
+        self._gg = np.zeros((2, n))
+        self._grad, self._grad_sq = self._gg[0], self._gg[1]
+        self._grad58 = self._grad.reshape(N_LAYERS, N_CHOICES)  # (5, 8) view
+        self._rows = np.zeros(N_LAYERS)  # (5,) per-layer scale of the softmax
+        self._tmp = np.zeros(n)
+        self._pick = np.zeros((N_LAYERS, N_CHOICES))
+        # 0-d arrays holding this step's advantage and Adam's offset and scale
+        self._adv, self._offset, self._scale = np.zeros(()), np.zeros(()), np.zeros(())
         self._step = 0
         self._numerator = 0.0
         self._denominator = 0.0
@@ -129,7 +146,7 @@ class Reinforce(Searcher):
         if not self._gumbels:
             self._gumbels = list(self.rng.gumbel(size=(_BLOCK, N_LAYERS, N_CHOICES)))[::-1]
         # Gumbel-max: argmax(theta + Gumbel noise) is an exact draw from softmax(theta).
-        actions = (self.theta + self._gumbels.pop()).argmax(axis=1)
+        actions = np.add(self.theta, self._gumbels.pop(), out=self._pick).argmax(axis=1)
         a0, a1, a2, a3, a4 = actions.tolist()
         index = (((a0 * 8 + a1) * 8 + a2) * 8 + a3) * 8 + a4  # layer 1 most significant
         arch = arch_from_index(index)
@@ -168,27 +185,29 @@ class Reinforce(Searcher):
         self._denominator = mom * self._denominator + (1.0 - mom)
         advantage = reward - self._numerator / self._denominator
         # grad = advantage * (softmax(theta) - onehot(actions)), flat (40,)
-        grad = np.exp(self.theta)
-        grad *= (advantage / (grad @ _ONES))[:, None]
-        grad = grad.reshape(-1)
-        grad[actions + _ROW_OFFSET] -= advantage
+        self._adv[...] = advantage
+        g58, rows, grad, tmp = self._grad58, self._rows, self._grad, self._tmp
+        np.exp(self.theta, out=g58)
+        np.divide(self._adv, np.matmul(g58, _ONES, out=rows), out=rows)
+        np.multiply(grad, rows[_ROW_OF], out=grad)
+        grad[actions + _ROW_OFFSET] -= self._adv
         self._step += 1
         t = self._step
         # Adam, as torch: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
         # theta -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
         # Kept as m' = m / (1 - b1) and v' = v / (1 - b2), with the constants folded into
-        # one scale and one offset, which saves array operations on this hot path.
-        m, v, tmp = self._m, self._v, self._tmp
-        m *= _BETA1
-        m += grad
-        v *= _BETA2
-        np.multiply(grad, grad, out=tmp)
-        v += tmp
+        # one offset and one scale, which saves array operations on this hot path.
+        mv = self._mv
+        np.multiply(mv, _BETAS, out=mv)
+        np.multiply(grad, grad, out=self._grad_sq)
+        np.add(mv, self._gg, out=mv)
         root_bc2 = math.sqrt(1.0 - _BETA2**t)
-        np.sqrt(v, out=tmp)
-        tmp += _EPS * root_bc2 / _ROOT_1MB2
-        tmp *= (1.0 - _BETA1**t) * _ROOT_1MB2 / (self.lr * (1.0 - _BETA1) * root_bc2)
-        np.divide(m, tmp, out=tmp)
-        self._flat -= tmp
+        self._offset[...] = _EPS * root_bc2 / _ROOT_1MB2
+        self._scale[...] = (1.0 - _BETA1**t) * _ROOT_1MB2 / (self.lr * (1.0 - _BETA1) * root_bc2)
+        np.sqrt(self._v, out=tmp)
+        np.add(tmp, self._offset, out=tmp)
+        np.multiply(tmp, self._scale, out=tmp)
+        np.divide(self._m, tmp, out=tmp)
+        np.subtract(self._flat, tmp, out=self._flat)
         if t % _RECENTER == 0:
             self.theta -= self.theta.max(axis=1, keepdims=True)

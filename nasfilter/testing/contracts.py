@@ -166,13 +166,13 @@ def _same_events(a: RunResult, b: RunResult) -> bool:
 def _check_budget(result: RunResult, budget: float, who: str) -> None:
     ev = result.events
     charged = np.isin(ev["kind"], (EVALUATE, PARTIAL, PROXY))
-    started = (ev["clock"] - ev["cost"])[charged]  # worker-seconds before each query
+    started = (ev["worker_seconds"] - ev["cost"])[charged]  # worker-seconds before each query
     assert result.status in STATUSES, f"{who}: unknown run status {result.status!r}"
     assert np.all(started < budget), (
         f"{who}: a query started at {started.max():.1f} worker-seconds, at or after the "
         f"budget {budget:g} s"
     )
-    assert result.worker_seconds == (ev["clock"][-1] if len(ev["clock"]) else 0.0)
+    assert result.worker_seconds == (ev["worker_seconds"][-1] if len(ev["cost"]) else 0.0)
 
 
 # --------------------------------------------------------------------------- global state

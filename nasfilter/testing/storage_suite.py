@@ -260,7 +260,7 @@ class StorageSuite:
             assert run_id is not None
             events = storage.events(run_id)
             events["index"][:] = -7
-            events["value"][:] = 0.0
+            events["accuracy"][:] = 0.0
             assert_same_columns(storage.events(run_id), record.events, "events after a change")
             scores = storage.scores(run_id)
             assert scores is not None

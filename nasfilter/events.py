@@ -1,0 +1,279 @@
+"""The one event schema of a run: kinds, columns, the in-memory log and the disk codec.
+
+A run's trace is a table of events, one row per query or decision, column-wise. The same
+column table (:data:`COLUMNS`) describes the in-memory :class:`EventLog`, the arrays a run
+returns (:meth:`EventLog.arrays`) and the SQLite store's blobs (:func:`to_disk`,
+:func:`from_disk`). Units:
+
+- ``accuracy``: validation accuracy in percent (evaluate: the answer; recommend: the best
+  seen of the recommended architecture); NaN for the other kinds.
+- ``utilization``: fraction of peak FLOP/s (proxy); NaN otherwise.
+- ``throughput``: images per second (proxy); NaN otherwise.
+- ``cost``: simulated seconds charged (0 for ask, drop, recommend).
+- ``worker_seconds``: simulated seconds charged in the run up to and including this event,
+  summed over all workers.
+- ``hp``, ``epochs``: the fidelity of a partial evaluation (``hp`` as an integer: 12 for
+  setting ``"12"``; ``epochs`` trained, 1..the setting's); -1 for the other kinds (a full
+  evaluation is hp 12 at 12 epochs).
+- ``start``, ``end``: the simulated *wall clock*, in seconds, when the event began and when
+  its result was available. "Clock" always means this wall clock; what is charged is
+  worker-seconds.
+"""
+
+from __future__ import annotations
+
+import array
+import math
+from enum import IntEnum
+from typing import Any, NamedTuple
+
+import numpy as np
+
+
+class EventKind(IntEnum):
+    """What an event records; the value is its code in the log and on disk."""
+
+    EVALUATE = 0  # an accuracy evaluation started
+    PROXY = 1  # a proxy (utilization) query
+    ASK = 2  # a trial asked for and never dropped nor started (the budget ran out)
+    DROP = 3  # a filter dropped a trial
+    RECOMMEND = 4  # the searcher's recommendation changed
+    PARTIAL = 5  # an evaluation below the full fidelity (fewer epochs, or another setting)
+
+    @property
+    def label(self) -> str:
+        """The kind's name in event arrays and exports ("evaluate", ...)."""
+        return self.name.lower()
+
+
+EVENT_KINDS = tuple(kind.label for kind in EventKind)  # code -> name
+EVALUATE, PROXY, ASK, DROP, RECOMMEND, PARTIAL = EVENT_KINDS
+KIND_CODES = {kind.label: int(kind) for kind in EventKind}  # name -> code
+
+
+class Column(NamedTuple):
+    """One event column: its name, numpy dtype in memory, little-endian dtype on disk."""
+
+    name: str
+    memory: str
+    disk: str
+    meaning: str
+
+
+# The one column table (see the module docstring for units).
+COLUMNS = (
+    Column("kind", "<U9", "<u1", "EventKind code on disk, its name in arrays"),
+    Column("trial", "<i8", "<i4", "trial id (ask, drop, evaluate), else -1"),
+    Column("index", "<i8", "<i4", "NATS architecture index"),
+    Column("accuracy", "<f8", "<f8", "validation accuracy, percent (evaluate, recommend)"),
+    Column("utilization", "<f8", "<f8", "fraction of peak FLOP/s (proxy)"),
+    Column("throughput", "<f8", "<f8", "images per second (proxy)"),
+    Column("seed", "<i8", "<i4", "training seed (evaluate), else -1"),
+    Column("cost", "<f8", "<f8", "simulated seconds charged"),
+    Column("worker_seconds", "<f8", "<f8", "worker-seconds charged in the run so far"),
+    Column("start", "<f8", "<f8", "simulated wall clock when the event began, s"),
+    Column("end", "<f8", "<f8", "simulated wall clock when its result was available, s"),
+    Column("worker", "<i8", "<i2", "simulated worker 0..K-1 (evaluate, partial), else -1"),
+    Column("hp", "<i8", "<i2", "training setting of a partial evaluation (12: hp '12'), else -1"),
+    Column("epochs", "<i8", "<i2", "epochs trained before a partial evaluation, else -1"),
+)
+EVENT_COLUMNS = tuple(c.name for c in COLUMNS)
+DISK_DTYPES = {c.name: c.disk for c in COLUMNS}
+_NUMERIC = COLUMNS[1:]
+_INT = frozenset(c.name for c in _NUMERIC if c.memory == "<i8")
+# array.array codes: 8 bytes a number, 1 for the kind (about 89 bytes an event)
+_TYPECODES = {"kind": "B"} | {c.name: "q" if c.name in _INT else "d" for c in _NUMERIC}
+_KIND_NAMES = np.asarray(EVENT_KINDS)
+
+# Events a run's trace keeps in full. Every run of a sensible budget stays far below it (the
+# study's runs log under 35,000). Past it, only events that can change a result are kept
+# (nasfilter.trace); the others are counted. 250,000 events are about 22 MB.
+TRACE_LIMIT = 250_000
+
+
+class Event(NamedTuple):
+    """One event of a run (see the module docstring for units)."""
+
+    step: int
+    kind: str
+    trial: int
+    arch: int  # NATS index
+    accuracy: float
+    utilization: float
+    throughput: float
+    seed: int
+    cost: float
+    worker_seconds: float
+    start: float
+    end: float
+    worker: int
+    hp: int
+    epochs: int
+
+
+_NAN = math.nan
+_FLUSH = 4096  # rows buffered as tuples before they are packed into the columns
+
+
+class EventLog:
+    """Append-only, column-wise record of a run's events (cheap to append and export).
+
+    Rows are buffered as tuples and packed into typed columns every few thousand, so an
+    append is one tuple and the memory stays about 89 bytes an event."""
+
+    __slots__ = ("_cols", "_rows", "n")
+
+    def __init__(self) -> None:
+        self._cols: dict[str, array.array[Any]] = {
+            name: array.array(code) for name, code in _TYPECODES.items()
+        }
+        self._rows: list[tuple[Any, ...]] = []
+        self.n = 0  # events so far
+
+    def __len__(self) -> int:
+        return self.n
+
+    def append(
+        self,
+        kind: EventKind,
+        trial: int,
+        index: int,
+        accuracy: float,
+        utilization: float,
+        throughput: float,
+        seed: int,
+        cost: float,
+        worker_seconds: float,
+        start: float,
+        end: float,
+        worker: int,
+        hp: int = -1,
+        epochs: int = -1,
+    ) -> None:
+        """Append one event, its fields in :data:`EVENT_COLUMNS` order (``hp`` and
+        ``epochs``: partial evaluations only)."""
+        rows = self._rows
+        rows.append((kind, trial, index, accuracy, utilization, throughput, seed, cost,
+                     worker_seconds, start, end, worker, hp, epochs))  # fmt: skip
+        self.n += 1
+        if len(rows) >= _FLUSH:
+            self._pack()
+
+    def append_instant(
+        self, kind: EventKind, trial: int, index: int, accuracy: float, spent: float, now: float
+    ) -> None:
+        """Append an event that costs nothing and takes no time (ask, drop, recommend) at
+        ``spent`` worker-seconds and wall clock ``now``."""
+        self.append(kind, trial, index, accuracy, _NAN, _NAN, -1, 0.0, spent, now, now, -1)
+
+    def _pack(self) -> None:
+        rows = self._rows
+        if rows:
+            for col, values in zip(self._cols.values(), zip(*rows, strict=True), strict=True):
+                col.extend(values)
+            rows.clear()
+
+    def extend(self, kind: EventKind, columns: dict[str, np.ndarray]) -> None:
+        """Append events of one kind from arrays of equal shape (k,), one per column
+        except ``kind``; a column left out is filled with -1 (ints) or NaN."""
+        self._pack()
+        n = len(columns["index"])
+        c = self._cols
+        c["kind"].frombytes(np.full(n, int(kind), dtype=np.uint8).tobytes())
+        for col in _NUMERIC:
+            integer = col.name in _INT
+            arr = columns.get(col.name)
+            if arr is None:
+                arr = np.full(n, -1 if integer else _NAN)
+            dtype = np.int64 if integer else np.float64
+            c[col.name].frombytes(np.ascontiguousarray(arr, dtype=dtype).tobytes())
+        self.n += n
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Columns as arrays of shape (n,): ``step`` and :data:`EVENT_COLUMNS`, ``kind`` as
+        names (:data:`EVENT_KINDS`)."""
+        self._pack()
+        c = self._cols
+        out: dict[str, np.ndarray] = {
+            "step": np.arange(self.n, dtype=np.int64),
+            "kind": _KIND_NAMES[np.frombuffer(c["kind"], dtype=np.uint8)]
+            if self.n
+            else np.asarray([], dtype=str),
+        }
+        for col in _NUMERIC:
+            dtype = np.int64 if col.name in _INT else np.float64
+            out[col.name] = np.frombuffer(c[col.name], dtype=dtype).copy()
+        return out
+
+    def events(self) -> list[Event]:
+        """Every event as an :class:`Event` (a copy)."""
+        self._pack()
+        c = self._cols
+        kinds = [EVENT_KINDS[k] for k in c["kind"]]
+        numeric = (c[col.name] for col in _NUMERIC)
+        return [Event(i, *row) for i, row in enumerate(zip(kinds, *numeric, strict=True))]
+
+
+# ------------------------------------------------------------------------- the disk codec
+def _bits(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype="<f8").view("<u8")
+
+
+def kind_codes(kinds: np.ndarray) -> np.ndarray:
+    """The :class:`EventKind` codes (uint8) of an array of kind names; ValueError for a
+    name that is none."""
+    kinds = np.asarray(kinds)
+    codes = np.zeros(len(kinds), dtype=np.uint8)
+    known = np.zeros(len(kinds), dtype=bool)
+    for name, code in KIND_CODES.items():
+        hit = kinds == name
+        codes[hit] = code
+        known |= hit
+    if not known.all():
+        raise ValueError(f"unknown event kind {kinds[~known][0]!r}; kinds are {EVENT_KINDS}")
+    return codes
+
+
+# On disk ``end`` is stored XOR ``worker_seconds`` and ``start`` XOR ``end - cost``, bit for
+# bit: with one worker they are equal, so the stored words are zeros and compress to almost
+# nothing.
+def to_disk(events: dict[str, np.ndarray]) -> list[bytes]:
+    """The raw bytes of each event column in :data:`COLUMNS` order, as the disk stores them
+    (uncompressed; dtypes :data:`DISK_DTYPES`)."""
+    end = np.asarray(events["end"], dtype=np.float64)
+    stored = {
+        "kind": kind_codes(events["kind"]),
+        "end": _bits(end) ^ _bits(events["worker_seconds"]),
+        "start": _bits(events["start"]) ^ _bits(end - events["cost"]),
+    }
+    out = []
+    for col in COLUMNS:
+        if col.name in ("start", "end"):
+            out.append(stored[col.name].tobytes())  # the XOR words, bit for bit
+        else:
+            column = stored.get(col.name, events[col.name])
+            out.append(np.ascontiguousarray(column, dtype=col.disk).tobytes())
+    return out
+
+
+def disk_sizes(n: int) -> dict[str, int]:
+    """Bytes each column of ``n`` events takes on disk (uncompressed)."""
+    return {c.name: n * np.dtype(c.disk).itemsize for c in COLUMNS}
+
+
+def from_disk(n: int, raw: dict[str, bytes]) -> dict[str, np.ndarray]:
+    """The event arrays (as :meth:`EventLog.arrays`) of ``n`` events from the bytes of
+    each column (:func:`to_disk`); ValueError for an unknown kind code."""
+    cols = {c.name: np.frombuffer(raw[c.name], c.disk, count=n) for c in COLUMNS}
+    if np.any(cols["kind"] >= len(EVENT_KINDS)):
+        raise ValueError("column 'kind' holds an unknown event kind")
+    out: dict[str, np.ndarray] = {"step": np.arange(n, dtype=np.int64)}
+    out["kind"] = _KIND_NAMES[cols["kind"]]
+    for col in _NUMERIC:
+        if col.name not in ("start", "end"):
+            out[col.name] = cols[col.name].astype(col.memory)
+    end = (cols["end"].view("<u8") ^ _bits(out["worker_seconds"])).view("<f8")
+    out["end"] = end.astype(np.float64)
+    guess = out["end"] - out["cost"]
+    out["start"] = (cols["start"].view("<u8") ^ _bits(guess)).view("<f8").astype(np.float64)
+    return {name: out[name] for name in ("step", *EVENT_COLUMNS)}
