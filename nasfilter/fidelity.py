@@ -53,7 +53,6 @@ class Fidelity(NamedTuple):
 CHARGINGS = ("retrain", "resume")
 # The problem's full evaluation: hp 12 trained for all of its 12 epochs (Problem.evaluate).
 FULL_FIDELITY = Fidelity(12, "12")
-# Partial-evaluation events keep their fidelity in one number: int(hp) * 1000 + epochs.
 
 
 def is_full(fidelity: Fidelity | None) -> bool:

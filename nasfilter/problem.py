@@ -192,6 +192,8 @@ class Problem:
         _check_inputs(table, rng, budget, proxy, proxy_cost, trace_limit)
         self.table = table
         self.budget = budget
+        seed_seq = getattr(rng.bit_generator, "seed_seq", None)
+        self._seed_sequence = seed_seq if isinstance(seed_seq, np.random.SeedSequence) else None
         self._clock = SimClock(budget)
         self._trace = Trace(trace_limit)
         self._meter = Meter(
@@ -222,6 +224,12 @@ class Problem:
     def charge_repeat_proxy(self) -> bool:
         """Whether a repeated proxy query is charged again."""
         return self._meter.charge_repeat_proxy
+
+    @property
+    def seed_sequence(self) -> np.random.SeedSequence | None:
+        """The seed sequence of the problem's generator (what
+        :func:`~nasfilter.runner.make_problem` seeded it with), or None."""
+        return self._seed_sequence
 
     # ------------------------------------------------------------------ state
     @property

@@ -155,9 +155,8 @@ def check_same_seed(problem: Problem, seed: int | np.random.SeedSequence) -> Non
     :func:`make_problem` with a seed other than ``seed``: the problem's stream and the
     searcher's and filter's would then come from two runs. A problem built another way
     (its own generator) carries no seed to compare."""
-    rng = getattr(problem, "_rng", None)
-    made = getattr(getattr(rng, "bit_generator", None), "seed_seq", None)
-    if not isinstance(made, np.random.SeedSequence) or made.spawn_key[-1:] != (0,):
+    made = problem.seed_sequence
+    if made is None or made.spawn_key[-1:] != (0,):
         return
     given = _seed_sequence(seed)
     if (made.entropy, made.spawn_key[:-1]) != (given.entropy, given.spawn_key):

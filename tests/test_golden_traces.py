@@ -46,7 +46,9 @@ WORKERS = (1, 4)
 # Each column with the dtype it is hashed as; "kind" is hashed as its name. The labels are
 # those the hashes were recorded with: "value" is the accuracy of evaluate and recommend
 # events and the utilization of proxy events, "clock" the worker-seconds column (see
-# _column), so that the recorded hashes outlive the renaming of the event columns.
+# _column), and the "throughput" of a partial evaluation is its fidelity as hp * 1000 +
+# epochs (how it was recorded before it had its own columns), so that the recorded hashes
+# outlive the renaming of the event columns.
 COLUMNS = {
     "trial": np.int64,
     "index": np.int64,
@@ -83,6 +85,10 @@ def _column(events: dict[str, np.ndarray], label: str) -> np.ndarray:
     if label == "value":
         proxy = np.asarray(events["kind"]).astype(str) == PROXY
         return np.where(proxy, events["utilization"], events["accuracy"])
+    if label == "throughput":
+        partial = np.asarray(events["kind"]).astype(str) == "partial"
+        code = (events["hp"] * 1000 + events["epochs"]).astype(np.float64)
+        return np.where(partial, code, events["throughput"])
     return events["worker_seconds" if label == "clock" else label]
 
 

@@ -62,11 +62,11 @@ def test_synthetic_evaluation_by_hand() -> None:
     seed = (777, 888, 999)[slots[0]]
     assert (first.arch, first.hp, first.iepoch, first.seed) == (284, "12", 4, seed)
     assert (second.hp, second.iepoch, second.seed, second.start) == ("90", 89, 777, first.end)
-    # not full evaluations: logged as partial events (fidelity 12005 = hp 12, 5 epochs),
-    # but the full-evaluation counters are untouched
+    # not full evaluations: logged as partial events with their fidelity (hp 12 at 5
+    # epochs, hp 90 at 90), but the full-evaluation counters are untouched
     ev = problem.log.arrays()
     assert ev["kind"].tolist() == ["partial", "partial"] and problem.n_evaluations == 0
-    assert ev["throughput"].tolist() == [12005.0, 90090.0]
+    assert ev["hp"].tolist() == [12, 90] and ev["epochs"].tolist() == [5, 90]
     assert ev["accuracy"].tolist() == [acc, acc90] and ev["seed"].tolist() == [seed, 777]
     assert problem.evaluation_seconds == 0.0
 
