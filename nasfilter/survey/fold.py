@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from nasfilter.survey.meta_rules import FastMeta
+
 # Changes whenever the widening rules change (the survey caches folded tables under it).
 FOLD_RULES = 2
 # The largest fold factor: f images make one input, and 1024 is the largest batch timm's
@@ -65,8 +67,6 @@ def _execution_order(model: Any, input_shape: tuple[int, int, int]) -> tuple[lis
     for module in meta.modules():
         if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):
             handles.append(module.register_forward_hook(lambda m, a, o: order.append(names[id(m)])))
-    from nasfilter.survey.analysis import FastMeta
-
     try:
         with torch.no_grad(), FastMeta():
             out = meta.eval()(torch.empty((1, *input_shape), device="meta"))
