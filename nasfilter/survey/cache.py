@@ -20,6 +20,9 @@ import numpy as np
 from nasfilter.files import atomic_write
 from nasfilter.layers import ARRAY_FIELDS, LayerTable
 from nasfilter.survey.analysis import ModelProfile
+from nasfilter.survey.fold import FOLD_RULES
+from nasfilter.survey.timm_import import import_timm
+from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
 
 ANALYSIS = 3
 
@@ -32,15 +35,11 @@ def default_cache_root() -> Path:
 
 def cache_folder(root: str | os.PathLike[str] | None = None) -> Path:
     """The versioned folder for the installed timm and this analysis."""
-    from nasfilter.survey.timm_import import import_timm
-
     version = import_timm().__version__
     return Path(root if root is not None else default_cache_root()) / f"timm-{version}-a{ANALYSIS}"
 
 
 def _file(folder: Path, arch: str, img_size: int, fold: int = 1) -> Path:
-    from nasfilter.survey.fold import FOLD_RULES
-
     suffix = f"@f{fold}r{FOLD_RULES}" if fold > 1 else ""
     return folder / f"{arch}@{img_size}{suffix}.npz"
 
@@ -91,8 +90,6 @@ def load(folder: Path, arch: str, img_size: int, fold: int = 1) -> ModelProfile 
 
 def _work(args: tuple[str, str, int, int]) -> tuple[str, int, str | None]:
     folder, arch, img_size, fold = args
-    from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
-
     try:
         if fold > 1:
             profile = timm_folded_profile(arch, img_size, fold)

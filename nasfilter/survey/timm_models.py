@@ -12,6 +12,7 @@ from typing import Any
 
 from nasfilter.layers import LayerTable
 from nasfilter.survey.analysis import AnalysisError, ModelProfile, profile_model
+from nasfilter.survey.fold import fold
 from nasfilter.survey.meta_build import meta_without_init
 from nasfilter.survey.timm_import import import_timm
 
@@ -109,8 +110,6 @@ def timm_layer_table(name: str, img_size: int) -> LayerTable:
 def timm_folded_profile(name: str, img_size: int, f: int) -> ModelProfile:
     """The profile of timm's ``name`` folded by ``f`` (:func:`nasfilter.survey.fold.fold`),
     per folded input: 3·f channels of ``img_size`` px, standing for f images."""
-    from nasfilter.survey.fold import fold
-
     arch = architecture(name)
     model = build_timm_model(arch, img_size)
     folded = fold(model, f, (3, img_size, img_size))
