@@ -9,6 +9,7 @@ it is reported, not retried. ``ANALYSIS`` changes whenever the fusion rules chan
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -88,13 +89,27 @@ def load(folder: Path, arch: str, img_size: int, fold: int = 1) -> ModelProfile 
         )
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (it runs again after): building and tracing a
+    model allocates tens of thousands of objects, which would trigger it over and over."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _work(args: tuple[str, str, int, int]) -> tuple[str, int, str | None]:
     folder, arch, img_size, fold = args
     try:
-        if fold > 1:
-            profile = timm_folded_profile(arch, img_size, fold)
-        else:
-            profile = timm_profile(arch, img_size)
+        with _gc_paused():
+            if fold > 1:
+                profile = timm_folded_profile(arch, img_size, fold)
+            else:
+                profile = timm_profile(arch, img_size)
     except Exception as exc:  # reported per model, never fatal for the survey
         message = f"{type(exc).__name__}: {exc}"
         save_error(Path(folder), arch, img_size, message, fold)
@@ -108,11 +123,23 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
 
     Never forked: a fork of a process that has already run torch inherits its thread pools'
     locks in whatever state they were, and a worker can then wait in a torch operator
-    forever. Each spawned worker imports torch and timm itself (a few seconds, in parallel).
+    forever. Each spawned worker imports torch and timm itself (a few seconds, in parallel),
+    then freezes what it imported out of the garbage collector's reach (:func:`_start_worker`).
     """
     import multiprocessing
 
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+    )
+
+
+def _start_worker() -> None:
+    """A worker's start: import timm (and torch), then ``gc.freeze()`` the imported objects,
+    so that no later collection walks them again."""
+    import_timm()
+    gc.freeze()
 
 
 @contextlib.contextmanager
