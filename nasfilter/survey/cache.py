@@ -3,7 +3,8 @@
 One ``.npz`` per (architecture, image size) under ``<root>/timm-<timm version>-a<ANALYSIS>``:
 the :class:`~nasfilter.layers.LayerTable` arrays, the layer names and kinds, ``params`` and
 ``fvcore_macs``. A model that cannot be analysed is cached too, as its error message, so that
-it is reported, not retried. ``ANALYSIS`` changes whenever the fusion rules change.
+it is reported, not retried. ``ANALYSIS`` changes whenever the fusion rules or this file
+format change.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from nasfilter.survey.fold import FOLD_RULES
 from nasfilter.survey.timm_import import import_timm
 from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
 
-ANALYSIS = 3
+ANALYSIS = 4
 
 
 def default_cache_root() -> Path:
@@ -46,17 +47,20 @@ def _file(folder: Path, arch: str, img_size: int, fold: int = 1) -> Path:
 
 
 def save_profile(folder: Path, profile: ModelProfile, fold: int = 1) -> None:
-    """Write ``profile`` (atomically) into ``folder``; ``fold``: of the folded model."""
+    """Write ``profile`` (atomically) into ``folder``; ``fold``: of the folded model.
+
+    Three arrays, so that a load reads three members (each costs a header parse):
+    ``fields`` (len(ARRAY_FIELDS), layers) float64, ``labels`` (2, layers) the names and
+    kinds, ``scalars`` [params, fvcore_macs, C, H, W]."""
     t = profile.table
     with atomic_write(_file(folder, profile.name, profile.input_shape[1], fold), "wb") as fh:
         np.savez(
             fh,
-            names=np.array(t.names),
-            kinds=np.array(t.kinds),
-            params=np.float64(profile.params),
-            fvcore_macs=np.float64(profile.fvcore_macs),
-            input_shape=np.array(profile.input_shape),
-            **{a: getattr(t, a)[0] for a in ARRAY_FIELDS},
+            fields=np.stack([getattr(t, a)[0].astype(np.float64) for a in ARRAY_FIELDS]),
+            labels=np.array([t.names, t.kinds]).reshape(2, len(t.names)),
+            scalars=np.array(
+                [profile.params, profile.fvcore_macs, *profile.input_shape], dtype=np.float64
+            ),
         )
 
 
@@ -76,17 +80,16 @@ def load(folder: Path, arch: str, img_size: int, fold: int = 1) -> ModelProfile 
     with np.load(path, allow_pickle=False) as z:
         if "error" in z.files:
             return str(z["error"])
-        arrays = {a: z[a][None, :].astype(np.float64) for a in ARRAY_FIELDS}
-        table = LayerTable(
-            names=tuple(str(n) for n in z["names"]),
-            kinds=tuple(str(k) for k in z["kinds"]),
-            present=np.ones((1, len(z["names"])), dtype=bool),
-            **arrays,
-        )
-        shape = tuple(int(d) for d in z["input_shape"])
-        return ModelProfile(
-            arch, (shape[0], shape[1], shape[2]), table, float(z["params"]), float(z["fvcore_macs"])
-        )
+        fields, labels, scalars = z["fields"], z["labels"], z["scalars"]
+    n = fields.shape[1]
+    table = LayerTable(
+        names=tuple(labels[0].tolist()),
+        kinds=tuple(labels[1].tolist()),
+        present=np.ones((1, n), dtype=bool),
+        **{a: fields[k : k + 1].copy() for k, a in enumerate(ARRAY_FIELDS)},
+    )
+    c, h, w = (int(d) for d in scalars[2:5])
+    return ModelProfile(arch, (c, h, w), table, float(scalars[0]), float(scalars[1]))
 
 
 @contextlib.contextmanager
