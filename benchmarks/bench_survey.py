@@ -9,9 +9,11 @@ Which architectures are CNNs (>= 90 % of MACs in convolutions) is found by a fir
 pass over every timm architecture with a published ImageNet result.
 
 On a shared machine the wall time depends on the other load, so each row also reports the
-1-minute load average before and after, and the CPU seconds the analysis took (the worker
-processes' user + system time, and the parent's): CPU seconds / 2 is the wall time the same
-work takes on 2 idle cores.
+1-minute load average before and after, and the CPU seconds the work took (the worker
+processes' user + system time, and the parent's): for the cold analysis CPU seconds / 2 is
+about the wall time the same work takes on 2 idle cores (``idle_2_core_seconds``, and its
+ratio to the goal); the cached survey runs in one process, so its CPU seconds are its idle
+wall time (``cpu_over_goal``). ``passed`` is judged on the wall time measured.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ def run() -> Iterator[dict[str, Any]]:
             seconds_per_model=round(wall / max(len(cnns), 1), 4),
             cpu_seconds=round(cpu, 1),
             idle_2_core_seconds=round(cpu / 2, 1),
+            idle_estimate_over_goal=round(cpu / 2 / ANALYSIS_GOAL, 3),
+            idle_estimate_passed=cpu / 2 < ANALYSIS_GOAL,
             load_before=round(load_before, 1),
             load_after=round(os.getloadavg()[0], 1),
             cpus=os.cpu_count(),
@@ -78,10 +82,11 @@ def run() -> Iterator[dict[str, Any]]:
             cache_root=Path(tmp) / "survey",
         )
         run_survey(settings)  # fills the cache, folded tables included
-        load_before = os.getloadavg()[0]
+        load_before, cpu_before = os.getloadavg()[0], _cpu_seconds()
         start = time.perf_counter()
         summary = run_survey(settings).summary
         wall = time.perf_counter() - start
+        cpu = _cpu_seconds() - cpu_before
         yield result(
             "survey: a whole survey from cached layer tables (RTX 4090 NCHW, fold 4)",
             wall,
@@ -90,6 +95,8 @@ def run() -> Iterator[dict[str, Any]]:
             wall < SURVEY_GOAL,
             n_rows=summary["n_rows"],
             n_folded=summary["n_folded"],
+            cpu_seconds=round(cpu, 2),
+            cpu_over_goal=round(cpu / SURVEY_GOAL, 3),
             load_before=round(load_before, 1),
             load_after=round(os.getloadavg()[0], 1),
         )

@@ -159,6 +159,26 @@ def nondominated_mask(points: object, maximize: bool | Sequence[bool] = (True, T
     return keep
 
 
+def nondominated_among(
+    points: object, among: object, maximize: bool | Sequence[bool] = (True, True)
+) -> np.ndarray:
+    """:func:`nondominated_mask` over a subset: bool (n,) for points (n, 2) that may hold
+    NaN or inf, True for the rows of ``among`` (bool (n,)) with finite values that no other
+    such row dominates; every other row is False (it neither competes nor is kept).
+    """
+    p = np.asarray(points, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 2:
+        raise ValueError(f"points must have shape (n, 2), got shape {p.shape}")
+    mask = np.asarray(among, dtype=bool)
+    if mask.shape != (len(p),):
+        raise ValueError(f"among must be a bool vector of length {len(p)}, got {mask.shape}")
+    out = np.zeros(len(p), dtype=bool)
+    idx = np.flatnonzero(mask & np.isfinite(p).all(axis=1))
+    if idx.size:
+        out[idx] = nondominated_mask(p[idx], maximize)
+    return out
+
+
 def nondominated_ranks(
     points: object, maximize: bool | Sequence[bool] = (True, True)
 ) -> np.ndarray:

@@ -157,8 +157,9 @@ def test_searchers_are_told_validation_accuracy_only() -> None:
     assert isinstance(handle, ProxyHandle) and not hasattr(handle, "__dict__")
     public = [n for n in dir(handle) if not n.startswith("_")]
     assert set(public) == {
-        "available", "budget_seconds", "clock", "cost", "dataset", "exhausted", "label",
-        "query", "query_many", "remaining", "require", "worker_seconds",
+        "available", "budget_seconds", "clock", "cost", "dataset", "exhausted",
+        "fidelity_hps", "label", "max_epochs", "query", "query_many", "remaining", "require",
+        "worker_seconds",
     }  # fmt: skip
     for name in ("available", "budget_seconds", "clock", "cost", "exhausted", "label"):
         assert isinstance(getattr(handle, name), (bool, float, str)), name

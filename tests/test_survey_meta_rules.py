@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from nasfilter.layers import ARRAY_FIELDS
-from nasfilter.survey.analysis import _shortcut
+from nasfilter.survey.meta_rules import shortcut as _shortcut
 
 aten = torch.ops.aten
 
@@ -36,6 +36,10 @@ CASES = [
         (_meta(1, 8, 9, 9), _meta(4, 2, 3, 3), None, [2, 2], [1, 1], [1, 1], False, [0, 0], 4),
     ),
     (aten.mul.Tensor, (_meta(2, 1, 5), _meta(3, 1))),
+    (aten.native_group_norm.default, (_meta(2, 8, 5, 5), None, None, 2, 8, 25, 4, 1e-5)),
+    (aten.native_group_norm.default, (_meta(3, 6, 7), _meta(6), _meta(6), 3, 6, 7, 1, 1e-5)),
+    (aten._softmax.default, (_meta(2, 4, 9, 9), -1, False)),
+    (aten._safe_softmax.default, (_meta(2, 4, 9, 9), 3)),
 ]
 
 
@@ -65,6 +69,7 @@ BAD = [
         (_meta(1, 2, 2, 2), _meta(4, 2, 3, 3), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1),
     ),
     (aten.mul.Tensor, (_meta(2, 4), _meta(3, 4))),
+    (aten.native_group_norm.default, (_meta(2, 8, 5, 5), None, None, 2, 8, 25, 3, 1e-5)),
 ]
 
 
@@ -73,6 +78,15 @@ def test_shortcut_defers_shape_errors_to_the_meta_kernel(func: object, args: tup
     assert _shortcut(func, args, {}) is None
     with pytest.raises(RuntimeError):
         func(*args)  # type: ignore[operator]
+
+
+def test_gelu_with_its_approximation_keyword_is_shortcut() -> None:
+    """A point-wise op's shape-free keyword (``approximate``) keeps the shortcut."""
+    x = _meta(2, 3, 4)
+    fast = _shortcut(aten.gelu.default, (x,), {"approximate": "tanh"})
+    real = aten.gelu.default(x, approximate="tanh")
+    assert fast is not None and fast.shape == real.shape and fast.dtype == real.dtype
+    assert _shortcut(aten.add.Tensor, (x, x), {"alpha": 2}).shape == (2, 3, 4)
 
 
 def _arrays(name: str) -> dict[str, np.ndarray]:

@@ -61,6 +61,14 @@ def register(sub: Any) -> None:
         "(FoldedCNNs). Writes survey.csv, layers.csv, summary.json, fig1/fig2a/fig2b and "
         "report.html. Needs the survey extra (timm).",
     )
+    _add_selection(p)
+    _add_settings(p)
+    _add_running(p, int_at_least)
+    p.set_defaults(func=run)
+
+
+def _add_selection(p: Any) -> None:
+    """--out, --models, --models-file."""
     p.add_argument(
         "--out",
         required=True,
@@ -76,6 +84,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--models-file", metavar="FILE", help="a file of models, one NAME or NAME@SIZE a line"
     )
+
+
+def _add_settings(p: Any) -> None:
+    """--device, --layout, --batch, --measured, --calibration, --fold."""
     p.add_argument(
         "--device",
         default="v100",
@@ -114,6 +126,10 @@ def register(sub: Any) -> None:
         default=4,
         help="FoldedCNN fold factor, a perfect square up to 1024; 1: no folding (default 4)",
     )
+
+
+def _add_running(p: Any, int_at_least: Any) -> None:
+    """--jobs, --cache, --force, --quiet."""
     p.add_argument(
         "--jobs", type=int_at_least(1), default=1, help="worker processes for new analyses"
     )
@@ -129,7 +145,6 @@ def register(sub: Any) -> None:
         help="write into a non-empty --out folder (never over one of the command's inputs)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress and no summary lines")
-    p.set_defaults(func=run)
 
 
 def parse_models(text: str, origin: str) -> list[tuple[str, int | None]]:
@@ -204,17 +219,33 @@ def check_out(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.survey.output import write_survey
+    from nasfilter.survey.survey import run_survey
+
+    calibration = _check_inputs(args)
+    out = check_out(args)
+    settings = _settings(args, calibration)
+
+    def progress(stage: str, k: int, n: int) -> None:
+        if not args.quiet and (k == n or k % 50 == 0):
+            print(f"{stage}: {k}/{n}", file=sys.stderr)
+
+    result = run_survey(settings, progress)
+    out.mkdir(exist_ok=True)
+    write_survey(result, out)
+    if not args.quiet:
+        print(_summary_line(result.summary, out))
+    return 0
+
+
+def _check_inputs(args: argparse.Namespace) -> Any:
+    """Check the flags that name inputs before any analysis; the calibration (or None)."""
     from nasfilter.cli.args import check_input_file, naming
     from nasfilter.oracle.calibrated import load_calibration
-    from nasfilter.survey.output import write_survey
-    from nasfilter.survey.survey import SurveySettings, run_survey
-    from nasfilter.survey.timm_models import check_names
-    from nasfilter.timm_data import read_benchmark, shipped_benchmark
 
-    device = args.device
     if args.batch is None:
         with naming("--device"):
-            device.require("memory_bytes")  # --batch max: the largest batch that fits
+            args.device.require("memory_bytes")  # --batch max: the largest batch that fits
     if args.models is not None and args.models_file is not None:
         raise ValueError("give --models or --models-file, not both")
     if args.models_file is not None:
@@ -223,30 +254,46 @@ def run(args: argparse.Namespace) -> int:
         check_input_file(args.measured, "--measured", "measured CSV")
     if args.cache is not None:
         check_cache(args.cache)
-    calibration = None
-    if args.calibration:
-        check_input_file(args.calibration, "--calibration", "calibration JSON")
-        with naming("--calibration"):
-            calibration = load_calibration(args.calibration)
-    out = check_out(args)
-    models = None
+    if not args.calibration:
+        return None
+    check_input_file(args.calibration, "--calibration", "calibration JSON")
+    with naming("--calibration"):
+        return load_calibration(args.calibration)
+
+
+def _models(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
+    """The requested (model, size) pairs, names checked; None for every model."""
+    from nasfilter.cli.args import naming
+    from nasfilter.survey.timm_models import check_names
+
     if args.models is not None:
         models = parse_models(args.models, "--models")
     elif args.models_file is not None:
         text = read_models_file(args.models_file)
         models = parse_models(text, f"--models-file {args.models_file}")
-    if models is not None:
-        with naming("--models" if args.models is not None else "--models-file"):
-            check_names([name for name, _ in models])
+    else:
+        return None
+    with naming("--models" if args.models is not None else "--models-file"):
+        check_names([name for name, _ in models])
+    return models
+
+
+def _settings(args: argparse.Namespace, calibration: Any) -> Any:
+    """The :class:`~nasfilter.survey.survey.SurveySettings` of the flags."""
+    from nasfilter.cli.args import naming
+    from nasfilter.survey.survey import SurveySettings
+    from nasfilter.timm_data import read_benchmark, shipped_benchmark
+
+    models = _models(args)
     measured, label = None, ""
     with naming("--measured"):
         if args.measured == "shipped":
-            source = shipped_benchmark(device.name, args.layout)
+            source = shipped_benchmark(args.device.name, args.layout)
             measured, label = read_benchmark(source), source.name
         elif args.measured is not None:
             measured, label = read_benchmark(args.measured), Path(args.measured).name
-    settings = SurveySettings(
-        device=device,
+    return SurveySettings(
+        device=args.device,
         layout=args.layout,
         batch=args.batch,
         measured=measured,
@@ -258,22 +305,14 @@ def run(args: argparse.Namespace) -> int:
         calibration=calibration,
     )
 
-    def progress(stage: str, k: int, n: int) -> None:
-        if not args.quiet and (k == n or k % 50 == 0):
-            print(f"{stage}: {k}/{n}", file=sys.stderr)
 
-    result = run_survey(settings, progress)
-    out.mkdir(exist_ok=True)
-    write_survey(result, out)
-    if not args.quiet:
-        s = result.summary
-        med = s["median_measured_utilization_cnn"]
-        print(
-            f"{s['n_cnn_rows']} CNN rows ({s['n_cnn_models']} models) on {s['device']} "
-            f"{s['layout']}; median measured utilization "
-            f"{'n/a' if med is None else f'{100 * med:.1f} %'}; {s['n_cnn_below_cmr']} below "
-            f"the CMR {s['cmr']:.0f}; on all three fronts: "
-            f"{', '.join(s['on_all_three_fronts']) or 'none'}; {len(s['not_analysed'])} not "
-            f"analysed; wrote {out}"
-        )
-    return 0
+def _summary_line(s: dict[str, Any], out: Path) -> str:
+    med = s["median_measured_utilization_cnn"]
+    return (
+        f"{s['n_cnn_rows']} CNN rows ({s['n_cnn_models']} models) on {s['device']} "
+        f"{s['layout']}; median measured utilization "
+        f"{'n/a' if med is None else f'{100 * med:.1f} %'}; {s['n_cnn_below_cmr']} below "
+        f"the CMR {s['cmr']:.0f}; on all three fronts: "
+        f"{', '.join(s['on_all_three_fronts']) or 'none'}; {len(s['not_analysed'])} not "
+        f"analysed; wrote {out}"
+    )

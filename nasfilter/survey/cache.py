@@ -3,12 +3,14 @@
 One ``.npz`` per (architecture, image size) under ``<root>/timm-<timm version>-a<ANALYSIS>``:
 the :class:`~nasfilter.layers.LayerTable` arrays, the layer names and kinds, ``params`` and
 ``fvcore_macs``. A model that cannot be analysed is cached too, as its error message, so that
-it is reported, not retried. ``ANALYSIS`` changes whenever the fusion rules change.
+it is reported, not retried. ``ANALYSIS`` changes whenever the fusion rules or this file
+format change.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -20,8 +22,11 @@ import numpy as np
 from nasfilter.files import atomic_write
 from nasfilter.layers import ARRAY_FIELDS, LayerTable
 from nasfilter.survey.analysis import ModelProfile
+from nasfilter.survey.fold import FOLD_RULES
+from nasfilter.survey.timm_import import import_timm
+from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
 
-ANALYSIS = 3
+ANALYSIS = 4
 
 
 def default_cache_root() -> Path:
@@ -32,31 +37,30 @@ def default_cache_root() -> Path:
 
 def cache_folder(root: str | os.PathLike[str] | None = None) -> Path:
     """The versioned folder for the installed timm and this analysis."""
-    from nasfilter.survey.timm_import import import_timm
-
     version = import_timm().__version__
     return Path(root if root is not None else default_cache_root()) / f"timm-{version}-a{ANALYSIS}"
 
 
 def _file(folder: Path, arch: str, img_size: int, fold: int = 1) -> Path:
-    from nasfilter.survey.fold import FOLD_RULES
-
     suffix = f"@f{fold}r{FOLD_RULES}" if fold > 1 else ""
     return folder / f"{arch}@{img_size}{suffix}.npz"
 
 
 def save_profile(folder: Path, profile: ModelProfile, fold: int = 1) -> None:
-    """Write ``profile`` (atomically) into ``folder``; ``fold``: of the folded model."""
+    """Write ``profile`` (atomically) into ``folder``; ``fold``: of the folded model.
+
+    Three arrays, so that a load reads three members (each costs a header parse):
+    ``fields`` (len(ARRAY_FIELDS), layers) float64, ``labels`` (2, layers) the names and
+    kinds, ``scalars`` [params, fvcore_macs, C, H, W]."""
     t = profile.table
     with atomic_write(_file(folder, profile.name, profile.input_shape[1], fold), "wb") as fh:
         np.savez(
             fh,
-            names=np.array(t.names),
-            kinds=np.array(t.kinds),
-            params=np.float64(profile.params),
-            fvcore_macs=np.float64(profile.fvcore_macs),
-            input_shape=np.array(profile.input_shape),
-            **{a: getattr(t, a)[0] for a in ARRAY_FIELDS},
+            fields=np.stack([getattr(t, a)[0].astype(np.float64) for a in ARRAY_FIELDS]),
+            labels=np.array([t.names, t.kinds]).reshape(2, len(t.names)),
+            scalars=np.array(
+                [profile.params, profile.fvcore_macs, *profile.input_shape], dtype=np.float64
+            ),
         )
 
 
@@ -76,28 +80,39 @@ def load(folder: Path, arch: str, img_size: int, fold: int = 1) -> ModelProfile 
     with np.load(path, allow_pickle=False) as z:
         if "error" in z.files:
             return str(z["error"])
-        arrays = {a: z[a][None, :].astype(np.float64) for a in ARRAY_FIELDS}
-        table = LayerTable(
-            names=tuple(str(n) for n in z["names"]),
-            kinds=tuple(str(k) for k in z["kinds"]),
-            present=np.ones((1, len(z["names"])), dtype=bool),
-            **arrays,
-        )
-        shape = tuple(int(d) for d in z["input_shape"])
-        return ModelProfile(
-            arch, (shape[0], shape[1], shape[2]), table, float(z["params"]), float(z["fvcore_macs"])
-        )
+        fields, labels, scalars = z["fields"], z["labels"], z["scalars"]
+    n = fields.shape[1]
+    table = LayerTable(
+        names=tuple(labels[0].tolist()),
+        kinds=tuple(labels[1].tolist()),
+        present=np.ones((1, n), dtype=bool),
+        **{a: fields[k : k + 1].copy() for k, a in enumerate(ARRAY_FIELDS)},
+    )
+    c, h, w = (int(d) for d in scalars[2:5])
+    return ModelProfile(arch, (c, h, w), table, float(scalars[0]), float(scalars[1]))
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (it runs again after): building and tracing a
+    model allocates tens of thousands of objects, which would trigger it over and over."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _work(args: tuple[str, str, int, int]) -> tuple[str, int, str | None]:
     folder, arch, img_size, fold = args
-    from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
-
     try:
-        if fold > 1:
-            profile = timm_folded_profile(arch, img_size, fold)
-        else:
-            profile = timm_profile(arch, img_size)
+        with _gc_paused():
+            if fold > 1:
+                profile = timm_folded_profile(arch, img_size, fold)
+            else:
+                profile = timm_profile(arch, img_size)
     except Exception as exc:  # reported per model, never fatal for the survey
         message = f"{type(exc).__name__}: {exc}"
         save_error(Path(folder), arch, img_size, message, fold)
@@ -111,11 +126,23 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
 
     Never forked: a fork of a process that has already run torch inherits its thread pools'
     locks in whatever state they were, and a worker can then wait in a torch operator
-    forever. Each spawned worker imports torch and timm itself (a few seconds, in parallel).
+    forever. Each spawned worker imports torch and timm itself (a few seconds, in parallel),
+    then freezes what it imported out of the garbage collector's reach (:func:`_start_worker`).
     """
     import multiprocessing
 
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+    )
+
+
+def _start_worker() -> None:
+    """A worker's start: import timm (and torch), then ``gc.freeze()`` the imported objects,
+    so that no later collection walks them again."""
+    import_timm()
+    gc.freeze()
 
 
 @contextlib.contextmanager

@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from nasfilter.survey.meta_rules import FastMeta
+
 # Changes whenever the widening rules change (the survey caches folded tables under it).
 FOLD_RULES = 2
 # The largest fold factor: f images make one input, and 1024 is the largest batch timm's
@@ -65,8 +67,6 @@ def _execution_order(model: Any, input_shape: tuple[int, int, int]) -> tuple[lis
     for module in meta.modules():
         if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):
             handles.append(module.register_forward_hook(lambda m, a, o: order.append(names[id(m)])))
-    from nasfilter.survey.analysis import FastMeta
-
     try:
         with torch.no_grad(), FastMeta():
             out = meta.eval()(torch.empty((1, *input_shape), device="meta"))
@@ -90,12 +90,31 @@ def fold(model: Any, f: int, input_shape: tuple[int, int, int] = (3, 224, 224)) 
     """
     import copy
 
-    import torch
-    from torch import nn
-
     f = check_fold(f)
     input_shape = _check_shape(input_shape)
     s = math.isqrt(f)
+    first, last = _ends(model, input_shape)
+    folded = copy.deepcopy(model)
+    modules = dict(folded.named_modules())
+    _check_stem(modules[first], first, input_shape[0])
+    for module, key, dim in _per_channel_parameters(modules):
+        _widen_parameter(module, key, dim, s)
+    for name, module in modules.items():
+        _widen_module(module, name == first, name == last, f, s)
+    # timm heads and blocks that record widths for reshapes
+    for attr in ("num_features", "head_hidden_size"):
+        if isinstance(getattr(folded, attr, None), int):
+            setattr(folded, attr, getattr(folded, attr) * s)
+    if hasattr(folded, "num_classes") and isinstance(folded.num_classes, int):
+        folded.num_classes *= f
+    return folded
+
+
+def _ends(model: Any, input_shape: tuple[int, int, int]) -> tuple[str, str]:
+    """Names of the first and the last conv or linear module a forward calls (FoldError
+    when the model does not run on the meta device or does not output logits)."""
+    import torch
+
     try:
         order, out = _execution_order(model, input_shape)
     except Exception as exc:
@@ -106,15 +125,29 @@ def fold(model: Any, f: int, input_shape: tuple[int, int, int] = (3, 224, 224)) 
         raise FoldError(
             f"the model must output (N, classes) logits, got {getattr(out, 'shape', out)}"
         )
-    first, last = order[0], order[-1]
-    folded = copy.deepcopy(model)
-    modules = dict(folded.named_modules())
-    stem = modules[first]
-    # A space-to-depth stem (TResNet) reads a multiple of the image channels.
-    if not isinstance(stem, nn.Conv2d) or stem.in_channels % input_shape[0]:
-        raise FoldError(f"the first layer {first!r} is not a convolution reading the image")
+    return order[0], order[-1]
 
-    handled = (nn.Conv2d, nn.Linear, nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
+
+def _check_stem(stem: Any, name: str, channels: int) -> None:
+    """The first layer must be a convolution reading the image (or a multiple of its
+    channels: a space-to-depth stem, TResNet's)."""
+    from torch import nn
+
+    if not isinstance(stem, nn.Conv2d) or stem.in_channels % channels:
+        raise FoldError(f"the first layer {name!r} is not a convolution reading the image")
+
+
+def _handled() -> tuple[type, ...]:
+    from torch import nn
+
+    return (nn.Conv2d, nn.Linear, nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
+
+
+def _per_channel_parameters(modules: dict[str, Any]) -> list[tuple[Any, str, int]]:
+    """(module, parameter name, channel dim) of the per-channel parameters of modules that
+    :func:`_widen_module` does not handle (LayerScale, GRN, gamma); FoldError naming one of
+    another shape."""
+    handled = _handled()
     per_channel: list[tuple[Any, str, int]] = []
     for name, module in modules.items():
         if isinstance(module, handled) or _channel_free_conv(module):
@@ -124,48 +157,47 @@ def fold(model: Any, f: int, input_shape: tuple[int, int, int] = (3, 224, 224)) 
             if param.numel() == 1:
                 continue  # a scalar (StarReLU, learnable affine): width-free
             if len(dims) == 1:
-                per_channel.append((module, key, dims[0]))  # LayerScale, GRN, gamma
+                per_channel.append((module, key, dims[0]))
                 continue
             raise FoldError(
                 f"module {name!r} ({type(module).__name__}) holds parameter {key!r} of shape "
                 f"{tuple(param.shape)} that a generic fold cannot widen"
             )
-    for module, key, dim in per_channel:
-        old = module._parameters[key]
-        shape = list(old.shape)
-        shape[dim] *= s
-        new = torch.empty(shape, dtype=old.dtype, device=old.device)
-        if not old.is_meta:
-            new.fill_(1.0 if key in ("gamma", "weight", "scale") else 0.0)
-        module._parameters[key] = nn.Parameter(new, requires_grad=old.requires_grad)
-    for name, module in modules.items():
-        if isinstance(module, nn.Conv2d):
-            _widen_conv(module, name == first, name == last, f, s)
-        elif isinstance(module, nn.Linear):
-            _widen_linear(module, name == last, f, s)
-        elif isinstance(module, nn.modules.batchnorm._NormBase):
-            module.num_features *= s
-            _resize(
-                module, ("weight", "bias", "running_mean", "running_var"), (module.num_features,)
-            )
-        elif isinstance(module, nn.GroupNorm):
-            module.num_channels *= s
-            _resize(module, ("weight", "bias"), (module.num_channels,))
-        elif isinstance(module, nn.LayerNorm):
-            module.normalized_shape = (
-                *module.normalized_shape[:-1],
-                module.normalized_shape[-1] * s,
-            )
-            _resize(module, ("weight", "bias"), module.normalized_shape)
-        if not _on_meta_module(module) and hasattr(module, "reset_parameters"):
-            module.reset_parameters()  # fresh, properly scaled values on a real device
-    # timm heads and blocks that record widths for reshapes
-    for attr in ("num_features", "head_hidden_size"):
-        if isinstance(getattr(folded, attr, None), int):
-            setattr(folded, attr, getattr(folded, attr) * s)
-    if hasattr(folded, "num_classes") and isinstance(folded.num_classes, int):
-        folded.num_classes *= f
-    return folded
+    return per_channel
+
+
+def _widen_parameter(module: Any, key: str, dim: int, s: int) -> None:
+    """Widen one per-channel parameter by ``s`` along ``dim`` (ones or zeros off meta)."""
+    import torch
+
+    old = module._parameters[key]
+    shape = list(old.shape)
+    shape[dim] *= s
+    new = torch.empty(shape, dtype=old.dtype, device=old.device)
+    if not old.is_meta:
+        new.fill_(1.0 if key in ("gamma", "weight", "scale") else 0.0)
+    module._parameters[key] = torch.nn.Parameter(new, requires_grad=old.requires_grad)
+
+
+def _widen_module(module: Any, first: bool, last: bool, f: int, s: int) -> None:
+    """Widen a conv, linear layer or norm (others are left as they are)."""
+    from torch import nn
+
+    if isinstance(module, nn.Conv2d):
+        _widen_conv(module, first, last, f, s)
+    elif isinstance(module, nn.Linear):
+        _widen_linear(module, last, f, s)
+    elif isinstance(module, nn.modules.batchnorm._NormBase):
+        module.num_features *= s
+        _resize(module, ("weight", "bias", "running_mean", "running_var"), (module.num_features,))
+    elif isinstance(module, nn.GroupNorm):
+        module.num_channels *= s
+        _resize(module, ("weight", "bias"), (module.num_channels,))
+    elif isinstance(module, nn.LayerNorm):
+        module.normalized_shape = (*module.normalized_shape[:-1], module.normalized_shape[-1] * s)
+        _resize(module, ("weight", "bias"), module.normalized_shape)
+    if not _on_meta_module(module) and hasattr(module, "reset_parameters"):
+        module.reset_parameters()  # fresh, properly scaled values on a real device
 
 
 def _check_shape(shape: object) -> tuple[int, int, int]:

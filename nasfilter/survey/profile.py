@@ -27,8 +27,11 @@ from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT, ENGINES, LAYOUTS
 from nasfilter.oracle.gpumodel import max_batch as gpu_max_batch
 from nasfilter.survey.analysis import ModelProfile, profile_model
 from nasfilter.survey.breakdown import LayerBreakdown, layer_breakdown
+from nasfilter.survey.fold import check_fold, fold
 from nasfilter.survey.survey import per_original_image
 from nasfilter.survey.throughput import max_batch as survey_max_batch
+from nasfilter.survey.timm_import import import_timm
+from nasfilter.survey.timm_models import _default_size, build_timm_model, check_names
 
 DEFAULT_SHAPE = (3, 224, 224)
 
@@ -106,9 +109,6 @@ def load_model(spec: str, img_size: int | None = None) -> tuple[Any, str, int | 
     text = spec.strip()
     match = _PLUGIN.match(text)
     if match is None:
-        from nasfilter.survey.timm_import import import_timm
-        from nasfilter.survey.timm_models import _default_size, build_timm_model, check_names
-
         arch = check_names([text])[0]
         return build_timm_model(arch, img_size), arch, _default_size(import_timm(), arch)
     import torch
@@ -175,8 +175,6 @@ def _predict(
 
 
 def _folded(model: Any, prof: ModelProfile, f: int) -> LayerTable:
-    from nasfilter.survey.fold import fold
-
     c, h, w = prof.input_shape
     folded = profile_model(fold(model, f, prof.input_shape), (c * f, h, w), name=prof.name)
     return per_original_image(folded.table, f)
@@ -231,8 +229,6 @@ def profile(
     (AnalysisError) naming the model when it cannot be traced for the shape, and
     MissingDeviceFieldError naming the device field the GPU model lacks.
     """
-    from nasfilter.survey.fold import check_fold
-
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     if engine not in ENGINES:

@@ -22,8 +22,10 @@ import numpy as np
 from nasfilter.layers import LayerTable
 from nasfilter.oracle.calibrated import Calibration
 from nasfilter.oracle.devices import DeviceSpec
+from nasfilter.pareto import nondominated_among
+from nasfilter.stats import spearman
 from nasfilter.survey import cache as cache_mod
-from nasfilter.survey.analysis import ModelProfile
+from nasfilter.survey.analysis import CNN_MAC_FRACTION, ModelProfile
 from nasfilter.survey.fold import check_fold
 from nasfilter.survey.throughput import (
     BYTES_PER_ELEMENT,
@@ -33,6 +35,8 @@ from nasfilter.survey.throughput import (
     predictor_label,
     roofline_throughput,
 )
+from nasfilter.survey.timm_import import import_timm
+from nasfilter.survey.timm_models import _default_size, check_names, timm_architectures
 from nasfilter.timm_data import BenchmarkRow, imagenet_top1
 
 COLUMNS = (
@@ -137,13 +141,6 @@ def per_original_image(table: LayerTable, f: int) -> LayerTable:
 
 
 def _pairs(settings: SurveySettings, top1: dict[tuple[str, int], float]) -> list[tuple[str, int]]:
-    from nasfilter.survey.timm_import import import_timm
-    from nasfilter.survey.timm_models import (
-        _default_size,
-        check_names,
-        timm_architectures,
-    )
-
     measured_sizes: dict[str, set[int]] = {}
     for m in settings.measured or ():
         measured_sizes.setdefault(m.model, set()).add(m.img_size)
@@ -172,23 +169,15 @@ def _pairs(settings: SurveySettings, top1: dict[tuple[str, int], float]) -> list
     return list(dict.fromkeys(pairs))
 
 
-def _front(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    from nasfilter.pareto import nondominated_mask
-
-    out = np.zeros(x.shape, dtype=bool)
-    idx = np.flatnonzero(mask & np.isfinite(x) & np.isfinite(y))
-    if idx.size:
-        out[idx] = nondominated_mask(np.column_stack([x[idx], y[idx]]), maximize=(True, True))
-    return out
+def _front(x: np.ndarray, y: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """The rows of ``among`` on the front of (x, y), both maximized (non-finite rows out)."""
+    return nondominated_among(np.column_stack([x, y]), among, maximize=(True, True))
 
 
 def run_survey(
     settings: SurveySettings, progress: Callable[[str, int, int], None] | None = None
 ) -> SurveyResult:
     """Analyse, predict and compare; see the module docstring. ``progress(stage, k, n)``."""
-    from scipy.stats import spearmanr
-
-    device = settings.device
     top1 = imagenet_top1()
     pairs = _pairs(settings, top1)
     folder = cache_mod.cache_folder(settings.cache_root)
@@ -198,58 +187,75 @@ def run_survey(
 
     profiles = cache_mod.profile_all(pairs, folder, settings.jobs, stage("analyse"))
     measured = {(m.model, m.img_size): m for m in settings.measured or ()}
-    peak = device.peak("spec")
-    cmr = device.cmr("spec")
     rows: list[dict[str, Any]] = []
     tables: dict[tuple[str, int], LayerTable] = {}
-    kept: dict[tuple[str, int], ModelProfile] = {}
     not_analysed: dict[str, str] = {}
     for arch, size in pairs:
         prof = profiles[(arch, size)]
         if isinstance(prof, str):
             not_analysed[f"{arch}@{size}"] = prof
             continue
-        kept[(arch, size)] = prof
         tables[(arch, size)] = prof.table
-        meas = measured.get((arch, size))
-        batch = settings.batch or (meas.batch if meas else max_batch(prof.table, device))
-        flops = 2.0 * prof.macs
-        t = prof.table
-        roof = roofline_throughput(t, device, batch)
-        pred = predicted_throughput(t, device, batch, settings.layout, settings.calibration)
-        thr = meas.throughput if meas else pred
-        rows.append(
-            {
-                "model": arch,
-                "img_size": size,
-                "batch": batch,
-                "layout": settings.layout,
-                "device": device.name,
-                "macs": prof.macs,
-                "params": prof.params,
-                "flops": flops,
-                "weight_bytes": BYTES_PER_ELEMENT * float(t.weight_elems.sum()),
-                "activation_bytes": BYTES_PER_ELEMENT
-                * float((t.input_elems + t.output_elems).sum()),
-                "arithmetic_intensity": float(t.network_intensity(batch, BYTES_PER_ELEMENT)[0]),
-                "cmr": cmr,
-                "conv_mac_fraction": prof.conv_mac_fraction,
-                "is_cnn": prof.is_cnn,
-                "top1": top1.get((arch, size), math.nan),
-                "roofline_throughput": roof,
-                "predicted_throughput": pred,
-                "measured_throughput": meas.throughput if meas else math.nan,
-                "utilization": thr * flops / peak,
-                "utilization_source": "measured" if meas else "predicted",
-            }
-        )
+        rows.append(_row(settings, prof, size, measured.get((arch, size)), top1))
+    _mark_fronts(rows, settings.device.cmr("spec"))
+    fold_errors = _fold_rows(rows, settings, folder, stage("fold"))
+    summary = _summary(settings, rows, not_analysed, fold_errors)
+    return SurveyResult(rows, tables, summary, not_analysed)
+
+
+def _row(
+    settings: SurveySettings,
+    prof: ModelProfile,
+    size: int,
+    meas: BenchmarkRow | None,
+    top1: dict[tuple[str, int], float],
+) -> dict[str, Any]:
+    """One row of ``survey.csv`` before its fronts and folding (see :data:`COLUMNS`)."""
+    device, t = settings.device, prof.table
+    batch = settings.batch or (meas.batch if meas else max_batch(t, device))
+    flops = 2.0 * prof.macs
+    pred = predicted_throughput(t, device, batch, settings.layout, settings.calibration)
+    thr = meas.throughput if meas else pred
+    return {
+        "model": prof.name,
+        "img_size": size,
+        "batch": batch,
+        "layout": settings.layout,
+        "device": device.name,
+        "macs": prof.macs,
+        "params": prof.params,
+        "flops": flops,
+        "weight_bytes": BYTES_PER_ELEMENT * float(t.weight_elems.sum()),
+        "activation_bytes": BYTES_PER_ELEMENT * float((t.input_elems + t.output_elems).sum()),
+        "arithmetic_intensity": float(t.network_intensity(batch, BYTES_PER_ELEMENT)[0]),
+        "cmr": device.cmr("spec"),
+        "conv_mac_fraction": prof.conv_mac_fraction,
+        "is_cnn": prof.is_cnn,
+        "top1": top1.get((prof.name, size), math.nan),
+        "roofline_throughput": roofline_throughput(t, device, batch),
+        "predicted_throughput": pred,
+        "measured_throughput": meas.throughput if meas else math.nan,
+        "utilization": thr * flops / device.peak("spec"),
+        "utilization_source": "measured" if meas else "predicted",
+    }
+
+
+FRONTS = (
+    "pareto_throughput_accuracy",
+    "pareto_utilization_accuracy",
+    "pareto_throughput_utilization",
+)
+
+
+def _mark_fronts(rows: list[dict[str, Any]], cmr: float) -> None:
+    """Set each row's three front memberships, ``on_all_fronts`` and ``below_cmr``."""
     cnn = np.array([r["is_cnn"] for r in rows], dtype=bool)
     # Fronts never mix measured and predicted throughputs: with measurements, only the
     # measured CNN rows compete (predictions and measurements do not share one scale).
     measured_rows = np.array([r["utilization_source"] == "measured" for r in rows], dtype=bool)
     if (cnn & measured_rows).any():
         cnn = cnn & measured_rows
-    thr_all = np.array(
+    thr = np.array(
         [
             r["measured_throughput"]
             if r["utilization_source"] == "measured"
@@ -260,26 +266,33 @@ def run_survey(
     )
     util = np.array([r["utilization"] for r in rows], dtype=float)
     acc = np.array([r["top1"] for r in rows], dtype=float)
-    fronts = {
-        "pareto_throughput_accuracy": _front(thr_all, acc, cnn),
+    masks = {
+        "pareto_throughput_accuracy": _front(thr, acc, cnn),
         "pareto_utilization_accuracy": _front(util, acc, cnn),
-        "pareto_throughput_utilization": _front(thr_all, util, cnn),
+        "pareto_throughput_utilization": _front(thr, util, cnn),
     }
     for k, row in enumerate(rows):
-        for key, mask in fronts.items():
+        for key, mask in masks.items():
             row[key] = bool(mask[k])
-        row["on_all_fronts"] = all(bool(m[k]) for m in fronts.values())
+        row["on_all_fronts"] = all(bool(m[k]) for m in masks.values())
         row["below_cmr"] = bool(row["is_cnn"] and row["arithmetic_intensity"] < cmr)
 
-    # Folding: the CNNs below the CMR.
-    fold_errors: dict[str, str] = {}
+
+def _fold_rows(
+    rows: list[dict[str, Any]],
+    settings: SurveySettings,
+    folder: Path,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, str]:
+    """Fold the CNNs below the CMR and fill the rows' folded columns; the fold failures."""
+    f, device = settings.fold, settings.device
     candidates = [(r["model"], r["img_size"]) for r in rows if r["below_cmr"]]
-    f = settings.fold
     folded = (
-        cache_mod.profile_all(candidates, folder, settings.jobs, stage("fold"), fold=f)
+        cache_mod.profile_all(candidates, folder, settings.jobs, progress, fold=f)
         if f > 1 and candidates
         else {}
     )
+    fold_errors: dict[str, str] = {}
     for row in rows:
         row.update(
             folded_flops=math.nan,
@@ -288,26 +301,21 @@ def run_survey(
             folded_utilization=math.nan,
             fold_error="",
         )
-        pair = (row["model"], row["img_size"])
-        if pair not in folded:
-            continue
-        fp = folded[pair]
+        fp = folded.get((row["model"], row["img_size"]))
         if isinstance(fp, str):
             row["fold_error"] = fp
-            fold_errors[f"{pair[0]}@{pair[1]}"] = fp
-            continue
-        ft = per_original_image(fp.table, f)
-        batch = int(row["batch"])
-        fpred = predicted_throughput(ft, device, batch, settings.layout, settings.calibration)
-        row["folded_flops"] = 2.0 * float(ft.macs.sum())
-        row["folded_arithmetic_intensity"] = float(
-            ft.network_intensity(batch, BYTES_PER_ELEMENT)[0]
-        )
-        row["folded_predicted_throughput"] = fpred
-        row["folded_utilization"] = fpred * row["folded_flops"] / peak
-
-    summary = _summary(settings, rows, not_analysed, fold_errors, spearmanr)
-    return SurveyResult(rows, tables, summary, not_analysed)
+            fold_errors[f"{row['model']}@{row['img_size']}"] = fp
+        elif fp is not None:
+            ft = per_original_image(fp.table, f)
+            batch = int(row["batch"])
+            fpred = predicted_throughput(ft, device, batch, settings.layout, settings.calibration)
+            row["folded_flops"] = 2.0 * float(ft.macs.sum())
+            row["folded_arithmetic_intensity"] = float(
+                ft.network_intensity(batch, BYTES_PER_ELEMENT)[0]
+            )
+            row["folded_predicted_throughput"] = fpred
+            row["folded_utilization"] = fpred * row["folded_flops"] / device.peak("spec")
+    return fold_errors
 
 
 def _median(values: list[float]) -> float | None:
@@ -315,34 +323,37 @@ def _median(values: list[float]) -> float | None:
     return float(np.median(finite)) if finite else None
 
 
+def _labels(rows: list[dict[str, Any]]) -> list[str]:
+    return sorted(f"{r['model']}@{r['img_size']}" for r in rows)
+
+
 def _summary(
     settings: SurveySettings,
     rows: list[dict[str, Any]],
     not_analysed: dict[str, str],
     fold_errors: dict[str, str],
-    spearmanr: Any,
 ) -> dict[str, Any]:
-    device = settings.device
+    """``summary.json``: the device and predictor, then the study's questions."""
     cnn_rows = [r for r in rows if r["is_cnn"]]
-    measured_cnn = [r for r in cnn_rows if r["utilization_source"] == "measured"]
-    # Like the fronts, the correlation never mixes measured and predicted utilizations.
-    pool = measured_cnn or cnn_rows
-    with_acc = [r for r in pool if math.isfinite(r["top1"])]
-    rho = (
-        float(spearmanr([r["utilization"] for r in with_acc], [r["top1"] for r in with_acc])[0])
-        if len(with_acc) >= 3
-        else None
-    )
-    measured_util = [r["utilization"] for r in cnn_rows if r["utilization_source"] == "measured"]
-    predicted_util = [
-        r["predicted_throughput"] * r["flops"] / device.peak("spec") for r in cnn_rows
-    ]
-    predicted_util_measured = [
-        r["predicted_throughput"] * r["flops"] / device.peak("spec") for r in measured_cnn
-    ]
-    candidates = [r for r in cnn_rows if r["below_cmr"]]
-    folded_ok = [r for r in candidates if not r["fold_error"]]
-    fitted = fitted_on_files(settings.calibration)
+    return {
+        **_predictor_fields(settings),
+        "cnn_mac_fraction_threshold": CNN_MAC_FRACTION,
+        "n_rows": len(rows),
+        "n_models": len({r["model"] for r in rows}),
+        "n_cnn_rows": len(cnn_rows),
+        "n_cnn_models": len({r["model"] for r in cnn_rows}),
+        "non_cnn_models": sorted({r["model"] for r in rows if not r["is_cnn"]}),
+        "not_analysed": not_analysed,
+        "cnn_rows_without_accuracy": _labels([r for r in cnn_rows if not math.isfinite(r["top1"])]),
+        **_utilization_fields(cnn_rows, settings.device.peak("spec")),
+        **_fold_fields(cnn_rows, settings.fold, fold_errors),
+    }
+
+
+def _predictor_fields(settings: SurveySettings) -> dict[str, Any]:
+    """The device, layout, batch, measurements and the GPU model that predicted."""
+    device, cal = settings.device, settings.calibration
+    fitted = fitted_on_files(cal)
     in_sample = bool(settings.measured_label) and settings.measured_label in fitted
     return {
         "device": device.name,
@@ -352,10 +363,8 @@ def _summary(
         "layout": settings.layout,
         "batch": settings.batch if settings.batch is not None else "max",
         "measured": settings.measured_label or None,
-        "predictor": predictor_label(settings.calibration),
-        "calibration_file": (
-            settings.calibration.path if settings.calibration is not None else None
-        ),
+        "predictor": predictor_label(cal),
+        "calibration_file": cal.path if cal is not None else None,
         "predictor_fitted_on_files": fitted,
         "predictor_in_sample": in_sample,
         "predictor_note": (
@@ -365,37 +374,43 @@ def _summary(
             if in_sample
             else "held-out accuracy of the predictor: the cross-GPU validation in docs/gpu-model.md"
         ),
-        "cnn_mac_fraction_threshold": 0.9,
-        "n_rows": len(rows),
-        "n_models": len({r["model"] for r in rows}),
-        "n_cnn_rows": len(cnn_rows),
-        "n_cnn_models": len({r["model"] for r in cnn_rows}),
-        "non_cnn_models": sorted({r["model"] for r in rows if not r["is_cnn"]}),
-        "not_analysed": not_analysed,
-        "cnn_rows_without_accuracy": sorted(
-            f"{r['model']}@{r['img_size']}" for r in cnn_rows if not math.isfinite(r["top1"])
-        ),
+    }
+
+
+def _utilization_fields(cnn_rows: list[dict[str, Any]], peak: float) -> dict[str, Any]:
+    """Utilization medians, the fronts and the Spearman correlation with top-1."""
+    measured_cnn = [r for r in cnn_rows if r["utilization_source"] == "measured"]
+    # Like the fronts, the correlation never mixes measured and predicted utilizations.
+    with_acc = [r for r in measured_cnn or cnn_rows if math.isfinite(r["top1"])]
+    rho = spearman([r["utilization"] for r in with_acc], [r["top1"] for r in with_acc])
+    measured_util = [r["utilization"] for r in measured_cnn]
+    return {
         "n_cnn_rows_measured": len(measured_util),
         "median_measured_utilization_cnn": _median(measured_util),
-        "median_predicted_utilization_cnn": _median(predicted_util),
-        "median_predicted_utilization_measured_cnn": _median(predicted_util_measured),
-        "on_all_three_fronts": sorted(
-            f"{r['model']}@{r['img_size']}" for r in cnn_rows if r["on_all_fronts"]
+        "median_predicted_utilization_cnn": _median(
+            [r["predicted_throughput"] * r["flops"] / peak for r in cnn_rows]
         ),
+        "median_predicted_utilization_measured_cnn": _median(
+            [r["predicted_throughput"] * r["flops"] / peak for r in measured_cnn]
+        ),
+        "on_all_three_fronts": _labels([r for r in cnn_rows if r["on_all_fronts"]]),
         "fronts_over": "measured CNN rows" if measured_util else "CNN rows (predicted throughput)",
-        "front_sizes": {
-            key: sum(1 for r in cnn_rows if r[key])
-            for key in (
-                "pareto_throughput_accuracy",
-                "pareto_utilization_accuracy",
-                "pareto_throughput_utilization",
-            )
-        },
+        "front_sizes": {key: sum(1 for r in cnn_rows if r[key]) for key in FRONTS},
+        "spearman_utilization_top1": rho if math.isfinite(rho) else None,
+        "n_spearman": len(with_acc),
+    }
+
+
+def _fold_fields(
+    cnn_rows: list[dict[str, Any]], fold: int, fold_errors: dict[str, str]
+) -> dict[str, Any]:
+    """The CMR counts and what folding gave."""
+    candidates = [r for r in cnn_rows if r["below_cmr"]]
+    folded_ok = [r for r in candidates if not r["fold_error"]]
+    return {
         "n_cnn_below_cmr": len(candidates),
         "n_cnn_above_cmr": len(cnn_rows) - len(candidates),
-        "spearman_utilization_top1": rho,
-        "n_spearman": len(with_acc),
-        "fold": settings.fold,
+        "fold": fold,
         "n_fold_candidates": len(candidates),
         "n_folded": len(folded_ok),
         "fold_failures": fold_errors,

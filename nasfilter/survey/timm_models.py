@@ -12,6 +12,8 @@ from typing import Any
 
 from nasfilter.layers import LayerTable
 from nasfilter.survey.analysis import AnalysisError, ModelProfile, profile_model
+from nasfilter.survey.fold import fold
+from nasfilter.survey.meta_build import meta_without_init
 from nasfilter.survey.timm_import import import_timm
 
 
@@ -66,65 +68,13 @@ def build_timm_model(name: str, img_size: int | None = None) -> Any:
 
     timm = import_timm()
     arch = check_names([name])[0]
-    with _meta_without_init():
+    with meta_without_init():
         if img_size is not None and _default_size(timm, arch) != img_size:
             try:
                 return timm.create_model(arch, pretrained=False, img_size=img_size)
             except TypeError:
                 pass  # the constructor takes no img_size: the model is size-agnostic
         return timm.create_model(arch, pretrained=False)
-
-
-def _skipped(func: Any, args: Any, kwargs: Any) -> Any:
-    """The tensor an in-place op (``normal_``, ``kaiming_uniform_`` ...) would initialise
-    when it is on the meta device (there it does nothing but cost time), else None."""
-    import torch
-
-    name = getattr(func, "__name__", "")
-    if name.endswith("_") and not name.endswith("__"):
-        target = args[0] if args else (kwargs or {}).get("tensor")  # torch.nn.init: by keyword
-        if isinstance(target, torch.Tensor) and target.is_meta:
-            return target
-    return None
-
-
-def _meta_without_init() -> Any:
-    """A context that builds modules on the meta device and skips their initialisation (about
-    half of the build time): one torch-function mode, ``torch.device("meta")``'s own class
-    with the skipping added, so ``torch.get_default_device()`` still says meta; with a torch
-    that lacks that class, ``torch.device("meta")`` and a second mode."""
-    import torch
-
-    try:
-        from torch.utils._device import DeviceContext
-    except ImportError:  # pragma: no cover - another torch layout
-        return _two_modes()
-
-    class MetaNoInit(DeviceContext):
-        def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            target = _skipped(func, args, kwargs)
-            if target is None:
-                return super().__torch_function__(func, types, args, kwargs)
-            return target
-
-    return MetaNoInit(torch.device("meta"))
-
-
-def _two_modes() -> Any:  # pragma: no cover - only without torch.utils._device
-    import contextlib
-
-    import torch
-    from torch.overrides import TorchFunctionMode
-
-    class SkipInit(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            target = _skipped(func, args, kwargs)
-            return func(*args, **(kwargs or {})) if target is None else target
-
-    stack = contextlib.ExitStack()
-    stack.enter_context(torch.device("meta"))
-    stack.enter_context(SkipInit())
-    return stack
 
 
 def _default_size(timm: Any, arch: str) -> int | None:
@@ -160,8 +110,6 @@ def timm_layer_table(name: str, img_size: int) -> LayerTable:
 def timm_folded_profile(name: str, img_size: int, f: int) -> ModelProfile:
     """The profile of timm's ``name`` folded by ``f`` (:func:`nasfilter.survey.fold.fold`),
     per folded input: 3·f channels of ``img_size`` px, standing for f images."""
-    from nasfilter.survey.fold import fold
-
     arch = architecture(name)
     model = build_timm_model(arch, img_size)
     folded = fold(model, f, (3, img_size, img_size))
