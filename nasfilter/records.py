@@ -14,7 +14,6 @@ modules all import these types, and this module imports none of them.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import json
@@ -33,7 +32,7 @@ from nasfilter.fidelity import CHARGINGS
 from nasfilter.filters import Filter, make_filter
 from nasfilter.problem import DEFAULT_PROXY_COST, EVALUATE, Budget
 from nasfilter.proxy import DEFAULT_ORACLE
-from nasfilter.registry import format_spec, parse_spec
+from nasfilter.registry import resolve_plugin
 from nasfilter.searchers import Searcher, make_searcher
 from nasfilter.summary import run_summary
 from nasfilter.tables import table_name
@@ -46,39 +45,6 @@ _KEY_DEFAULTS = {"workers": 1, "budget_clock": "worker", "charging": "retrain"}
 
 SearcherArg = str | Searcher | Callable[[], Searcher]
 FilterArg = str | Filter | Callable[[], Filter]
-
-
-def _canonical(spec: str) -> str:
-    name, params = parse_spec(spec)
-    return format_spec(name, params)
-
-
-def _plugin_text(obj: Searcher | Filter) -> str:
-    """The spec string of an in-process plugin: ``module:Class[params]``."""
-    cls = type(obj)
-    return format_spec(f"{cls.__module__}:{cls.__qualname__}", obj.config())
-
-
-def _resolve_plugin(
-    value: object, kind: type[Searcher] | type[Filter], what: str
-) -> tuple[str, Callable[[], Any] | None]:
-    """(spec string, factory or None) of a spec string, a plugin instance or a factory."""
-    if isinstance(value, str):
-        return _canonical(value), None
-    if isinstance(value, kind):
-        instance = value
-        return _plugin_text(instance), functools.partial(copy.deepcopy, instance)
-    if callable(value):
-        built = value()
-        if not isinstance(built, kind):
-            raise ValueError(
-                f"the {what} factory {value!r} returned {built!r}, not a {kind.__name__}"
-            )
-        return _plugin_text(built), value
-    raise ValueError(
-        f"{what} must be a spec string, a {kind.__name__} instance or a factory returning "
-        f"one, got {value!r}"
-    )
 
 
 @dataclass(frozen=True)
@@ -135,8 +101,8 @@ class RunSpec:
     filter_factory: Callable[[], Filter] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        searcher, s_factory = _resolve_plugin(self.searcher, Searcher, "searcher")
-        filt, f_factory = _resolve_plugin(self.filter, Filter, "filter")
+        searcher, s_factory = resolve_plugin(self.searcher, Searcher, "searcher")
+        filt, f_factory = resolve_plugin(self.filter, Filter, "filter")
         object.__setattr__(self, "searcher", searcher)
         object.__setattr__(self, "filter", filt)
         object.__setattr__(self, "searcher_factory", s_factory or self.searcher_factory)

@@ -11,6 +11,7 @@ plugin path naming a class or factory to import: ``package.module:Attribute`` (l
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import importlib
 import importlib.util
@@ -321,3 +322,38 @@ def _load_module(name: str) -> ModuleType:
         # Console scripts do not put the current directory on sys.path; `python -m` does.
         sys.path.append(cwd)
         return importlib.import_module(name)
+
+
+def canonical_spec(spec: str) -> str:
+    """``spec`` (``NAME[key=value,...]``) in its one canonical spelling."""
+    name, params = parse_spec(spec)
+    return format_spec(name, params)
+
+
+def plugin_spec(obj: Any) -> str:
+    """The spec string of an in-process plugin: ``module:Class[params]``."""
+    cls = type(obj)
+    return format_spec(f"{cls.__module__}:{cls.__qualname__}", obj.config())
+
+
+def resolve_plugin(
+    value: object, kind: type[Any], what: str
+) -> tuple[str, Callable[[], Any] | None]:
+    """(spec string, factory or None) of a spec string, an instance of the plugin class
+    ``kind`` (copied for each run) or a factory returning one; ValueError otherwise."""
+    if isinstance(value, str):
+        return canonical_spec(value), None
+    if isinstance(value, kind):
+        instance = value
+        return plugin_spec(instance), functools.partial(copy.deepcopy, instance)
+    if callable(value):
+        built = value()
+        if not isinstance(built, kind):
+            raise ValueError(
+                f"the {what} factory {value!r} returned {built!r}, not a {kind.__name__}"
+            )
+        return plugin_spec(built), value
+    raise ValueError(
+        f"{what} must be a spec string, a {kind.__name__} instance or a factory returning "
+        f"one, got {value!r}"
+    )

@@ -253,11 +253,7 @@ class _Loop:
                 tally.status = "searcher-done"
                 return
             if trial is WAIT:  # nothing until a running trial is told
-                if not self.running:
-                    raise ValueError(
-                        f"{self.searcher!r}.propose() returned WAIT with no trial running: "
-                        "nothing it waits for can arrive; propose a trial or return None"
-                    )
+                self._check_waiting()
                 return
             tally.n_asked += 1
             if on_progress is not None and tally.n_asked % PROGRESS_EVERY == 0:
@@ -298,6 +294,14 @@ class _Loop:
             heapq.heappush(self.running, (end, self.started, worker, trial, accuracy, index, full))
             self.started += 1
             self._note_novelty(index if full else (index, fidelity), full)
+
+    def _check_waiting(self) -> None:
+        """ValueError when the searcher waits with no trial running (it would wait forever)."""
+        if not self.running:
+            raise ValueError(
+                f"{self.searcher!r}.propose() returned WAIT with no trial running: "
+                "nothing it waits for can arrive; propose a trial or return None"
+            )
 
     def _note_novelty(self, key: int | tuple[int, Fidelity | None], full: bool) -> None:
         """Stop (once running evaluations complete) when every architecture of the table

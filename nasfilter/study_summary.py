@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.results import MeanSE
+from nasfilter.meanse import MeanSE
 
-# 2: metrics rows carry every column of nasfilter.metrics_table (wall-clock s added), and
-# the file names its version. 1: the files written before (no "summary_version" key).
+# 2: every nasfilter.metrics_table column, and a version key; 1: the files before it.
 SUMMARY_VERSION = 2
 STUDY = "arXiv 2212.07936: GPU utilization as a filter for NAS"
 

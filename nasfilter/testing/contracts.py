@@ -37,9 +37,6 @@ second.
 
 from __future__ import annotations
 
-import importlib.util
-import random
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +52,7 @@ from nasfilter.searchers import RandomSearch, Searcher
 from nasfilter.searchers.base import validate_searcher
 from nasfilter.space import N_ARCHS, Arch
 from nasfilter.table import BenchmarkTable
+from nasfilter.testing.random_state import check_no_global_random_state
 from nasfilter.trial import WAIT, Proposal, Trial, Wait
 
 DEFAULT_BUDGET = 80_000.0  # s: a full proxy scan (65536 s at 2 s) plus some evaluations
@@ -175,87 +173,6 @@ def _check_budget(result: RunResult, budget: float, who: str) -> None:
     assert result.worker_seconds == (ev["worker_seconds"][-1] if len(ev["cost"]) else 0.0)
 
 
-# --------------------------------------------------------------------------- global state
-
-
-def _torch() -> Any:
-    if "torch" in sys.modules or importlib.util.find_spec("torch") is not None:
-        import torch
-
-        return torch
-    return None
-
-
-def _global_states() -> dict[str, Any]:
-    states: dict[str, Any] = {
-        "random": random.getstate(),
-        "numpy.random": np.random.get_state(legacy=False),
-    }
-    torch = _torch()
-    if torch is not None:
-        states["torch"] = torch.random.get_rng_state().clone()
-    return states
-
-
-def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    changed = []
-    if before["random"] != after["random"]:
-        changed.append("random")
-    b, a = before["numpy.random"], after["numpy.random"]
-    if b["bit_generator"] != a["bit_generator"] or any(
-        not np.array_equal(np.asarray(b["state"][k]), np.asarray(a["state"][k])) for k in b["state"]
-    ):
-        changed.append("numpy.random")
-    if "torch" in before and not bool((before["torch"] == after["torch"]).all()):
-        changed.append("torch")
-    return changed
-
-
-def _seed_functions() -> list[tuple[Any, str, str]]:
-    """(owner, attribute, label) of every function that re-seeds a global generator."""
-    found: list[tuple[Any, str, str]] = [
-        (random, "seed", "random"),
-        (np.random, "seed", "numpy.random"),
-    ]
-    torch = _torch()
-    if torch is not None:
-        found += [(torch, "manual_seed", "torch"), (torch.random, "manual_seed", "torch")]
-    return found
-
-
-def check_no_global_random_state(run: Callable[[], object], who: str) -> None:
-    """``run()`` must leave the global generators of random, numpy and torch untouched.
-
-    A draw shows as a changed state; a re-seeding is caught by watching the seed functions
-    during the run (it might restore the very state it found). The check itself never draws
-    from, nor seeds, a global generator.
-    """
-    seeded: list[str] = []
-    patches = []
-    for owner, attr, label in _seed_functions():
-        original = getattr(owner, attr)
-
-        def watch(*args: Any, _f: Any = original, _label: str = label, **kwargs: Any) -> Any:
-            seeded.append(_label)
-            return _f(*args, **kwargs)
-
-        patches.append((owner, attr, original))
-        setattr(owner, attr, watch)
-    try:
-        before = _global_states()
-        run()
-        changed = _changed(before, _global_states())
-    finally:
-        for owner, attr, original in patches:
-            setattr(owner, attr, original)
-    touched = sorted(set(changed) | set(seeded))
-    assert not touched, (
-        f"{who} touched global random state ({', '.join(touched)}); draw only from the "
-        "Generator passed in setup (self.rng)"
-    )
-
-
-# ------------------------------------------------------------------------------ searchers
 class SearcherContract:
     """Contract tests for a searcher; subclass as ``Test...`` and define make_searcher."""
 
