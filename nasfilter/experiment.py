@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nasfilter.datasets import get_dataset
+from nasfilter.fidelity import CHARGINGS
 from nasfilter.filters import make_filter
 from nasfilter.metrics import FrontReference
 from nasfilter.problem import DEFAULT_PROXY_COST, Budget, Problem
@@ -47,7 +48,7 @@ DEFAULT_TICKS = 100
 BUDGET_CLOCKS = ("worker", "wall")  # what RunSpec.budget counts
 # Fields left out of RunSpec.key() at their default, so keys written before they existed
 # still name the same runs.
-_KEY_DEFAULTS = {"workers": 1, "budget_clock": "worker"}
+_KEY_DEFAULTS = {"workers": 1, "budget_clock": "worker", "charging": "retrain"}
 
 
 def _canonical(spec: str) -> str:
@@ -79,6 +80,9 @@ class RunSpec:
         budget_clock: ``"worker"``: the budget is worker-seconds (all workers' charged
             seconds together; the same compute for every K); ``"wall"``: simulated
             wall-clock seconds.
+        charging: how evaluations at a fidelity below the full one are charged
+            (``nasfilter.fidelity.CHARGINGS``): ``"retrain"`` from scratch (NATS-Bench's) or
+            ``"resume"`` from the last epoch trained (:meth:`Problem.start_at_fidelity`).
     """
 
     searcher: str
@@ -94,6 +98,7 @@ class RunSpec:
     n_ticks: int = DEFAULT_TICKS
     workers: int = 1
     budget_clock: str = "worker"
+    charging: str = "retrain"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "searcher", _canonical(self.searcher))
@@ -121,6 +126,11 @@ class RunSpec:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         object.__setattr__(self, "workers", check_workers(self.workers))
+        if self.charging not in CHARGINGS:
+            raise ValueError(
+                f"charging must be one of {list(CHARGINGS)} (how evaluations at a fidelity "
+                f"are charged: retrain from scratch, or resume), got {self.charging!r}"
+            )
         if self.budget_clock not in BUDGET_CLOCKS:
             raise ValueError(
                 f"budget_clock must be one of {BUDGET_CLOCKS}, got {self.budget_clock!r}"
@@ -159,6 +169,8 @@ class RunSpec:
     @property
     def label(self) -> str:
         label = self.searcher if self.filter == "none" else f"{self.searcher} | {self.filter}"
+        if self.charging != "retrain":
+            label = f"{label} [{self.charging}]"
         return label if self.workers == 1 else f"{label} (K={self.workers})"
 
 
@@ -385,7 +397,14 @@ def run_one(
     from nasfilter.results import METRICS_VERSION, score_spec_events
 
     table, proxy, _ = inputs(spec)
-    problem = make_problem(table, spec.make_budget(), seed, proxy=proxy, proxy_cost=spec.proxy_cost)
+    problem = make_problem(
+        table,
+        spec.make_budget(),
+        seed,
+        proxy=proxy,
+        proxy_cost=spec.proxy_cost,
+        charging=spec.charging,
+    )
     result = run_search(
         make_searcher(spec.searcher),
         problem,

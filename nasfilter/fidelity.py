@@ -39,6 +39,64 @@ class NoCurvesError(ValueError):
     """An evaluation at a chosen epoch on a table without learning curves."""
 
 
+class Fidelity(NamedTuple):
+    """What one evaluation trains: ``epochs`` epochs (1 .. ``curves.epochs(hp)``) of
+    training setting ``hp``, from scratch, then one validation. nats_bench's ``iepoch`` is
+    ``epochs - 1``."""
+
+    epochs: int
+    hp: str = "12"
+
+
+# How evaluations at a fidelity are charged (Problem(charging=...)): NATS-Bench's retrain
+# from scratch, or resume from the last epoch this run trained (a simulator with checkpoints)
+CHARGINGS = ("retrain", "resume")
+# The problem's full evaluation: hp 12 trained for all of its 12 epochs (Problem.evaluate).
+FULL_FIDELITY = Fidelity(12, "12")
+# Partial-evaluation events keep their fidelity in one number: int(hp) * 1000 + epochs.
+_CODE_BASE = 1000
+
+
+def is_full(fidelity: Fidelity | None) -> bool:
+    """True for None or :data:`FULL_FIDELITY` (the problem's full evaluation)."""
+    return fidelity is None or (fidelity.epochs == 12 and fidelity.hp == "12")
+
+
+def check_fidelity(curves: LearningCurves, fidelity: object) -> Fidelity:
+    """``fidelity`` as a :class:`Fidelity` of ``curves``' settings, else ValueError naming
+    the valid settings and epochs."""
+    if not isinstance(fidelity, tuple) or len(fidelity) != 2:
+        raise ValueError(
+            f"a fidelity is Fidelity(epochs, hp), such as Fidelity(4, '12'); got {fidelity!r}"
+        )
+    epochs, hp = fidelity
+    if not isinstance(hp, str) or hp not in curves.hps():
+        raise ValueError(
+            f"fidelity {fidelity!r}: hp {hp!r} is not a training setting; the settings are "
+            f"{curves.hps()}"
+        )
+    top = curves.epochs(hp)
+    whole = isinstance(epochs, (int, np.integer)) and not isinstance(epochs, bool)
+    if not whole or not 1 <= epochs <= top:
+        raise ValueError(
+            f"fidelity {fidelity!r}: epochs must be an integer in 1..{top} (hp {hp} trains "
+            f"{top} epochs)"
+        )
+    return Fidelity(int(epochs), hp)
+
+
+def fidelity_code(fidelity: Fidelity) -> float:
+    """The number a partial-evaluation event stores for ``fidelity``:
+    ``int(hp) * 1000 + epochs`` (hp 12, 4 epochs: 12004.0)."""
+    return float(int(fidelity.hp) * _CODE_BASE + fidelity.epochs)
+
+
+def fidelity_of_code(code: float) -> Fidelity:
+    """The inverse of :func:`fidelity_code`."""
+    hp, epochs = divmod(int(code), _CODE_BASE)
+    return Fidelity(epochs, f"{hp:02d}")
+
+
 class FidelityEvaluation(NamedTuple):
     """One evaluation at a chosen epoch (units: percent, simulated seconds)."""
 

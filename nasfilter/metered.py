@@ -73,6 +73,21 @@ class ProxyHandle:
                 "pass proxy=... to Problem, or pick a searcher/filter that needs no proxy"
             )
 
+    def fidelity_hps(self) -> list[str]:
+        """The training settings evaluations may use (``['01', '12', '90']``), from the
+        problem's learning curves; NoCurvesError naming the conversion if it has none."""
+        return self.__problem.curves.hps()
+
+    def max_epochs(self, hp: str = "12") -> int:
+        """Epochs of training setting ``hp`` (a Fidelity's epochs: 1 .. this); ValueError
+        naming the settings for an unknown ``hp``, NoCurvesError without curves."""
+        curves = self.__problem.curves
+        if hp not in curves.hps():
+            raise ValueError(
+                f"hp {hp!r} is not a training setting; the settings are {curves.hps()}"
+            )
+        return curves.epochs(hp)
+
     def query(self, arch: ArchLike) -> ProxyReading:
         """Utilization (fraction of peak) and throughput (images/s) of ``arch``, charged."""
         return self.__problem.query_proxy(arch)
@@ -92,6 +107,14 @@ class SearchContext:
 
     rng: np.random.Generator
     proxy: ProxyHandle
+
+    def fidelity_hps(self) -> list[str]:
+        """The training settings of the run's learning curves (:meth:`ProxyHandle.fidelity_hps`)."""
+        return self.proxy.fidelity_hps()
+
+    def max_epochs(self, hp: str = "12") -> int:
+        """Epochs of setting ``hp`` in the run's curves (:meth:`ProxyHandle.max_epochs`)."""
+        return self.proxy.max_epochs(hp)
 
     def __post_init__(self) -> None:
         if not isinstance(self.rng, np.random.Generator):

@@ -20,7 +20,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from nasfilter.fidelity import FidelityEvaluation, LearningCurves, check_iepoch, curves_for
+from nasfilter.fidelity import (
+    CHARGINGS,
+    FULL_FIDELITY,
+    Fidelity,
+    FidelityEvaluation,
+    LearningCurves,
+    check_fidelity,
+    check_iepoch,
+    curves_for,
+    fidelity_code,
+    is_full,
+)
 from nasfilter.proxy import ProxyTable
 from nasfilter.space import N_ARCHS, ArchLike, as_arch
 from nasfilter.table import BenchmarkTable
@@ -38,7 +49,8 @@ PROXY = "proxy"
 ASK = "ask"  # a trial the run asked for and never dropped nor started (the budget ran out)
 DROP = "drop"  # a filter dropped a trial
 RECOMMEND = "recommend"  # the searcher's recommendation changed
-EVENT_KINDS = (EVALUATE, PROXY, ASK, DROP, RECOMMEND)
+PARTIAL = "partial"  # an evaluation below the full fidelity (Problem.start_evaluation_at)
+EVENT_KINDS = (EVALUATE, PROXY, ASK, DROP, RECOMMEND, PARTIAL)
 # What a trace past Problem.trace_limit leaves out: counts, the simulated seconds charged,
 # and the wall-clock second the last one left out ended
 UNLOGGED_FIELDS = ("evaluate", "proxy", "drop", "evaluation_seconds", "proxy_seconds", "end")
@@ -134,15 +146,16 @@ EVENT_COLUMNS = (
     "kind",  # one of EVENT_KINDS
     "trial",  # trial id (ask, drop, evaluate), -1 otherwise
     "index",  # NATS architecture index
-    "value",  # evaluate: validation accuracy (%); proxy: utilization (fraction);
+    "value",  # evaluate, partial: validation accuracy (%); proxy: utilization (fraction);
     #           recommend: validation accuracy seen (%); else NaN
-    "throughput",  # proxy: images/s; else NaN
-    "seed",  # evaluate: training seed; else -1
+    "throughput",  # proxy: images/s; partial: its fidelity, int(hp) * 1000 + epochs
+    #                (nasfilter.fidelity.fidelity_code); else NaN
+    "seed",  # evaluate, partial: training seed; else -1
     "cost",  # simulated seconds charged (0 for ask, drop, recommend)
     "clock",  # worker-seconds charged in the run after this event
     "start",  # simulated wall-clock seconds when the event began
     "end",  # simulated wall-clock seconds when its result was available
-    "worker",  # evaluate: the simulated worker (0..K-1); else -1
+    "worker",  # evaluate, partial: the simulated worker (0..K-1); else -1
 )
 _COLUMNS = EVENT_COLUMNS
 _INT_COLUMNS = frozenset({"trial", "index", "seed", "worker"})
@@ -294,6 +307,10 @@ class Problem:
         curves: learning curves for :meth:`evaluate_at` (an evaluation at a chosen epoch
             and setting), such as ``nasfilter.fidelity.BenchmarkCurves(folder, dataset)``;
             None takes the table's own (the surrogate's SYNTHETIC curves) when it needs them.
+        charging: how evaluations at a fidelity are charged (``nasfilter.fidelity.CHARGINGS``):
+            ``"retrain"`` (NATS-Bench's: from scratch each time) or ``"resume"`` (from the
+            last epoch this run trained for that architecture and setting, with its seed;
+            see :meth:`start_at_fidelity`).
     """
 
     def __init__(
@@ -307,6 +324,7 @@ class Problem:
         charge_repeat_proxy: bool = False,
         trace_limit: int = TRACE_LIMIT,
         curves: LearningCurves | None = None,
+        charging: str = "retrain",
     ) -> None:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -373,7 +391,7 @@ class Problem:
         self._log = EventLog()
         self._eval_memo: dict[int, float] = {}
         self._proxy_memo: set[int] = set()
-        self._init_fidelity(curves)
+        self._init_fidelity(curves, charging)
 
     # ------------------------------------------------------------------ state
     @property
@@ -687,7 +705,7 @@ class Problem:
         return idx, np.stack([util, thr], axis=1)
 
     # ---------------------------------------------------------------- fidelity
-    def _init_fidelity(self, curves: LearningCurves | None) -> None:
+    def _init_fidelity(self, curves: LearningCurves | None, charging: str) -> None:
         if curves is not None:
             if not callable(getattr(curves, "evaluation", None)):
                 raise ValueError(
@@ -699,9 +717,18 @@ class Problem:
                     f"curves are of dataset {curves.dataset!r} but the table is of "
                     f"{self.table.dataset.name!r}; pass the curves of the same dataset"
                 )
+        if charging not in CHARGINGS:
+            raise ValueError(
+                f"charging must be one of {list(CHARGINGS)} ('retrain': every evaluation "
+                f"trains from scratch, as NATS-Bench; 'resume': a promotion pays only the "
+                f"epochs beyond the last one trained), got {charging!r}"
+            )
+        self.charging = charging
         self._curves = curves
         self._fidelity_log: list[FidelityEvaluation] = []
         self._fidelity_seconds = 0.0
+        # resume: (index, hp) -> (seed, last 0-based epoch trained) of this run
+        self._trained: dict[tuple[int, str], tuple[int, int]] = {}
 
     @property
     def curves(self) -> LearningCurves:
@@ -713,14 +740,15 @@ class Problem:
 
     @property
     def fidelity_evaluations(self) -> list[FidelityEvaluation]:
-        """Every evaluation at a chosen epoch so far, in order (a copy). They are charged to
-        both clocks but are not in :attr:`log`, :attr:`n_evaluations` nor
-        :attr:`evaluation_seconds`, which count full evaluations only."""
+        """Every evaluation below the full fidelity so far, in order (a copy). They are
+        charged to both clocks and logged as ``partial`` events, but are not in
+        :attr:`n_evaluations` nor :attr:`evaluation_seconds`, which count full evaluations
+        only."""
         return list(self._fidelity_log)
 
     @property
     def fidelity_seconds(self) -> float:
-        """Simulated seconds charged by evaluations at a chosen epoch."""
+        """Simulated seconds charged by evaluations below the full fidelity."""
         return self._fidelity_seconds
 
     def evaluate_at(self, arch: ArchLike, iepoch: int, hp: str = "12") -> float:
@@ -738,7 +766,9 @@ class Problem:
     ) -> tuple[float, float]:
         """Start :meth:`evaluate_at` on ``worker`` now; return (accuracy, wall-clock second
         it completes), as :meth:`start_evaluation`. The seed is drawn from the run's rng
-        among the architecture's seeds at ``hp``. ``max_evaluations`` does not cap these."""
+        among the architecture's seeds at ``hp``. Logged as a ``partial`` event, whatever
+        the epoch (:meth:`start_at_fidelity` routes the full fidelity to
+        :meth:`start_evaluation`); ``max_evaluations`` does not cap these."""
         index = _fast_index(arch)
         curves = self.curves
         epoch = check_iepoch(curves, hp, iepoch)
@@ -748,11 +778,152 @@ class Problem:
         seeds = curves.seeds(index, hp)
         seed = seeds[int(self._rng.integers(len(seeds)))]
         accuracy, cost = curves.evaluation(index, hp, seed, epoch)
+        end = self._charge_partial(index, hp, epoch, seed, accuracy, cost, trial, worker)
+        return accuracy, end
+
+    def start_at_fidelity(
+        self, arch: ArchLike, fidelity: Fidelity | None, trial: int = -1, worker: int = 0
+    ) -> tuple[float, float]:
+        """Start evaluating ``arch`` at ``fidelity`` on ``worker`` now (the runner's door);
+        return (accuracy in percent, wall-clock second it completes).
+
+        The full fidelity (None or hp 12, 12 epochs) is a full evaluation (an ``evaluate``
+        event, counted in :attr:`n_evaluations`); any other is a ``partial`` event.
+        ``charging="retrain"``: the full one is :meth:`start_evaluation` (no curves needed),
+        the others :meth:`start_evaluation_at`. ``charging="resume"`` (needs curves): the
+        first evaluation of (architecture, hp) in this run draws a seed and trains from
+        scratch; a later one continues that seed (another seed is impossible by
+        construction) and pays the training seconds of the epochs beyond the last one
+        trained (the difference of the two from-scratch charges) plus one validation (the
+        table's ``valid_time``); one at or below the last epoch trained pays only that
+        validation."""
+        if self.charging == "retrain":
+            if fidelity is None or (type(fidelity) is Fidelity and is_full(fidelity)):
+                return self.start_evaluation(arch, trial, worker)
+            fid = check_fidelity(self.curves, fidelity)
+            return self.start_evaluation_at(arch, fid.epochs - 1, fid.hp, trial, worker)
+        return self._start_resumed(
+            arch, FULL_FIDELITY if fidelity is None else fidelity, trial, worker
+        )
+
+    def _start_resumed(
+        self, arch: ArchLike, fidelity: Fidelity, trial: int, worker: int
+    ) -> tuple[float, float]:
+        index = _fast_index(arch)
+        curves = self.curves
+        hp, epochs = (fid := check_fidelity(curves, fidelity)).hp, fidelity.epochs
+        full = is_full(fid)
+        self._check_open("evaluate")
+        cap = self.budget.max_evaluations
+        if full and cap is not None and self._n_evals >= cap:
+            raise BudgetExhausted(f"cannot evaluate: the cap of {cap} evaluations is reached")
+        if not self._present[index]:
+            self.table.require(index)
+        iepoch = epochs - 1
+        done = self._trained.get((index, hp))
+        if done is None:
+            seeds = curves.seeds(index, hp)
+            seed, last = seeds[int(self._rng.integers(len(seeds)))], -1
+            accuracy, cost = curves.evaluation(index, hp, seed, iepoch)
+        else:
+            seed, last = done
+            accuracy, cost = curves.evaluation(index, hp, seed, iepoch)
+            valid = float(self.table.valid_time[index])
+            if iepoch > last:
+                cost = cost - curves.evaluation(index, hp, seed, last)[1] + valid
+            else:
+                cost = valid
+        self._trained[index, hp] = (seed, max(last, iepoch))
+        if full:
+            return accuracy, self._charge_full(index, accuracy, cost, seed, trial, worker)
+        end = self._charge_partial(index, hp, iepoch, seed, accuracy, cost, trial, worker)
+        return accuracy, end
+
+    def _charge_partial(
+        self,
+        index: int,
+        hp: str,
+        iepoch: int,
+        seed: int,
+        accuracy: float,
+        cost: float,
+        trial: int,
+        worker: int,
+    ) -> float:
+        """Charge and log one partial evaluation starting now; return its end."""
         start = self._now
         self._spent += cost
         self._fidelity_seconds += cost
-        self._fidelity_log.append(FidelityEvaluation(
-            trial, index, hp, epoch, seed, accuracy, cost, self._spent, start, start + cost,
-            worker,
-        ))
-        return accuracy, start + cost
+        end = start + cost
+        self._fidelity_log.append(
+            FidelityEvaluation(
+                trial,
+                index,
+                hp,
+                iepoch,
+                seed,
+                accuracy,
+                cost,
+                self._spent,
+                start,
+                end,
+                worker,
+            )
+        )
+        code = fidelity_code(Fidelity(iepoch + 1, hp))
+        self._log.append(
+            PARTIAL,
+            index,
+            accuracy,
+            code,
+            seed,
+            cost,
+            self._spent,
+            trial=trial,
+            start=start,
+            end=end,
+            worker=worker,
+        )
+        return end
+
+    def _charge_full(
+        self, index: int, accuracy: float, cost: float, seed: int, trial: int, worker: int
+    ) -> float:
+        """Charge and log one full evaluation of the resume path starting now; return its
+        end. The same bookkeeping and trace-limit rule as :meth:`start_evaluation`."""
+        if index not in self._eval_memo:
+            self._eval_memo[index] = accuracy
+            self._first_end[index] = self._now + cost
+        self._spent += cost
+        self._eval_seconds += cost
+        self._n_evals += 1
+        start = self._now
+        end = start + cost
+        completed = self._completed_best
+        while completed and completed[0][0] <= start:
+            self._best_done = max(self._best_done, -heapq.heappop(completed)[1])
+        if (
+            len(self._log) < self.trace_limit
+            or self._first_end[index] >= end
+            or accuracy > self._best_done
+        ):
+            self._log.append(
+                EVALUATE,
+                index,
+                accuracy,
+                math.nan,
+                seed,
+                cost,
+                self._spent,
+                trial=trial,
+                start=start,
+                end=end,
+                worker=worker,
+            )
+            if accuracy > self._best_done:
+                heapq.heappush(completed, (end, -accuracy))
+        else:
+            self._unlogged["evaluate"] += 1
+            self._unlogged["evaluation_seconds"] += cost
+            self._unlogged["end"] = max(self._unlogged["end"], end)
+        return end

@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from nasfilter.fidelity import Fidelity, LearningCurves, is_full
 from nasfilter.filters.base import Filter, as_single_filter
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.problem import (
@@ -68,7 +69,7 @@ from nasfilter.proxy import ProxyTable
 from nasfilter.searchers.base import Searcher, as_trial_searcher
 from nasfilter.space import Arch, index_of
 from nasfilter.table import BenchmarkTable
-from nasfilter.trial import Trial
+from nasfilter.trial import WAIT, Trial
 
 DEFAULT_MAX_IDLE = 10_000  # consecutive proposals without an evaluation before "stalled"
 DEFAULT_MAX_REPEATS = 10_000  # consecutive evaluations of known architectures: "converged"
@@ -107,14 +108,26 @@ def make_problem(
     seed: int | np.random.SeedSequence,
     proxy: ProxyTable | None = None,
     proxy_cost: float = DEFAULT_PROXY_COST,
+    charging: str = "retrain",
+    curves: LearningCurves | None = None,
 ) -> Problem:
     """The metered problem of the run with ``seed`` (its generator is stream 0).
 
-    Raises ValueError when ``proxy`` records a dataset other than the table's."""
+    ``charging`` and ``curves`` are :class:`~nasfilter.problem.Problem`'s (how evaluations
+    at a fidelity are charged, the learning curves behind them). Raises ValueError when
+    ``proxy`` records a dataset other than the table's."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
     if proxy is not None and isinstance(table, BenchmarkTable):
         check_same_dataset(table, proxy)
-    return Problem(table, seed_streams(seed).problem, b, proxy=proxy, proxy_cost=proxy_cost)
+    return Problem(
+        table,
+        seed_streams(seed).problem,
+        b,
+        proxy=proxy,
+        proxy_cost=proxy_cost,
+        curves=curves,
+        charging=charging,
+    )
 
 
 def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:
@@ -236,11 +249,14 @@ class _Loop:
         self.searcher, self.filter, self.problem = searcher, filter, problem
         self.max_idle, self.max_repeats, self.on_progress = max_idle, max_repeats, on_progress
         self.n_present = problem.table.n_present
-        self.evaluated: set[int] = set()  # indices whose evaluation started
-        self.repeats = 0  # evaluations in a row of indices already in ``evaluated``
+        # indices whose full evaluation started; (index, fidelity) of the partial ones
+        self.evaluated: set[int | tuple[int, Fidelity | None]] = set()
+        self.n_full = 0  # indices in ``evaluated``
+        self.repeats = 0  # evaluations in a row of keys already in ``evaluated``
+        self.retrain = problem.charging == "retrain"
         self.free = list(range(workers))  # a min-heap of free worker ids
-        # (end, start order, worker, trial, accuracy, index): a min-heap by completion
-        self.running: list[tuple[float, int, int, Trial, float, int]] = []
+        # (end, start order, worker, trial, accuracy, index, full): a min-heap by completion
+        self.running: list[tuple[float, int, int, Trial, float, int, bool]] = []
         self.started = 0
         self.tally = _Tally()
 
@@ -264,7 +280,7 @@ class _Loop:
         ask, tell, flt = self.searcher.ask, self.searcher.tell, self.filter
         keep_fn = None if flt is None else flt.keep
         drop = problem.record_drop
-        on_progress, evaluated = self.on_progress, self.evaluated
+        on_progress = self.on_progress
         while free and tally.status is None:
             if problem.exhausted:
                 tally.status = "budget"
@@ -273,9 +289,16 @@ class _Loop:
             if trial is None:
                 tally.status = "searcher-done"
                 return
+            if trial is WAIT:  # nothing until a running trial is told
+                if not self.running:
+                    raise ValueError(
+                        f"{self.searcher!r}.propose() returned WAIT with no trial running: "
+                        "nothing it waits for can arrive; propose a trial or return None"
+                    )
+                return
             tally.n_asked += 1
             if on_progress is not None and tally.n_asked % PROGRESS_EVERY == 0:
-                on_progress(problem, len(evaluated))
+                on_progress(problem, self.n_full)
             arch = trial.arch
             index = index_of(arch)
             if keep_fn is not None:
@@ -301,34 +324,45 @@ class _Loop:
                     tally.status = "budget"
                     return
             worker = heapq.heappop(free)
-            accuracy, end = problem.start_evaluation(index, trial.id, worker)
+            fidelity = trial.fidelity
+            if fidelity is None and self.retrain:
+                accuracy, end = problem.start_evaluation(index, trial.id, worker)
+                full = True
+            else:
+                accuracy, end = problem.start_at_fidelity(index, fidelity, trial.id, worker)
+                full = is_full(fidelity)
             tally.idle = 0
-            heapq.heappush(self.running, (end, self.started, worker, trial, accuracy, index))
+            heapq.heappush(self.running, (end, self.started, worker, trial, accuracy, index, full))
             self.started += 1
-            self._note_novelty(index)
+            self._note_novelty(index if full else (index, fidelity))
 
-    def _note_novelty(self, index: int) -> None:
-        """Stop (once running evaluations complete) when the space is used up, or when
-        ``max_repeats`` evaluations in a row were of architectures already evaluated."""
-        if index in self.evaluated:
+    def _note_novelty(self, key: int | tuple[int, Fidelity | None]) -> None:
+        """Stop (once running evaluations complete) when every architecture of the table
+        had a full evaluation, or when ``max_repeats`` evaluations in a row were repeats.
+        Novelty is per architecture for full evaluations and per (architecture, fidelity)
+        for the others, so promoting an architecture to a higher fidelity is new."""
+        if key in self.evaluated:
             self.repeats += 1
             if self.repeats >= self.max_repeats:
                 self.tally.status = "converged"
         else:
-            self.evaluated.add(index)
+            self.evaluated.add(key)
             self.repeats = 0
-            if len(self.evaluated) >= self.n_present:
-                self.tally.status = "space-exhausted"
+            if type(key) is int:
+                self.n_full += 1
+                if self.n_full >= self.n_present:
+                    self.tally.status = "space-exhausted"
 
     def _complete_next(self) -> None:
-        end, _, worker, trial, accuracy, index = heapq.heappop(self.running)
+        end, _, worker, trial, accuracy, index, full = heapq.heappop(self.running)
         self.problem.advance(end)
         heapq.heappush(self.free, worker)
         tally = self.tally
-        if accuracy > tally.seen.get(index, -math.inf):
-            tally.seen[index] = accuracy
-        if accuracy > tally.first_best[1]:
-            tally.first_best = (index, accuracy)
+        if full:  # what a run returns and recommends: full evaluations only
+            if accuracy > tally.seen.get(index, -math.inf):
+                tally.seen[index] = accuracy
+            if accuracy > tally.first_best[1]:
+                tally.first_best = (index, accuracy)
         try:
             self.searcher.tell(trial, accuracy)
         except BudgetExhausted:  # a proxy query in tell after the budget was spent
@@ -343,7 +377,8 @@ class _Loop:
         if type(rec) is not Arch or index_of(rec) not in tally.seen:
             raise ValueError(
                 f"{self.searcher!r}.recommend() returned {rec!r}, which this run did not "
-                "evaluate (or has not told yet); recommend an evaluated architecture or None"
+                "evaluate at full fidelity (or has not told yet); recommend an architecture "
+                "evaluated at full fidelity, or None"
             )
         tally.recommended = rec
         index = index_of(rec)

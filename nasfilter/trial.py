@@ -5,20 +5,50 @@ through :meth:`~nasfilter.searchers.Searcher.tell` with its outcome: the validat
 (percent), or ``None`` when a filter dropped it. Several trials may be pending at once (the
 simulated parallel workers of :func:`nasfilter.runner.run_search`), possibly of the same
 architecture.
+
+A trial carries the fidelity it is evaluated at (:class:`~nasfilter.fidelity.Fidelity`:
+epochs of a training setting), or None for the problem's full evaluation (hp 12, 12
+epochs). A searcher asks for a lower fidelity by proposing a :class:`Proposal`; it returns
+:data:`WAIT` from ``propose`` when it has nothing to propose until a pending trial is told.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import enum
+from typing import Literal, NamedTuple
 
+from nasfilter.fidelity import Fidelity
 from nasfilter.space import Arch
 
 
 class Trial(NamedTuple):
-    """One proposal: ``id`` (0, 1, 2, ... in ask order within a run) and its architecture."""
+    """One proposal: ``id`` (0, 1, 2, ... in ask order within a run), its architecture and
+    the fidelity it is evaluated at (None: the problem's full evaluation)."""
 
     id: int
     arch: Arch
+    fidelity: Fidelity | None = None
+
+
+class Proposal(NamedTuple):
+    """What ``propose`` returns to evaluate ``arch`` at ``fidelity`` (None: full)."""
+
+    arch: Arch
+    fidelity: Fidelity | None = None
+
+
+class Wait(enum.Enum):
+    """The type of :data:`WAIT`."""
+
+    WAIT = "wait"
+
+    def __repr__(self) -> str:
+        return "WAIT"
+
+
+# propose() (and so ask()) returns WAIT for "nothing to propose until a pending trial is
+# told": the runner then waits for the next evaluation to complete and asks again.
+WAIT: Literal[Wait.WAIT] = Wait.WAIT
 
 
 class TrialBook:
@@ -30,11 +60,11 @@ class TrialBook:
         self._next = 0
         self._pending: dict[int, Trial] = {}
 
-    def open(self, arch: Arch) -> Trial:
-        """A new pending trial of ``arch`` with the next id."""
+    def open(self, arch: Arch, fidelity: Fidelity | None = None) -> Trial:
+        """A new pending trial of ``arch`` at ``fidelity`` with the next id."""
         n = self._next
         # tuple.__new__ skips the generated NamedTuple constructor: this is the hot path.
-        trial = self._pending[n] = tuple.__new__(Trial, (n, arch))
+        trial = self._pending[n] = tuple.__new__(Trial, (n, arch, fidelity))
         self._next = n + 1
         return trial
 

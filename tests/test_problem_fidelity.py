@@ -62,8 +62,12 @@ def test_synthetic_evaluation_by_hand() -> None:
     seed = (777, 888, 999)[slots[0]]
     assert (first.arch, first.hp, first.iepoch, first.seed) == (284, "12", 4, seed)
     assert (second.hp, second.iepoch, second.seed, second.start) == ("90", 89, 777, first.end)
-    # not full evaluations: the event log and its counters are untouched
-    assert len(problem.log) == 0 and problem.n_evaluations == 0
+    # not full evaluations: logged as partial events (fidelity 12005 = hp 12, 5 epochs),
+    # but the full-evaluation counters are untouched
+    ev = problem.log.arrays()
+    assert ev["kind"].tolist() == ["partial", "partial"] and problem.n_evaluations == 0
+    assert ev["throughput"].tolist() == [12005.0, 90090.0]
+    assert ev["value"].tolist() == [acc, acc90] and ev["seed"].tolist() == [seed, 777]
     assert problem.evaluation_seconds == 0.0
 
 

@@ -109,6 +109,14 @@ def add_common(p: argparse.ArgumentParser) -> None:
         help="what --budget counts: worker-seconds, all workers together (default: the same "
         "compute for every K), or simulated wall-clock seconds",
     )
+    p.add_argument(
+        "--charging",
+        choices=("retrain", "resume"),
+        default="retrain",
+        help="how multi-fidelity searchers' evaluations at fewer epochs are charged: "
+        "retrain from scratch each time (default, as NATS-Bench), or resume from the last "
+        "epoch this run trained for that architecture, with its seed",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -234,6 +242,7 @@ def build_specs(
         oracle_cache=args.oracle_cache,
         workers=args.workers,
         budget_clock=args.budget_clock,
+        charging=args.charging,
     )
 
 
@@ -247,6 +256,24 @@ def check_inputs(args: argparse.Namespace) -> None:
         load_table(args.table, args.dataset)
     with naming(ORACLE_FLAGS):
         load_proxy(args.oracle, args.device, args.dataset, args.oracle_cache)
+
+
+def curves_line(specs: Sequence[Any], table: Any) -> str:
+    """The ``curves`` line of the header when a searcher of ``specs`` evaluates at lower
+    fidelities (``uses_fidelities``), else ""; NoCurvesError, naming the conversion that
+    adds them, when ``table`` has no learning curves."""
+    from nasfilter.fidelity import curves_for
+    from nasfilter.searchers import make_searcher
+
+    if not any(getattr(make_searcher(s.searcher), "uses_fidelities", False) for s in specs):
+        return ""
+    curves = curves_for(table)
+    what = (
+        "SYNTHETIC learning curves (not NATS-Bench data)"
+        if curves.synthetic
+        else "learning curves of the benchmark"
+    )
+    return f"\ncurves  {what}, hp {', '.join(curves.hps())}"
 
 
 def empty_run_lines(records: Sequence[Any]) -> list[str]:
@@ -285,12 +312,13 @@ def run(args: argparse.Namespace) -> int:
     check_inputs(args)
     with naming("--table"):  # the oracle is loaded: what can fail now is the table's
         table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database
+        curves = curves_line(specs, table)  # NoCurvesError for a table without curves
     total = len(specs) * len(seeds)
     jobs, capped = plan_jobs(args.jobs, total)
     with Store(args.db) as store:
         before = len(store.completed())
         print(
-            f"table   {table.label}\noracle  {proxy.label}\n"
+            f"table   {table.label}{curves}\noracle  {proxy.label}\n"
             f"runs    {len(specs)} specs x {len(seeds)} seeds = {total}, "
             f"{args.budget:g} simulated {args.budget_clock}-seconds each, "
             f"{args.workers} simulated worker(s) per run, {jobs} process(es){capped}",

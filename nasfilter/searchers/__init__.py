@@ -11,12 +11,14 @@ import functools
 from typing import Any
 
 from nasfilter.registry import Registry
+from nasfilter.searchers.asha import ASHA
 from nasfilter.searchers.base import SearchContext, Searcher
 from nasfilter.searchers.evolution import RegularizedEvolution
 from nasfilter.searchers.model_based import ModelBased
 from nasfilter.searchers.optuna_adapter import OptunaSearcher
 from nasfilter.searchers.random_search import RandomSearch
 from nasfilter.searchers.reinforce import Reinforce
+from nasfilter.searchers.successive_halving import Hyperband, SuccessiveHalving
 from nasfilter.searchers.utilization_pareto import UtilizationPareto
 from nasfilter.space import arch_from_index
 from nasfilter.trial import Trial
@@ -52,6 +54,21 @@ SEARCHERS.register(
     functools.partial(ModelBased, hardware=True),
     "model-based with log throughput and utilization as accuracy features",
 )
+SEARCHERS.register(
+    "successive-halving",
+    SuccessiveHalving,
+    "successive halving over epochs 1..12 of hp 12, eta 3 (needs learning curves)",
+)
+SEARCHERS.register(
+    "hyperband",
+    Hyperband,
+    "Hyperband (Li et al. 2018) over epochs 1..12 of hp 12, eta 3 (needs learning curves)",
+)
+SEARCHERS.register(
+    "asha",
+    ASHA,
+    "asynchronous successive halving (Li et al. 2020), epochs 1..12, eta 3 (needs curves)",
+)
 
 for _sampler, _what in (
     ("nsga2", "Optuna's NSGAIISampler (population 50)"),
@@ -75,7 +92,9 @@ def make_searcher(spec: str | Searcher, **overrides: Any) -> Searcher:
 
 
 __all__ = [
+    "ASHA",
     "SEARCHERS",
+    "Hyperband",
     "ModelBased",
     "OptunaSearcher",
     "RandomSearch",
@@ -83,6 +102,7 @@ __all__ = [
     "Reinforce",
     "SearchContext",
     "Searcher",
+    "SuccessiveHalving",
     "Trial",
     "UtilizationPareto",
     "arch_from_index",

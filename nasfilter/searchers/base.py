@@ -45,9 +45,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nasfilter.checks import check_positive_int, check_real
+from nasfilter.fidelity import Fidelity
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.space import Arch
-from nasfilter.trial import Trial, TrialBook
+from nasfilter.trial import WAIT, Proposal, Trial, TrialBook, Wait
 
 MIGRATE_SEARCHER = (
     "rename ask() to propose() (it still returns an Arch or None) and tell(arch, accuracy) "
@@ -88,8 +89,10 @@ class Searcher:
         """Clear all per-run state. Called by :meth:`setup`; override when there is state."""
 
     # ------------------------------------------------------------- the two hooks
-    def propose(self) -> Arch | None:
-        """The next architecture to evaluate, or None when the searcher has nothing more.
+    def propose(self) -> Arch | Proposal | Wait | None:
+        """The next architecture to evaluate (at the full evaluation), a
+        :class:`~nasfilter.trial.Proposal` of one at a fidelity, :data:`~nasfilter.trial.WAIT`
+        (nothing until a pending trial is told), or None when the searcher has nothing more.
 
         Other trials may still be pending (see :attr:`pending`)."""
         raise NotImplementedError(f"{type(self).__name__} must implement propose() -> Arch | None")
@@ -99,18 +102,29 @@ class Searcher:
         dropped it. Called once per trial, in the order outcomes arrive. Default: ignore."""
 
     # ------------------------------------------------------ the public interface
-    def ask(self) -> Trial | None:
-        """A new pending trial (id, architecture) from :meth:`propose`, or None when done."""
+    def ask(self) -> Trial | Wait | None:
+        """A new pending trial from :meth:`propose`, :data:`~nasfilter.trial.WAIT`, or None.
+
+        ``propose`` returning an Arch gives a trial at the full evaluation (fidelity None);
+        a :class:`~nasfilter.trial.Proposal` a trial at its fidelity; WAIT is handed back
+        as is (ask again once a pending trial has been told); None means done."""
         try:
             book = self._trials
         except AttributeError:  # before setup(): propose() would miss its per-run state
             book = self._book()
-        arch = self.propose()
-        if arch is None:
-            return None
-        if type(arch) is not Arch:
-            raise ValueError(f"{self!r}.propose() returned {arch!r}; expected an Arch or None")
-        return book.open(arch)
+        out = self.propose()
+        if type(out) is Arch:
+            return book.open(out)
+        if out is None or out is WAIT:
+            return out
+        if type(out) is Proposal and type(out.arch) is Arch:
+            fidelity = out.fidelity
+            if fidelity is None or type(fidelity) is Fidelity:
+                return book.open(out.arch, fidelity)
+        raise ValueError(
+            f"{self!r}.propose() returned {out!r}; expected an Arch or None, a "
+            "Proposal(arch, fidelity) with a Fidelity(epochs, hp) or None, or WAIT"
+        )
 
     def tell(self, trial: Trial, accuracy: float | None) -> None:
         """Give ``trial`` back with its outcome: validation accuracy (percent), or None.

@@ -22,6 +22,8 @@ AssertionError naming the one that failed. The checks:
   at once, told out of order, the same architecture pending twice) copes, and a run with
   :data:`PENDING_WORKERS` simulated workers is deterministic per seed and within budget;
 - the budget is respected: no query starts once the clock has reached it;
+- what a run returns and recommends was evaluated at full fidelity (a multi-fidelity
+  searcher's partial evaluations never count as observations of the front);
 - a searcher works with a filter that drops everything (the run ends with a status, no
   evaluation happens, every proposal is told None); a filter works when the budget ends
   in the middle of its proxy queries;
@@ -46,14 +48,14 @@ import numpy as np
 from nasfilter.filters import DropAll, Filter
 from nasfilter.filters.base import as_single_filter
 from nasfilter.metered import ProxyHandle, SearchContext
-from nasfilter.problem import EVALUATE, PROXY, Budget
+from nasfilter.problem import EVALUATE, PARTIAL, PROXY, Budget
 from nasfilter.proxy import ProxyTable
 from nasfilter.runner import STATUSES, RunResult, make_problem, run_search, seed_streams
 from nasfilter.searchers import RandomSearch, Searcher
 from nasfilter.searchers.base import as_trial_searcher
 from nasfilter.space import N_ARCHS, Arch
 from nasfilter.table import BenchmarkTable
-from nasfilter.trial import Trial
+from nasfilter.trial import WAIT, Proposal, Trial, Wait
 
 DEFAULT_BUDGET = 80_000.0  # s: a full proxy scan (65536 s at 2 s) plus some evaluations
 DROP_ALL_MAX_IDLE = 300  # proposals in a row before a drop-all run stops "stalled"
@@ -115,12 +117,12 @@ class _Spy(Searcher):
         self.tells = []
         self.trials = []
 
-    def propose(self) -> Arch | None:
+    def propose(self) -> Proposal | Wait | None:
         trial = self.inner.ask()
-        if trial is None:
-            return None
+        if trial is None or trial is WAIT:
+            return trial
         self.trials.append(trial)  # the k-th proposal is this wrapper's trial id k
-        return trial.arch
+        return Proposal(trial.arch, trial.fidelity)
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
         inner = self.trials[trial.id]
@@ -163,7 +165,7 @@ def _same_events(a: RunResult, b: RunResult) -> bool:
 
 def _check_budget(result: RunResult, budget: float, who: str) -> None:
     ev = result.events
-    charged = np.isin(ev["kind"], (EVALUATE, PROXY))
+    charged = np.isin(ev["kind"], (EVALUATE, PARTIAL, PROXY))
     started = (ev["clock"] - ev["cost"])[charged]  # worker-seconds before each query
     assert result.status in STATUSES, f"{who}: unknown run status {result.status!r}"
     assert np.all(started < budget), (
@@ -282,7 +284,7 @@ class SearcherContract:
             assert Arch(arch.channels) == arch and 0 <= arch.index < N_ARCHS
         assert result.n_asked == len(recorder.seen)
         ev = result.events
-        trials = ev["trial"][np.isin(ev["kind"], ("ask", "drop", "evaluate"))]
+        trials = ev["trial"][np.isin(ev["kind"], ("ask", "drop", "evaluate", "partial"))]
         assert np.array_equal(np.sort(trials), np.arange(result.n_asked)), (
             f"{self._who()}: trial ids are not 0, 1, 2, ... once each"
         )
@@ -329,7 +331,7 @@ class SearcherContract:
         batch: list[Trial] = []
         for _ in range(8):
             trial = searcher.ask()
-            if trial is None:
+            if trial is None or trial is WAIT:
                 break
             batch.append(trial)
         assert len({t.id for t in batch}) == len(batch), (
@@ -341,8 +343,8 @@ class SearcherContract:
         assert searcher.pending == ()
         if batch:
             again = searcher.ask()
-            twice = searcher.ask()
-            if again is not None and twice is not None:
+            twice = None if again is WAIT else searcher.ask()
+            if isinstance(again, Trial) and isinstance(twice, Trial):
                 twin = Trial(twice.id, again.arch)  # the same architecture, another id
                 searcher.tell(again, 70.0)
                 try:
@@ -368,12 +370,27 @@ class SearcherContract:
         assert _same_events(a, b), f"{self._who()}: two runs with {k} workers and one seed differ"
         _check_budget(a, self.budget, self._who())
         ev = a.events
-        evaluated = ev["trial"][ev["kind"] == EVALUATE]
+        evaluated = ev["trial"][np.isin(ev["kind"], (EVALUATE, PARTIAL))]
         assert len(np.unique(evaluated)) == len(evaluated), (
             f"{self._who()}: a trial was evaluated twice"
         )
-        told = ev["kind"] == EVALUATE
+        told = np.isin(ev["kind"], (EVALUATE, PARTIAL))
         assert np.all(ev["end"][told] >= ev["start"][told])
+
+    def test_recommends_only_what_it_evaluated_at_full_fidelity(self) -> None:
+        inputs = self.make_problem_inputs()
+        for workers in (1, PENDING_WORKERS):
+            result = _run(
+                inputs, self.make_searcher(), None, self.seed, self.budget, workers=workers
+            )
+            ev = result.events
+            full = set(ev["index"][ev["kind"] == EVALUATE].tolist())
+            recommended = set(ev["index"][ev["kind"] == "recommend"].tolist())
+            assert recommended <= full, (
+                f"{self._who()} recommended {sorted(recommended - full)}, never evaluated at "
+                "full fidelity"
+            )
+            assert result.best_index == -1 or result.best_index in full
 
     def test_touches_no_global_random_state(self) -> None:
         inputs = self.make_problem_inputs()

@@ -1,0 +1,96 @@
+"""ASHA, asynchronous successive halving (Li et al., MLSys 2020), over the epochs of hp 12.
+
+Rungs ``k = 0 .. s_max`` train ``floor(max_epochs / eta**(s_max - k))`` epochs (at least
+``min_epochs``): with the defaults (1, 12, 3) 1, 4 and 12 epochs, the rungs of Hyperband's
+most aggressive bracket (:mod:`nasfilter.searchers.successive_halving`). Whenever a worker
+is free, ASHA promotes to rung ``k + 1`` the best architecture of rung ``k`` that is among
+the top ``floor(n_k / eta)`` of the ``n_k`` told there and not promoted yet (highest rung
+first); if none can be promoted, it starts a new random architecture at rung 0. It never
+waits for a rung, so K simulated workers stay busy. The top rung, 12 epochs of hp 12, is the
+problem's full evaluation; what a run returns is computed from those alone.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import ClassVar
+
+from nasfilter.fidelity import Fidelity, is_full
+from nasfilter.searchers.base import Searcher
+from nasfilter.searchers.successive_halving import (
+    HP,
+    check_epochs_in_table,
+    check_schedule,
+    s_max,
+)
+from nasfilter.space import arch_from_index, sample
+from nasfilter.trial import Proposal, Trial
+
+
+class _Rung:
+    """The outcomes told at one rung: the candidates for promotion, sorted best first."""
+
+    __slots__ = ("open", "promoted")
+
+    def __init__(self) -> None:
+        self.open: list[tuple[float, int, int]] = []  # (-accuracy, trial id, index)
+        self.promoted: list[tuple[float, int]] = []  # (-accuracy, trial id), sorted
+
+    def best_promotable(self, eta: float) -> tuple[float, int, int] | None:
+        """The best open entry if it ranks in the top ``floor(n / eta)``; else None."""
+        if not self.open:
+            return None
+        best = self.open[0]
+        rank = bisect.bisect_left(self.promoted, best[:2])  # promoted entries above it
+        quota = int((len(self.open) + len(self.promoted)) / eta + 1e-9)
+        return best if rank < quota else None
+
+
+class ASHA(Searcher):
+    """Asynchronous successive halving over epochs ``min_epochs .. max_epochs`` of hp 12,
+    reduction factor ``eta``, random architectures (module docstring)."""
+
+    name: ClassVar[str] = "asha"
+    uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
+
+    def __init__(self, min_epochs: int = 1, max_epochs: int = 12, eta: float = 3) -> None:
+        check_schedule(min_epochs, max_epochs, eta)
+        self.min_epochs = min_epochs
+        self.max_epochs = max_epochs
+        self.eta = eta
+
+    def reset(self) -> None:
+        check_epochs_in_table(self, self.max_epochs)
+        top = s_max(self.min_epochs, self.max_epochs, self.eta)
+        self._epochs = [
+            max(self.min_epochs, int(self.max_epochs / self.eta ** (top - k) + 1e-9))
+            for k in range(top + 1)
+        ]
+        self._rungs = [_Rung() for _ in self._epochs]
+        self._level: dict[int, int] = {}  # trial id -> its rung
+
+    def propose(self) -> Proposal:
+        for k in range(len(self._rungs) - 2, -1, -1):
+            rung = self._rungs[k]
+            entry = rung.best_promotable(self.eta)
+            if entry is not None:
+                rung.open.pop(0)
+                bisect.insort(rung.promoted, entry[:2])
+                return self._at(k + 1, entry[2])
+        return self._at(0, sample(self.rng).index)
+
+    def _at(self, k: int, index: int) -> Proposal:
+        self._level[self._next_id()] = k
+        fidelity = Fidelity(self._epochs[k], HP)
+        return Proposal(arch_from_index(index), None if is_full(fidelity) else fidelity)
+
+    def _next_id(self) -> int:
+        return self._book().asked  # the id ask() gives the trial proposed now
+
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        k = self._level.pop(trial.id)
+        if accuracy is not None and k < len(self._rungs) - 1:
+            bisect.insort(self._rungs[k].open, (-accuracy, trial.id, trial.arch.index))
+
+
+__all__ = ["ASHA"]

@@ -1,0 +1,153 @@
+"""Successive halving and Hyperband (Li et al., JMLR 2018) over the epochs of hp 12.
+
+A bracket ``s`` of Hyperband with budgets ``min_epochs .. max_epochs`` and reduction factor
+``eta`` (``s_max``: the largest ``s`` with ``min_epochs * eta**s <= max_epochs``) samples
+``n = ceil((s_max + 1) / (s + 1) * eta**s)`` random architectures and runs ``s + 1`` rungs:
+rung ``i`` trains ``floor(n / eta**i)`` of them for ``floor(max_epochs / eta**(s - i))``
+epochs (at least ``min_epochs``), keeping the best ``1 / eta`` for the next rung. With the
+defaults (1, 12, 3): bracket 2 is 9 x 1 epoch, 3 x 4, 1 x 12; bracket 1 is 5 x 4, 1 x 12;
+bracket 0 is 3 x 12. Hyperband cycles through the brackets ``s_max .. 0`` until the budget is
+spent; :class:`SuccessiveHalving` repeats the most aggressive bracket ``s_max``.
+
+Both are synchronous: a rung is promoted once all of its trials are told, so with several
+workers the others wait (``propose`` returns WAIT); :mod:`nasfilter.searchers.asha` does not
+wait. The last rung at 12 epochs of hp 12 is the problem's full evaluation; what a run
+returns is computed from those alone.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from nasfilter.fidelity import Fidelity, is_full
+from nasfilter.searchers.base import Searcher
+from nasfilter.space import arch_from_index, sample
+from nasfilter.trial import WAIT, Proposal, Trial, Wait
+
+HP = "12"
+
+
+def check_schedule(min_epochs: object, max_epochs: object, eta: object) -> None:
+    """ValueError naming the valid range for a bad epoch or reduction-factor setting."""
+    for name, value in (("min_epochs", min_epochs), ("max_epochs", max_epochs)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1 (epochs of hp 12), got {value!r}")
+    assert isinstance(min_epochs, int) and isinstance(max_epochs, int)
+    if min_epochs > max_epochs:
+        raise ValueError(
+            f"min_epochs={min_epochs} is above max_epochs={max_epochs}; the valid range is "
+            f"1 <= min_epochs <= max_epochs"
+        )
+    if (
+        isinstance(eta, bool)
+        or not isinstance(eta, (int, float))
+        or not math.isfinite(eta)
+        or eta <= 1
+    ):
+        raise ValueError(f"eta must be a finite number > 1 (the reduction factor), got {eta!r}")
+
+
+def check_epochs_in_table(searcher: Searcher, max_epochs: int) -> None:
+    """ValueError naming the table's range when ``max_epochs`` exceeds hp 12's epochs."""
+    top = searcher.proxy.max_epochs(HP)  # NoCurvesError without learning curves
+    if max_epochs > top:
+        raise ValueError(
+            f"{searcher!r}: max_epochs={max_epochs} is out of range: the table's hp {HP} "
+            f"trains {top} epochs, so epochs must be in 1..{top}"
+        )
+
+
+def s_max(min_epochs: int, max_epochs: int, eta: float) -> int:
+    """The largest ``s`` with ``min_epochs * eta**s <= max_epochs``."""
+    s = 0
+    while min_epochs * eta ** (s + 1) <= max_epochs * (1 + 1e-12):
+        s += 1
+    return s
+
+
+def bracket(min_epochs: int, max_epochs: int, eta: float, s: int) -> list[tuple[int, int]]:
+    """(architectures, epochs) of each rung of Hyperband's bracket ``s`` (module docstring)."""
+    top = s_max(min_epochs, max_epochs, eta)
+    n = math.ceil((top + 1) / (s + 1) * eta**s - 1e-9)
+    rungs = []
+    for i in range(s + 1):
+        count = max(1, math.floor(n / eta**i + 1e-9))
+        epochs = max(min_epochs, math.floor(max_epochs / eta ** (s - i) + 1e-9))
+        rungs.append((count, epochs))
+    return rungs
+
+
+class Hyperband(Searcher):
+    """Hyperband over epochs ``min_epochs .. max_epochs`` of hp 12, reduction factor ``eta``;
+    random architectures; synchronous rungs (module docstring)."""
+
+    name: ClassVar[str] = "hyperband"
+    uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
+
+    def __init__(self, min_epochs: int = 1, max_epochs: int = 12, eta: float = 3) -> None:
+        check_schedule(min_epochs, max_epochs, eta)
+        self.min_epochs = min_epochs
+        self.max_epochs = max_epochs
+        self.eta = eta
+
+    def brackets(self) -> list[int]:
+        """The brackets ``s`` run in turn (Hyperband: ``s_max .. 0``)."""
+        return list(range(s_max(self.min_epochs, self.max_epochs, self.eta), -1, -1))
+
+    def reset(self) -> None:
+        check_epochs_in_table(self, self.max_epochs)
+        self._order = self.brackets()
+        self._next = 0  # position in _order of the next bracket
+        self._rungs: list[tuple[int, int]] = []
+        self._level = 0
+        self._todo: list[int] = []  # indices to propose at the current rung
+        self._out = 0  # trials of the current rung not told yet
+        self._scores: list[tuple[float, int, int]] = []  # (-accuracy, trial id, index)
+
+    def _start_bracket(self) -> None:
+        s = self._order[self._next % len(self._order)]
+        self._next += 1
+        self._rungs = bracket(self.min_epochs, self.max_epochs, self.eta, s)
+        self._level = 0
+        self._todo = [sample(self.rng).index for _ in range(self._rungs[0][0])]
+
+    def _promote(self) -> None:
+        """Rung complete: its best ``count`` of the next rung go on, or a new bracket."""
+        self._level += 1
+        ranked = sorted(self._scores)
+        self._scores = []
+        if self._level >= len(self._rungs) or not ranked:
+            self._rungs = []
+            return
+        self._todo = [index for _, _, index in ranked[: self._rungs[self._level][0]]]
+
+    def propose(self) -> Proposal | Wait | None:
+        if not self._todo:
+            if self._out:
+                return WAIT  # the rung is not complete
+            if self._rungs:
+                self._promote()
+            if not self._rungs:
+                self._start_bracket()
+        epochs = self._rungs[self._level][1]
+        self._out += 1
+        fidelity = Fidelity(epochs, HP)
+        return Proposal(arch_from_index(self._todo.pop(0)), None if is_full(fidelity) else fidelity)
+
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        self._out -= 1
+        if accuracy is not None:
+            self._scores.append((-accuracy, trial.id, trial.arch.index))
+
+
+class SuccessiveHalving(Hyperband):
+    """Successive halving: Hyperband's most aggressive bracket ``s_max``, repeated."""
+
+    name: ClassVar[str] = "successive-halving"
+
+    def brackets(self) -> list[int]:
+        return [s_max(self.min_epochs, self.max_epochs, self.eta)]
+
+
+__all__ = ["Hyperband", "SuccessiveHalving", "bracket", "check_schedule", "s_max"]
