@@ -21,15 +21,19 @@ def test_layers_come_first_then_the_epsilon_net_within_a_layer() -> None:
     # Scaled (acc over 60..90, log thr over 2..5): 0 = (1, 1/3), 1 = (2/3, 2/3),
     # 2 = (1/3, 1), 3 = (5/6, 1/2). The net starts at the best accuracy (0), then takes the
     # farthest from it: 2 (distance 0.943); then 1 (0.471 to 0, 0.471 to 2) over 3 (0.236).
-    assert promotion_order(points).tolist() == [0, 2, 1, 3, 4, 5]
+    assert promotion_order(points, 4).tolist() == [0, 2, 1, 3]
     assert promotable(points, eta=3).tolist() == [0, 2]  # 6 // 3
+    # a cut below layer 0: layer 0 by accuracy, then layer 1 (point 4)
+    assert promotion_order(points, 5).tolist() == [0, 3, 1, 2, 4]
+    assert promotion_order(points, 6).tolist() == [0, 3, 1, 2, 4, 5]
     assert promotable(points[:2], eta=3).tolist() == []  # fewer than eta: none yet
 
 
 def test_a_single_objective_order_is_a_sort() -> None:
     acc = np.array([3.0, 1.0, 2.0])
     points = np.stack([acc, np.zeros(3)], axis=1)  # ties in throughput: one chain of layers
-    assert promotion_order(points).tolist() == [0, 2, 1]
+    assert promotion_order(points, 3).tolist() == [0, 2, 1]
+    assert promotion_order(points, 0).tolist() == []
 
 
 def test_epsilon_net_breaks_ties_by_position() -> None:
@@ -39,4 +43,4 @@ def test_epsilon_net_breaks_ties_by_position() -> None:
 
 def test_bad_points_are_refused() -> None:
     with pytest.raises(ValueError, match=r"finite \(n, 2\)"):
-        promotion_order(np.array([[1.0, np.nan]]))
+        promotion_order(np.array([[1.0, np.nan]]), 1)

@@ -56,14 +56,18 @@ class CategoricalKDE:
         if bw.shape != (codes.shape[1],) or np.any(bw <= 0) or np.any(bw > top + 1e-12):
             raise ValueError(f"bandwidths must be (d,) values in (0, {top:g}], got {bw!r}")
         self.bandwidths = bw
+        # kernel[d][v, i] = k_d(v, data[i, d]): one (levels, n) table per position
+        off = bw / (levels - 1)
+        onehot = self.data.T[:, None, :] == np.arange(levels)[None, :, None]  # (d, levels, n)
+        self._kernel = np.where(onehot, (1.0 - bw)[:, None, None], off[:, None, None])
 
     def pdf(self, x: np.ndarray) -> np.ndarray:
         """Density at configurations ``x`` (m, d): float (m,)."""
         x = np.asarray(x, dtype=np.int64)
-        same = x[:, None, :] == self.data[None, :, :]  # (m, n, d)
-        off = self.bandwidths / (self.levels - 1)
-        kernel = np.where(same, 1.0 - self.bandwidths, off)
-        return kernel.prod(axis=2).mean(axis=1)
+        prod = self._kernel[0][x[:, 0]]  # (m, n)
+        for d in range(1, x.shape[1]):
+            prod *= self._kernel[d][x[:, d]]
+        return prod.mean(axis=1)
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` configurations (n, d) drawn as hpbandster draws them: a random datum, then
@@ -88,10 +92,19 @@ def split_good_bad(
 
 
 def best_ratio(
-    good: CategoricalKDE, bad: CategoricalKDE, rng: np.random.Generator, n_samples: int
-) -> np.ndarray:
+    good: CategoricalKDE,
+    bad: CategoricalKDE,
+    rng: np.random.Generator,
+    n_samples: int,
+    exclude: np.ndarray | None = None,
+) -> np.ndarray | None:
     """The sample from ``good`` (d,) with the highest ``good.pdf / bad.pdf`` of
-    ``n_samples`` draws (the first on ties)."""
+    ``n_samples`` draws (the first on ties), leaving out the draws for which ``exclude``
+    (a predicate on (m, d) codes giving bool (m,)) is True; None if it leaves out all."""
     cands = good.sample(rng, n_samples)
+    if exclude is not None:
+        cands = cands[~exclude(cands)]
+        if len(cands) == 0:
+            return None
     ratio = good.pdf(cands) / np.maximum(bad.pdf(cands), 1e-32)
     return cands[int(np.argmax(ratio))]
