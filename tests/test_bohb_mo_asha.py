@@ -39,6 +39,7 @@ def test_bohb_runs_hyperbands_schedule() -> None:
     assert _epochs(result.events)[:22] == [1] * 9 + [4] * 3 + [12] + [4] * 5 + [12] + [12] * 3
 
 
+@pytest.mark.slow
 def test_bohbs_model_finds_better_architectures_than_uniform_draws() -> None:
     def mean_full_accuracy(searcher) -> float:
         result, _ = _run(searcher, budget=60_000.0, seed=3)
@@ -120,6 +121,7 @@ def test_mo_asha_on_the_structured_tables_curves() -> None:
 
 
 @needs_optuna
+@pytest.mark.slow
 def test_optuna_hyperband_prunes_and_reports_the_curves() -> None:
     searcher = OptunaHyperband()
     result, problem = _run(searcher, budget=15_000.0, seed=4)
@@ -150,6 +152,7 @@ def _index_of_params(params: dict[str, int]) -> int:
 
 
 @needs_optuna
+@pytest.mark.slow
 def test_optuna_hyperband_reports_every_epoch_when_resuming() -> None:
     searcher = OptunaHyperband(report="epochs")
     result, problem = _run(searcher, budget=6_000.0, seed=5, charging="resume")
@@ -163,6 +166,7 @@ def test_optuna_hyperband_reports_every_epoch_when_resuming() -> None:
 
 
 @needs_optuna
+@pytest.mark.slow
 def test_optuna_hyperband_is_deterministic_at_four_workers() -> None:
     a, _ = _run(OptunaHyperband(), budget=8_000.0, seed=6, workers=4)
     b, _ = _run(OptunaHyperband(), budget=8_000.0, seed=6, workers=4)
