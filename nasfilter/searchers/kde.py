@@ -19,6 +19,8 @@ count in :data:`nasfilter.space.CHANNEL_CHOICES`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 MIN_BANDWIDTH = 1e-3  # hpbandster's min_bandwidth
@@ -96,7 +98,7 @@ def best_ratio(
     bad: CategoricalKDE,
     rng: np.random.Generator,
     n_samples: int,
-    exclude: np.ndarray | None = None,
+    exclude: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> np.ndarray | None:
     """The sample from ``good`` (d,) with the highest ``good.pdf / bad.pdf`` of
     ``n_samples`` draws (the first on ties), leaving out the draws for which ``exclude``
