@@ -16,6 +16,9 @@ as a pruned trial.
 Each nasfilter trial (``propose`` / ``observe``) maps to its own Optuna trial by trial id, so
 several may be pending at once (``--workers K``), two of them even of one architecture, and
 outcomes may arrive in any order.
+
+:class:`OptunaHyperband` is the multi-fidelity peer: Optuna's TPESampler with its
+HyperbandPruner over epochs of hp 12, one Optuna trial reported at several fidelities.
 """
 
 from __future__ import annotations
