@@ -13,9 +13,11 @@ from typing import Any
 from nasfilter.registry import Registry
 from nasfilter.searchers.asha import ASHA
 from nasfilter.searchers.base import SearchContext, Searcher
+from nasfilter.searchers.bohb import BOHB
 from nasfilter.searchers.evolution import RegularizedEvolution
+from nasfilter.searchers.mo_asha import MOASHA
 from nasfilter.searchers.model_based import ModelBased
-from nasfilter.searchers.optuna_adapter import OptunaSearcher
+from nasfilter.searchers.optuna_adapter import OptunaHyperband, OptunaSearcher
 from nasfilter.searchers.random_search import RandomSearch
 from nasfilter.searchers.reinforce import Reinforce
 from nasfilter.searchers.successive_halving import Hyperband, SuccessiveHalving
@@ -69,6 +71,21 @@ SEARCHERS.register(
     ASHA,
     "asynchronous successive halving (Li et al. 2020), epochs 1..12, eta 3 (needs curves)",
 )
+SEARCHERS.register(
+    "bohb",
+    BOHB,
+    "BOHB (Falkner et al. 2018): Hyperband with a categorical KDE model (needs curves)",
+)
+SEARCHERS.register(
+    "mo-asha",
+    MOASHA,
+    "MO-ASHA (Schmucker et al. 2021): ASHA ranking accuracy and throughput (needs curves)",
+)
+SEARCHERS.register(
+    "optuna-tpe-hyperband",
+    OptunaHyperband,
+    "Optuna's TPESampler with HyperbandPruner, epochs 1..12 (needs curves, nasfilter[optuna])",
+)
 
 for _sampler, _what in (
     ("nsga2", "Optuna's NSGAIISampler (population 50)"),
@@ -93,9 +110,12 @@ def make_searcher(spec: str | Searcher, **overrides: Any) -> Searcher:
 
 __all__ = [
     "ASHA",
+    "BOHB",
+    "MOASHA",
     "SEARCHERS",
     "Hyperband",
     "ModelBased",
+    "OptunaHyperband",
     "OptunaSearcher",
     "RandomSearch",
     "RegularizedEvolution",

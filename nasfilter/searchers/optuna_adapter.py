@@ -16,6 +16,9 @@ as a pruned trial.
 Each nasfilter trial (``propose`` / ``observe``) maps to its own Optuna trial by trial id, so
 several may be pending at once (``--workers K``), two of them even of one architecture, and
 outcomes may arrive in any order.
+
+:class:`OptunaHyperband` is the multi-fidelity peer: Optuna's TPESampler with its
+HyperbandPruner over epochs of hp 12, one Optuna trial reported at several fidelities.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ import math
 from typing import Any, ClassVar
 
 from nasfilter.checks import check_positive_int
+from nasfilter.fidelity import Fidelity, is_full
 from nasfilter.searchers.base import Searcher
+from nasfilter.searchers.successive_halving import check_epochs_in_table, check_schedule
 from nasfilter.space import CHANNEL_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
-from nasfilter.trial import Trial
+from nasfilter.trial import Proposal, Trial
 
 SAMPLERS = ("nsga2", "tpe", "random")
 PARAMS = tuple(f"c{k + 1}" for k in range(N_LAYERS))
@@ -169,3 +174,126 @@ class OptunaSearcher(Searcher):
         log_thr = math.log10(self.proxy.query(index).throughput)  # free: asked before
         self._known.setdefault(index, (float(accuracy), log_thr))
         self._study.tell(study_trial, [float(accuracy), log_thr])
+
+
+REPORTS = ("rungs", "epochs")
+
+
+def report_steps(report: str, max_epochs: int, min_epochs: int, eta: int) -> tuple[int, ...]:
+    """The epochs at which :class:`OptunaHyperband` evaluates and reports, ascending, ending
+    at ``max_epochs``: every epoch (``"epochs"``) or the rungs ``min_epochs * eta ** k`` of
+    the pruner's most aggressive bracket (``"rungs"``)."""
+    if report == "epochs":
+        return tuple(range(min_epochs, max_epochs + 1))
+    steps, step = [], min_epochs
+    while step < max_epochs:
+        steps.append(step)
+        step *= eta
+    return (*steps, max_epochs)
+
+
+class OptunaHyperband(Searcher):
+    """Optuna's TPESampler with its HyperbandPruner, a BOHB-like peer, over epochs of hp 12.
+
+    One Optuna trial is one architecture trained to more and more epochs: each report is a
+    nasfilter trial at ``Fidelity(epochs)`` (the last one at the full evaluation), its
+    accuracy reported as the intermediate value of step ``epochs``; after each report the
+    pruner decides whether the Optuna trial goes on. Single objective (validation accuracy),
+    as Optuna's pruners support no other; no proxy queries.
+
+    How reports are charged: with the problem's default ``charging="retrain"`` every report
+    trains from scratch, so ``report="rungs"`` (the default) reports only at the pruner's
+    rungs (``min_epochs * eta ** k`` and the last epoch); with ``charging="resume"`` a
+    report pays only its new epochs, so ``report="epochs"`` (every epoch) is honest there.
+    The study has a fixed name, so the pruner's brackets (a hash of the name and trial
+    number) are a function of the run's seed.
+
+    Args:
+        min_epochs, max_epochs, eta: the pruner's ``min_resource``, ``max_resource`` and
+            ``reduction_factor`` (epochs of hp 12).
+        report: one of :data:`REPORTS`.
+        max_repeats: repeated proposals of a fully evaluated architecture answered from
+            memory before one is evaluated again (as :class:`OptunaSearcher`).
+    """
+
+    name: ClassVar[str] = "optuna-tpe-hyperband"
+    uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
+
+    def __init__(
+        self, min_epochs: int = 1, max_epochs: int = 12, eta: int = 3, report: str = "rungs",
+        max_repeats: int = 100,
+    ) -> None:
+        check_schedule(min_epochs, max_epochs, eta)
+        self.min_epochs = min_epochs
+        self.max_epochs = max_epochs
+        self.eta = check_positive_int(eta, "eta (Optuna's reduction_factor, an integer >= 2)",
+                                      minimum=2)
+        if report not in REPORTS:
+            raise ValueError(f"report must be one of {REPORTS}, got {report!r}")
+        self.report = report
+        self.max_repeats = check_positive_int(
+            max_repeats, "max_repeats (valid range: >= 0)", minimum=0
+        )
+        import_optuna()
+
+    def reset(self) -> None:
+        check_epochs_in_table(self, self.max_epochs)
+        optuna = import_optuna()
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        seed = int(self.rng.integers(0, 2**31 - 1))
+        pruner = optuna.pruners.HyperbandPruner(
+            min_resource=self.min_epochs, max_resource=self.max_epochs,
+            reduction_factor=self.eta,
+        )
+        self._study = optuna.create_study(
+            study_name="nasfilter", direction="maximize", pruner=pruner,
+            sampler=optuna.samplers.TPESampler(seed=seed, multivariate=True),
+        )
+        self._space = {
+            p: optuna.distributions.CategoricalDistribution(CHANNEL_CHOICES) for p in PARAMS
+        }
+        self._pruned = optuna.trial.TrialState.PRUNED
+        self._steps = report_steps(self.report, self.max_epochs, self.min_epochs, self.eta)
+        self._pending: dict[int, tuple[Any, int]] = {}  # trial id -> (Optuna trial, step k)
+        self._ready: list[tuple[Any, Arch, int]] = []  # (Optuna trial, arch, next step k)
+        self._proposed = 0
+        self._known: dict[int, float] = {}  # index -> accuracy of its full evaluation
+        self._repeats = 0
+        self.n_pruned = 0
+
+    def _proposal(self, study_trial: Any, arch: Arch, k: int) -> Proposal:
+        self._pending[self._proposed] = (study_trial, k)
+        self._proposed += 1
+        epochs = self._steps[k]
+        fidelity = Fidelity(epochs, "12")
+        return Proposal(arch, None if is_full(fidelity) else fidelity)
+
+    def propose(self) -> Proposal:
+        if self._ready:  # a surviving trial goes on first
+            return self._proposal(*self._ready.pop(0))
+        while True:
+            trial = self._study.ask(self._space)
+            arch = arch_from_index(Arch(tuple(int(trial.params[p]) for p in PARAMS)).index)
+            known = self._known.get(index_of(arch))
+            if known is not None and self._repeats < self.max_repeats:
+                self._repeats += 1
+                self._study.tell(trial, known)
+                continue
+            self._repeats = 0
+            return self._proposal(trial, arch, 0)
+
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        study_trial, k = self._pending.pop(trial.id)
+        if accuracy is None:  # a filter dropped it
+            self._study.tell(study_trial, state=self._pruned)
+            self.n_pruned += 1
+            return
+        study_trial.report(float(accuracy), self._steps[k])
+        if k == len(self._steps) - 1:
+            self._known.setdefault(index_of(trial.arch), float(accuracy))
+            self._study.tell(study_trial, float(accuracy))
+        elif study_trial.should_prune():
+            self._study.tell(study_trial, state=self._pruned)
+            self.n_pruned += 1
+        else:
+            self._ready.append((study_trial, trial.arch, k + 1))

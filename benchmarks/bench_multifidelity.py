@@ -1,0 +1,277 @@
+"""The study's answer: which cheap signal makes architecture search cheaper, at one budget.
+
+Mean hypervolume ratio (± standard error) over nine seeds (0-8) at 20000, 55000 and 110000
+simulated seconds, default proxy cost (2 s), V100 roofline oracle, one worker, for the
+library's best methods in four conditions:
+
+- **none**: no cheap signal (``model-based``: single-fidelity, learned accuracy model on
+  measured throughput; ``random`` for scale);
+- **hardware**: the utilization signal (``utilization-layers``, the study's filtering;
+  ``model-based-hw``, utilization as a feature);
+- **low fidelity**: accuracy after fewer epochs (``bohb``, ``mo-asha``, and the peer
+  ``optuna-tpe-hyperband``: Optuna's TPE with its HyperbandPruner);
+- **both**: ``mo-asha`` behind the online ``proxy-threshold[scan=False]`` utilization
+  filter (a candidate passes when it is within 5 % of the front of the proxy readings seen
+  so far; it is stateless, so MO-ASHA's promotions pass too, which the once-only
+  ``successive-frontiers`` would drop: with it no architecture reached 12 epochs).
+
+Tables (every one SYNTHETIC, NOT NATS-Bench data, each with learning curves):
+
+- ``surrogate``: the embedded surrogate with its SYNTHETIC curves
+  (:mod:`nasfilter.surrogate_curves`);
+- ``structured``: :mod:`nasfilter.testing.structured_table` with the curves of
+  :mod:`nasfilter.testing.structured_curves` (another curve model).
+
+Full real-format archives (``nasfilter.testing.nats_full_archive``) are not searched here:
+a search may propose any of the 32768 architectures, and writing and converting all of them
+takes about 45 minutes on two cores (50 ms and 34 ms a record), so the new searchers have
+not yet been run on one.
+
+The ablation: Spearman correlation, over all 32768 architectures, of the validation accuracy
+after 1, 3 and 9 epochs (seed 777) with the final one (seed 888) and with the test accuracy
+the front is scored on: how far low-fidelity accuracy can rank.
+
+Goal rows: the best method >= 0.99 at 20000 s on each table, above ``model-based`` and
+``optuna-tpe-hyperband`` there; each new searcher's real time per 110000-s run < 2 s.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from benchmarks import result
+from nasfilter.experiment import RunSpec, inputs
+from nasfilter.fidelity import LearningCurves, SyntheticCurves
+from nasfilter.filters import make_filter
+from nasfilter.metrics import FrontReference
+from nasfilter.problem import DEFAULT_PROXY_COST, Budget
+from nasfilter.proxy import ProxyTable
+from nasfilter.results import mean_se, score_events
+from nasfilter.runner import make_problem, run_search
+from nasfilter.searchers import make_searcher
+from nasfilter.stats import spearman
+from nasfilter.table import BenchmarkTable
+
+SEEDS = range(9)
+TIMES = (20_000.0, 55_000.0, 110_000.0)
+GOAL_HV, GOAL_SECONDS = 0.99, 2.0
+NEW_SEARCHERS = ("bohb", "mo-asha", "optuna-tpe-hyperband")
+
+
+@dataclass(frozen=True)
+class Method:
+    """One row of the grid: a searcher spec, a filter spec, the condition it stands for."""
+
+    searcher: str
+    filter: str | None
+    condition: str
+    anytime: bool = True  # False: its plan follows the budget, so it runs once per budget
+    only: float | None = None  # run at this budget only (a slow peer), read there
+
+    @property
+    def label(self) -> str:
+        return self.searcher if self.filter is None else f"{self.searcher} + {self.filter}"
+
+
+METHODS = (
+    Method("random", None, "none"),
+    Method("model-based", None, "none"),
+    Method("utilization-layers", None, "hardware", anytime=False),
+    Method("model-based-hw", None, "hardware"),
+    Method("bohb", None, "low fidelity"),
+    Method("mo-asha", None, "low fidelity"),
+    Method("optuna-tpe-hyperband", None, "low fidelity", only=TIMES[0]),
+    Method("mo-asha", "proxy-threshold[scan=False]", "both"),
+)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A table with its curves, the proxy and the front reference runs are scored on."""
+
+    name: str
+    table: BenchmarkTable
+    curves: LearningCurves
+    proxy: ProxyTable
+    reference: FrontReference
+
+
+def settings() -> list[Setting]:
+    """The two tables of the module docstring (the structured one built directly)."""
+    from nasfilter.testing.structured_curves import StructuredCurves
+
+    table, proxy, ref = inputs(RunSpec("random", table="synthetic"))
+    structured = StructuredCurves()
+    return [
+        Setting("surrogate", table, SyntheticCurves(table.dataset.name), proxy, ref),
+        Setting("structured", structured.table, structured, proxy,
+                FrontReference.build(structured.table, proxy)),
+    ]
+
+
+def _timed(fn: Callable[..., Any], spent: list[float]) -> Callable[..., Any]:
+    def timed(*args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            spent[0] += time.perf_counter() - start
+
+    return timed
+
+
+def one_run(setting: Setting, method: Method, seed: int, budget: float) -> tuple[Any, float]:
+    """(RunResult, real seconds inside the searcher's propose and observe) of one run, in
+    this process (the seconds include the proxy queries the searcher makes)."""
+    problem = make_problem(setting.table, Budget(budget), seed, proxy=setting.proxy,
+                           proxy_cost=DEFAULT_PROXY_COST, curves=setting.curves)
+    flt = None if method.filter is None else make_filter(method.filter)
+    searcher, spent = make_searcher(method.searcher), [0.0]
+    searcher.propose = _timed(searcher.propose, spent)  # type: ignore[method-assign]
+    searcher.observe = _timed(searcher.observe, spent)  # type: ignore[method-assign]
+    out = run_search(searcher, problem, seed=seed, filter=flt)
+    return out, spent[0]
+
+
+def grid(setting: Setting, methods: tuple[Method, ...] = METHODS) -> dict[str, Any]:
+    """Label -> {"hv": time -> 9 ratios, "seconds": 9 real seconds at 110000 s or None}."""
+    out: dict[str, Any] = {}
+    for method in methods:
+        hv: dict[float, list[float]] = {t: [] for t in TIMES}
+        walls: list[float] = []
+        for seed in SEEDS:
+            if method.only is not None:
+                run, _ = one_run(setting, method, seed, method.only)
+                _, curves = score_events(setting.reference, setting.table, run.events,
+                                         np.asarray([method.only]))
+                for t in TIMES:
+                    hv[t].append(float(curves["hv_ratio"][-1]) if t == method.only else np.nan)
+                continue
+            if method.anytime:
+                run, wall = one_run(setting, method, seed, TIMES[-1])
+                _, curves = score_events(setting.reference, setting.table, run.events,
+                                         np.asarray(TIMES))
+                for t, v in zip(TIMES, curves["hv_ratio"].tolist(), strict=True):
+                    hv[t].append(v)
+                walls.append(wall)
+                continue
+            for t in TIMES:
+                run, _ = one_run(setting, method, seed, t)
+                _, curves = score_events(setting.reference, setting.table, run.events,
+                                         np.asarray([t]))
+                hv[t].append(float(curves["hv_ratio"][-1]))
+        out[method.label] = {"method": method, "hv": hv, "seconds": walls or None}
+    return out
+
+
+def ablation(setting: Setting, epochs: tuple[int, ...] = (1, 3, 9)) -> dict[str, float]:
+    """Spearman of accuracy after ``epochs`` (seed 777) with the final one (seed 888) and
+    with the test accuracy, over every architecture."""
+    curves, idx = setting.curves, np.arange(setting.table.valid_acc.shape[0])
+    last = curves.epochs("12") - 1
+
+    def acc(seed: int, iepoch: int) -> np.ndarray:
+        return np.array([curves.evaluation(int(i), "12", seed, iepoch)[0] for i in idx])
+
+    final = acc(888, last)
+    out = {}
+    for e in epochs:
+        early = acc(777, e - 1)
+        out[f"epoch{e}_vs_final"] = round(spearman(early, final), 3)
+        out[f"epoch{e}_vs_test"] = round(spearman(early, setting.table.test_acc), 3)
+    return out
+
+
+def run() -> Iterator[dict[str, Any]]:
+    for setting in settings():
+        yield from _rows(setting, grid(setting))
+
+
+def _rows(setting: Setting, res: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    name = setting.name
+    means = {}
+    for label, entry in res.items():
+        stats = {t: mean_se(v) for t, v in entry["hv"].items() if not np.isnan(v).any()}
+        means[label] = {t: s.mean for t, s in stats.items()}
+        yield result(
+            f"hv_{name}_{label}", stats[TIMES[0]].mean, "hv ratio at 20000 s", "(table)", True,
+            table=name, condition=entry["method"].condition,
+            **{f"hv_{int(t)}": round(s.mean, 4) for t, s in stats.items()},
+            **{f"se_{int(t)}": round(s.se, 4) for t, s in stats.items()},
+        )
+    best = max(means, key=lambda m: means[m][TIMES[0]])
+    yield result(f"load_{name}", os.getloadavg()[0], "load average (1 min)", "(report)", True)
+    top = means[best][TIMES[0]]
+    beats = all(top > means[p][TIMES[0]] for p in ("model-based", "optuna-tpe-hyperband")
+                if p != best)
+    yield result(
+        f"best_{name}_20000", top, "hv ratio", f"best >= {GOAL_HV} at 20000 s, above "
+        "model-based and optuna-tpe-hyperband", top >= GOAL_HV and beats, table=name,
+        best=best, condition=res[best]["method"].condition,
+    )
+    yield result(f"ablation_{name}", 0.0, "Spearman", "(report)", True, table=name,
+                 **ablation(setting))
+    for label in NEW_SEARCHERS:
+        walls = res.get(label, {}).get("seconds")
+        if walls:
+            wall = statistics.median(walls)
+            ours = label != "optuna-tpe-hyperband"  # the peer's time is Optuna's sampler
+            yield result(
+                f"seconds_{name}_{label}", wall,
+                "s in propose/observe per 110000-s run (median of 9)",
+                f"< {GOAL_SECONDS} s" if ours else "(report: Optuna's own sampler)",
+                wall < GOAL_SECONDS or not ours, table=name,
+            )
+
+
+def figure(path: str, rows: list[dict[str, Any]]) -> None:
+    """Mean hypervolume ratio against the budget, one panel per table (matplotlib, lazily)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tables = sorted({r["table"] for r in rows if r["name"].startswith("hv_")})
+    fig, axes = plt.subplots(1, len(tables), figsize=(5.2 * len(tables), 3.8), sharey=True)
+    for ax, table in zip(np.atleast_1d(axes), tables, strict=True):
+        for r in (r for r in rows if r["name"].startswith("hv_") and r["table"] == table):
+            label = r["name"][len(f"hv_{table}_"):]
+            ts = [t for t in TIMES if f"hv_{int(t)}" in r]
+            ys = [r[f"hv_{int(t)}"] for t in ts]
+            es = [r[f"se_{int(t)}"] for t in ts]
+            ax.errorbar(np.asarray(ts) / 1000, ys, yerr=es, marker="o", capsize=2,
+                        label=f"{label} ({r['condition']})")
+        ax.set_title(f"{table} (SYNTHETIC)")
+        ax.set_xlabel("budget (thousand simulated seconds)")
+        ax.axhline(GOAL_HV, color="grey", lw=0.6, ls="--")
+    np.atleast_1d(axes)[0].set_ylabel("mean hypervolume ratio (9 seeds)")
+    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str], emit: Callable[[str], None] = print) -> None:
+    """``python -m benchmarks.bench_multifidelity [FIGURE.png]``: the rows as JSON lines,
+    and the figure when a path is given."""
+    import json
+
+    rows = []
+    for row in run():
+        emit(json.dumps(row))
+        rows.append(row)
+    if argv:
+        figure(argv[0], rows)
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])

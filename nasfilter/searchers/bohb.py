@@ -1,0 +1,130 @@
+"""BOHB (Falkner et al., ICML 2018): Hyperband whose new architectures come from a density
+model, over epochs of hp 12.
+
+**Schedule**: :class:`~nasfilter.searchers.successive_halving.Hyperband`'s (brackets
+``s_max .. 0``, synchronous rungs; with several workers, a worker waits for its rung). Only
+the architectures a bracket starts with are drawn differently.
+
+**Model** (the paper's, on categorical parameters): the observations at the largest budget
+(epochs) that has enough of them, at least ``min_points`` good and ``min_points`` bad
+(``min_points = d + 1 = 6`` by default, ``d = 5`` channel positions), are split into the best
+``max(min_points, 15 %)`` and the next ``max(min_points, 85 %)``
+(:func:`~nasfilter.searchers.kde.split_good_bad`); an Aitchison-Aitken product KDE is fitted
+to each and the new architecture is the best ``l / g`` of ``n_samples`` draws from ``l``
+(:mod:`nasfilter.searchers.kde`). A fraction ``random_fraction`` (1/3, the paper's) of new
+architectures, and all of them before a model exists, is uniform at random. Draws already
+evaluated at full fidelity in this run are left out of the ``n_samples``; when all are, and
+for a uniform draw, an architecture is drawn uniformly (redrawn up to 10 times if already
+evaluated at full fidelity).
+
+Single objective (validation accuracy), as the paper; no proxy queries.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from nasfilter.checks import check_positive_int, check_real
+from nasfilter.searchers.kde import CategoricalKDE, best_ratio, split_good_bad
+from nasfilter.searchers.successive_halving import Hyperband
+from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS
+from nasfilter.trial import Trial
+
+_PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # base-8 place values, layer 1 first
+
+
+def codes_of(indices: np.ndarray) -> np.ndarray:
+    """Channel-choice codes (n, 5), each 0..7, of architecture indices (n,)."""
+    return (np.asarray(indices, dtype=np.int64)[:, None] // _PLACE) % N_CHOICES
+
+
+class BOHB(Hyperband):
+    """BOHB over epochs ``min_epochs .. max_epochs`` of hp 12 (module docstring).
+
+    Args:
+        min_epochs, max_epochs, eta: Hyperband's schedule.
+        random_fraction: share of new architectures drawn uniformly, in [0, 1].
+        top_fraction: share of the observations the good density is fitted to, in (0, 1].
+        n_samples: draws from the good density per new architecture (>= 1).
+        min_points: observations each density needs at least (>= 1; None: d + 1 = 6).
+    """
+
+    name: ClassVar[str] = "bohb"
+
+    def __init__(
+        self,
+        min_epochs: int = 1,
+        max_epochs: int = 12,
+        eta: float = 3,
+        random_fraction: float = 1 / 3,
+        top_fraction: float = 0.15,
+        n_samples: int = 64,
+        min_points: int | None = None,
+    ) -> None:
+        super().__init__(min_epochs, max_epochs, eta)
+        self.random_fraction = check_real(random_fraction, "random_fraction", 0.0, 1.0)
+        self.top_fraction = check_real(top_fraction, "top_fraction", 0.0, 1.0, low_open=True)
+        self.n_samples = check_positive_int(n_samples, "n_samples (valid range: >= 1)")
+        self.min_points = None if min_points is None else check_positive_int(
+            min_points, "min_points (valid range: >= 1)"
+        )
+
+    def reset(self) -> None:
+        super().reset()
+        self._obs: dict[int, tuple[list[int], list[float]]] = {}  # epochs -> indices, losses
+        self._full = np.zeros(N_ARCHS, dtype=bool)  # told at max_epochs
+        self._fitted: tuple[int, tuple[CategoricalKDE, CategoricalKDE] | None] = (-1, None)
+        self._n_obs = 0
+
+    def _start_bracket(self) -> None:
+        super()._start_bracket()
+        self._todo = [self._new_index() for _ in self._todo]
+
+    def observe(self, trial: Trial, accuracy: float | None) -> None:
+        super().observe(trial, accuracy)
+        if accuracy is not None:
+            epochs = self.max_epochs if trial.fidelity is None else trial.fidelity.epochs
+            indices, losses = self._obs.setdefault(epochs, ([], []))
+            indices.append(trial.arch.index)
+            losses.append(-float(accuracy))
+            self._n_obs += 1
+            if epochs == self.max_epochs:
+                self._full[trial.arch.index] = True
+
+    def _model(self) -> tuple[CategoricalKDE, CategoricalKDE] | None:
+        """The good and bad densities at the largest budget with enough observations
+        (refitted only when observations arrived)."""
+        if self._fitted[0] == self._n_obs:
+            return self._fitted[1]
+        least = N_LAYERS + 1 if self.min_points is None else self.min_points
+        model = None
+        for epochs in sorted(self._obs, reverse=True):
+            indices, losses = self._obs[epochs]
+            if len(losses) < 2 * least:
+                continue
+            good, bad = split_good_bad(np.asarray(losses), self.top_fraction, least)
+            if len(bad) >= least:
+                codes = codes_of(np.asarray(indices))
+                model = (CategoricalKDE(codes[good], N_CHOICES),
+                         CategoricalKDE(codes[bad], N_CHOICES))
+                break
+        self._fitted = (self._n_obs, model)
+        return model
+
+    def _seen(self, codes: np.ndarray) -> np.ndarray:
+        return self._full[codes @ _PLACE]
+
+    def _new_index(self) -> int:
+        model = None if self.rng.random() < self.random_fraction else self._model()
+        if model is not None:
+            best = best_ratio(*model, self.rng, self.n_samples, exclude=self._seen)
+            if best is not None:
+                return int(best @ _PLACE)
+        index = int(self.rng.integers(N_ARCHS))
+        for _ in range(10):
+            if not self._full[index]:
+                break
+            index = int(self.rng.integers(N_ARCHS))
+        return index
