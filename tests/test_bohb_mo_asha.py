@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nasfilter.fidelity import Fidelity, NoCurvesError, fidelity_of_code
+from nasfilter.fidelity import Fidelity, NoCurvesError
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.oracle import proxy_table
 from nasfilter.problem import Budget
@@ -28,8 +28,8 @@ def _run(searcher, budget: float = 20_000.0, seed: int = 1, workers: int = 1, **
 
 def _epochs(events: dict[str, np.ndarray]) -> list[int]:
     return [
-        12 if kind == "evaluate" else fidelity_of_code(code).epochs
-        for kind, code in zip(events["kind"], events["throughput"], strict=True)
+        12 if kind == "evaluate" else int(epochs)
+        for kind, epochs in zip(events["kind"], events["epochs"], strict=True)
         if kind in ("evaluate", "partial")
     ]
 
@@ -132,7 +132,7 @@ def test_optuna_hyperband_prunes_and_reports_the_curves() -> None:
     answers = {(e.arch, e.iepoch + 1, e.accuracy) for e in problem.fidelity_evaluations}
     ev = result.events
     full = ev["kind"] == "evaluate"
-    answers |= {(int(i), 12, float(v)) for i, v in zip(ev["index"][full], ev["value"][full],
+    answers |= {(int(i), 12, float(v)) for i, v in zip(ev["index"][full], ev["accuracy"][full],
                                                        strict=True)}
     reported = 0
     for t in searcher._study.trials:
@@ -171,7 +171,7 @@ def test_optuna_hyperband_is_deterministic_at_four_workers() -> None:
     a, _ = _run(OptunaHyperband(), budget=8_000.0, seed=6, workers=4)
     b, _ = _run(OptunaHyperband(), budget=8_000.0, seed=6, workers=4)
     assert np.array_equal(a.events["index"], b.events["index"])
-    assert np.array_equal(a.events["value"], b.events["value"], equal_nan=True)
+    assert np.array_equal(a.events["accuracy"], b.events["accuracy"], equal_nan=True)
     with pytest.raises(ValueError, match="report must be one of"):
         OptunaHyperband(report="always")
 
