@@ -401,8 +401,14 @@ def _run_all(contract: object) -> None:
                 raise AssertionError(f"{name}: {exc}") from exc
 
 
-def check_searcher(factory: Callable[[], Searcher], inputs: Inputs | None = None) -> None:
-    """Run every searcher check on instances from ``factory``; AssertionError on failure."""
+def check_searcher(
+    factory: Callable[[], Searcher],
+    inputs: Inputs | None = None,
+    budget: float = DEFAULT_BUDGET,
+) -> None:
+    """Run every searcher check on instances from ``factory`` with runs of ``budget``
+    simulated seconds (a smaller one for a searcher whose own computation grows with the
+    number of trials); AssertionError on failure."""
 
     class _Contract(SearcherContract):
         def make_searcher(self) -> Searcher:
@@ -411,7 +417,9 @@ def check_searcher(factory: Callable[[], Searcher], inputs: Inputs | None = None
         def make_problem_inputs(self) -> Inputs:
             return inputs if inputs is not None else default_inputs()
 
-    _run_all(_Contract())
+    contract = _Contract()
+    contract.budget = budget
+    _run_all(contract)
 
 
 def check_filter(factory: Callable[[], Filter], inputs: Inputs | None = None) -> None:
