@@ -300,8 +300,8 @@ def test_registry_builds_every_builtin_and_lists_names_on_error() -> None:
     assert isinstance(s, Reinforce) and s.reward == "mnas" and s.lr == 0.05
     with pytest.raises(
         UnknownNameError,
-        match=r"known searchers: asha, .*evolution, hyperband, model-based, model-based-hw, "
-        r"optuna-nsga2, optuna-random, optuna-tpe, random",
+        match=r"known searchers: asha, bohb, evolution, hyperband, mo-asha, model-based, "
+        r"model-based-hw, optuna-nsga2, optuna-random, optuna-tpe, optuna-tpe-hyperband, random",
     ):
         make_searcher("reinforcement")
     with pytest.raises(ValueError, match=re.escape("cannot build searcher 'random[lr=1]'")):
