@@ -49,6 +49,13 @@ class _Rung:
         return best if rank < quota else None
 
 
+def rung_epochs(min_epochs: int, max_epochs: int, eta: float) -> list[int]:
+    """The epochs of each rung, lowest first: ``max_epochs / eta**(s_max - k)`` (at least
+    ``min_epochs``), k = 0 .. s_max."""
+    top = s_max(min_epochs, max_epochs, eta)
+    return [max(min_epochs, int(max_epochs / eta ** (top - k) + 1e-9)) for k in range(top + 1)]
+
+
 class ASHA(Searcher):
     """Asynchronous successive halving over epochs ``min_epochs .. max_epochs`` of hp 12,
     reduction factor ``eta``, random architectures (module docstring)."""
@@ -64,11 +71,7 @@ class ASHA(Searcher):
 
     def reset(self) -> None:
         check_epochs_in_table(self, self.max_epochs)
-        top = s_max(self.min_epochs, self.max_epochs, self.eta)
-        self._epochs = [
-            max(self.min_epochs, int(self.max_epochs / self.eta ** (top - k) + 1e-9))
-            for k in range(top + 1)
-        ]
+        self._epochs = rung_epochs(self.min_epochs, self.max_epochs, self.eta)
         self._rungs = [_Rung() for _ in self._epochs]
         self._level: dict[int, int] = {}  # trial id -> its rung
         self._random = RandomIndices(self.rng)

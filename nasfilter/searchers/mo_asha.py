@@ -27,25 +27,19 @@ from typing import ClassVar
 import numpy as np
 
 from nasfilter.fidelity import Fidelity, is_full
+from nasfilter.searchers.asha import rung_epochs
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.mo_rank import promotable
 from nasfilter.searchers.successive_halving import (
     HP,
     check_epochs_in_table,
     check_schedule,
-    s_max,
 )
 from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
 from nasfilter.trial import Proposal, Trial
 
 _BLOCK = 512  # indices drawn per call of the generator
 REFRESH = 20  # a rung of n results re-ranks after max(1, n // REFRESH) new ones
-
-
-def rung_epochs(min_epochs: int, max_epochs: int, eta: float) -> list[int]:
-    """The rungs' epochs, as :class:`~nasfilter.searchers.asha.ASHA`'s."""
-    top = s_max(min_epochs, max_epochs, eta)
-    return [max(min_epochs, int(max_epochs / eta ** (top - k) + 1e-9)) for k in range(top + 1)]
 
 
 class _Rung:
