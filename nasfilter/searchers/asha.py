@@ -18,12 +18,11 @@ import bisect
 from typing import ClassVar
 
 from nasfilter.fidelity import Fidelity, is_full
-from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.successive_halving import (
     HP,
+    EpochSchedule,
     RandomIndices,
     check_epochs_in_table,
-    check_schedule,
     s_max,
 )
 from nasfilter.space import arch_from_index
@@ -56,18 +55,11 @@ def rung_epochs(min_epochs: int, max_epochs: int, eta: float) -> list[int]:
     return [max(min_epochs, int(max_epochs / eta ** (top - k) + 1e-9)) for k in range(top + 1)]
 
 
-class ASHA(Searcher):
+class ASHA(EpochSchedule):
     """Asynchronous successive halving over epochs ``min_epochs .. max_epochs`` of hp 12,
     reduction factor ``eta``, random architectures (module docstring)."""
 
     name: ClassVar[str] = "asha"
-    uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
-
-    def __init__(self, min_epochs: int = 1, max_epochs: int = 12, eta: float = 3) -> None:
-        check_schedule(min_epochs, max_epochs, eta)
-        self.min_epochs = min_epochs
-        self.max_epochs = max_epochs
-        self.eta = eta
 
     def reset(self) -> None:
         check_epochs_in_table(self, self.max_epochs)

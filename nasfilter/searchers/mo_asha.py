@@ -28,12 +28,11 @@ import numpy as np
 
 from nasfilter.fidelity import Fidelity, is_full
 from nasfilter.searchers.asha import rung_epochs
-from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.mo_rank import promotable
 from nasfilter.searchers.successive_halving import (
     HP,
+    EpochSchedule,
     check_epochs_in_table,
-    check_schedule,
 )
 from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
 from nasfilter.trial import Proposal, Trial
@@ -73,7 +72,7 @@ class _Rung:
         return pos
 
 
-class MOASHA(Searcher):
+class MOASHA(EpochSchedule):
     """MO-ASHA over (validation accuracy, throughput) on epochs of hp 12 (module docstring).
 
     Args:
@@ -82,13 +81,6 @@ class MOASHA(Searcher):
 
     name: ClassVar[str] = "mo-asha"
     needs_proxy = True
-    uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
-
-    def __init__(self, min_epochs: int = 1, max_epochs: int = 12, eta: float = 3) -> None:
-        check_schedule(min_epochs, max_epochs, eta)
-        self.min_epochs = min_epochs
-        self.max_epochs = max_epochs
-        self.eta = eta
 
     def reset(self) -> None:
         check_epochs_in_table(self, self.max_epochs)

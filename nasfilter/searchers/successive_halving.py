@@ -95,11 +95,11 @@ def bracket(min_epochs: int, max_epochs: int, eta: float, s: int) -> list[tuple[
     return rungs
 
 
-class Hyperband(Searcher):
-    """Hyperband over epochs ``min_epochs .. max_epochs`` of hp 12, reduction factor ``eta``;
-    random architectures; synchronous rungs (module docstring)."""
+class EpochSchedule(Searcher):
+    """Base of the searchers over epochs ``min_epochs .. max_epochs`` of hp 12 with
+    reduction factor ``eta`` (Hyperband, successive halving, ASHA, MO-ASHA): checks and
+    holds the schedule."""
 
-    name: ClassVar[str] = "hyperband"
     uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
 
     def __init__(self, min_epochs: int = 1, max_epochs: int = 12, eta: float = 3) -> None:
@@ -107,6 +107,13 @@ class Hyperband(Searcher):
         self.min_epochs = min_epochs
         self.max_epochs = max_epochs
         self.eta = eta
+
+
+class Hyperband(EpochSchedule):
+    """Hyperband over epochs ``min_epochs .. max_epochs`` of hp 12, reduction factor ``eta``;
+    random architectures; synchronous rungs (module docstring)."""
+
+    name: ClassVar[str] = "hyperband"
 
     def brackets(self) -> list[int]:
         """The brackets ``s`` run in turn (Hyperband: ``s_max .. 0``)."""
