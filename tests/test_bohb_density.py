@@ -64,3 +64,27 @@ def test_bad_input_names_the_value() -> None:
         CategoricalKDE(np.array([[8]]), 8)
     with pytest.raises(ValueError, match="bandwidths"):
         CategoricalKDE(np.array([[1]]), 8, np.array([0.9]))
+
+
+def _direct_pdf(data: np.ndarray, levels: int, bw: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The module docstring's formula, every position in the product (in order 0..d-1)."""
+    same, off = 1.0 - bw, bw / (levels - 1)
+    prod = np.where(x[:, None, 0] == data[None, :, 0], same[0], off[0])
+    for d in range(1, data.shape[1]):
+        prod = prod * np.where(x[:, None, d] == data[None, :, d], same[d], off[d])
+    return prod.mean(axis=1)
+
+
+def test_pdf_leaving_out_uniform_positions_keeps_every_bit() -> None:
+    # At 8 levels a position at the top bandwidth 7/8 has the kernel 1/8 whatever the codes;
+    # pdf leaves it out of the products and scales once, which must give the same bits.
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n, d = int(rng.integers(1, 300)), int(rng.integers(1, 6))
+        data = rng.integers(0, 8, size=(n, d))
+        bw = rng.choice([7 / 8, 0.3, 0.61, 1e-3], size=d)
+        kde = CategoricalKDE(data, 8, bw)
+        x = rng.integers(0, 8, size=(int(rng.integers(1, 70)), d))
+        assert np.array_equal(kde.pdf(x), _direct_pdf(data, 8, bw, x))
+    flat = CategoricalKDE(rng.integers(0, 8, size=(9, 5)), 8, np.full(5, 7 / 8))
+    assert flat.pdf(np.zeros((3, 5), dtype=np.int64)).tolist() == [8.0**-5] * 3

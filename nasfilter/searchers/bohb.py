@@ -22,6 +22,7 @@ Single objective (validation accuracy), as the paper; no proxy queries.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import ClassVar
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy as np
 from nasfilter.checks import check_positive_int, check_real
 from nasfilter.searchers.kde import CategoricalKDE, best_ratio, split_good_bad
 from nasfilter.searchers.successive_halving import Hyperband
-from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS
+from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, index_of
 from nasfilter.trial import Trial
 
 _PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # base-8 place values, layer 1 first
@@ -38,6 +39,14 @@ _PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # base-8 place values, la
 def codes_of(indices: np.ndarray) -> np.ndarray:
     """Channel-choice codes (n, 5), each 0..7, of architecture indices (n,)."""
     return (np.asarray(indices, dtype=np.int64)[:, None] // _PLACE) % N_CHOICES
+
+
+@cache
+def _all_codes() -> np.ndarray:
+    """:func:`codes_of` every architecture, (32768, 5), computed once (read-only)."""
+    codes = codes_of(np.arange(N_ARCHS))
+    codes.flags.writeable = False
+    return codes
 
 
 class BOHB(Hyperband):
@@ -87,11 +96,11 @@ class BOHB(Hyperband):
         if accuracy is not None:
             epochs = self.max_epochs if trial.fidelity is None else trial.fidelity.epochs
             indices, losses = self._obs.setdefault(epochs, ([], []))
-            indices.append(trial.arch.index)
+            indices.append(index_of(trial.arch))
             losses.append(-float(accuracy))
             self._n_obs += 1
             if epochs == self.max_epochs:
-                self._full[trial.arch.index] = True
+                self._full[indices[-1]] = True
 
     def _model(self) -> tuple[CategoricalKDE, CategoricalKDE] | None:
         """The good and bad densities at the largest budget with enough observations
@@ -106,7 +115,7 @@ class BOHB(Hyperband):
                 continue
             good, bad = split_good_bad(np.asarray(losses), self.top_fraction, least)
             if len(bad) >= least:
-                codes = codes_of(np.asarray(indices))
+                codes = _all_codes()[indices]
                 model = (CategoricalKDE(codes[good], N_CHOICES),
                          CategoricalKDE(codes[bad], N_CHOICES))
                 break

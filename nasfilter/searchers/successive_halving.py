@@ -26,7 +26,7 @@ import numpy as np
 
 from nasfilter.fidelity import Fidelity, is_full
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_ARCHS, arch_from_index
+from nasfilter.space import N_ARCHS, arch_from_index, index_of
 from nasfilter.trial import WAIT, Proposal, Trial, Wait
 
 HP = "12"
@@ -166,7 +166,7 @@ class Hyperband(EpochSchedule):
     def observe(self, trial: Trial, accuracy: float | None) -> None:
         self._out -= 1
         if accuracy is not None:
-            self._scores.append((-accuracy, trial.id, trial.arch.index))
+            self._scores.append((-accuracy, trial.id, index_of(trial.arch)))
 
 
 class SuccessiveHalving(Hyperband):
