@@ -8,8 +8,9 @@ library's best methods in four conditions:
   measured throughput; ``random`` for scale);
 - **hardware**: the utilization signal (``utilization-layers``, the study's filtering;
   ``model-based-hw``, utilization as a feature);
-- **low fidelity**: accuracy after fewer epochs (``bohb``, ``mo-asha``, and the peer
-  ``optuna-tpe-hyperband``: Optuna's TPE with its HyperbandPruner);
+- **low fidelity**: accuracy after fewer epochs (``hyperband`` and ``asha`` on random
+  architectures, ``bohb``, ``mo-asha``, and the peer ``optuna-tpe-hyperband``: Optuna's TPE
+  with its HyperbandPruner);
 - **both**: ``mo-asha`` behind the online ``proxy-threshold[scan=False]`` utilization
   filter (a candidate passes when it is within 5 % of the front of the proxy readings seen
   so far; it is stateless, so MO-ASHA's promotions pass too, which the once-only
@@ -62,7 +63,7 @@ from nasfilter.table import BenchmarkTable
 SEEDS = range(9)
 TIMES = (20_000.0, 55_000.0, 110_000.0)
 GOAL_HV, GOAL_SECONDS = 0.99, 2.0
-NEW_SEARCHERS = ("bohb", "mo-asha", "optuna-tpe-hyperband")
+NEW_SEARCHERS = ("hyperband", "asha", "bohb", "mo-asha", "optuna-tpe-hyperband")
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ METHODS = (
     Method("model-based", None, "none"),
     Method("utilization-layers", None, "hardware", anytime=False),
     Method("model-based-hw", None, "hardware"),
+    Method("hyperband", None, "low fidelity"),
+    Method("asha", None, "low fidelity"),
     Method("bohb", None, "low fidelity"),
     Method("mo-asha", None, "low fidelity"),
     Method("optuna-tpe-hyperband", None, "low fidelity", only=TIMES[0]),
