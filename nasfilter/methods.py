@@ -1,13 +1,15 @@
 """The catalogue of compared methods: each a label (for figures and tables) and a searcher
 and filter spec, with the study's methods, the peers and the one rule for a label.
 
-``reproduce`` compares :data:`METHODS`; ``nasfilter demo`` runs :data:`DEMO_SEARCHERS`; a
-results table names a method by :func:`method_label` when it has no catalogue label.
+``reproduce`` compares :data:`METHODS` and, on a table with learning curves,
+:data:`MULTI_FIDELITY_METHODS` (:func:`study_methods`); ``nasfilter demo`` runs
+:data:`DEMO_SEARCHERS`; a results table names a method by :func:`method_label` when it has
+no catalogue label.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nasfilter.searchers.optuna_adapter import optuna_available
 
@@ -61,6 +63,29 @@ METHODS: tuple[Method, ...] = (
     Method("REINFORCE (MnasNet) + proxy-threshold filter", "reinforce-mnas", "proxy-threshold"),
     *PEER_METHODS,
 )
+
+# The multi-fidelity searchers (they train at fewer epochs, so the table needs learning
+# curves): the asynchronous ones at every K, the synchronous Hyperband and BOHB (a worker
+# waits for its rung) at the first K.
+MULTI_FIDELITY_METHODS: tuple[Method, ...] = (
+    Method("ASHA (asynchronous successive halving)", "asha"),
+    Method("MO-ASHA (accuracy and throughput)", "mo-asha"),
+    Method("Hyperband", "hyperband", every_k=False),
+    Method("BOHB", "bohb", every_k=False),
+)
+
+
+def study_methods(with_curves: bool) -> tuple[Method, ...]:
+    """What ``reproduce`` compares by default: :data:`METHODS`, then the
+    :data:`MULTI_FIDELITY_METHODS` when the table has learning curves (``with_curves``)."""
+    return (*METHODS, *(MULTI_FIDELITY_METHODS if with_curves else ()))
+
+
+def peers_at_every_k(methods: tuple[Method, ...]) -> tuple[Method, ...]:
+    """``methods`` with the :data:`PEER_METHODS` among them run at every K (each such run
+    fits a model or runs an Optuna trial per proposal: minutes more at K = 4 and 16)."""
+    return tuple(replace(m, every_k=True) if m in PEER_METHODS else m for m in methods)
+
 
 # The study's four searchers as `nasfilter demo` runs them (approximate filtering with its
 # default scan share), then the peers.

@@ -45,8 +45,17 @@ from nasfilter.experiment import (
     provenance,
     run_experiment,
 )
+from nasfilter.fidelity import NoCurvesError, curves_for
 from nasfilter.files import atomic_write, check_path_text, same_file
-from nasfilter.methods import FILTERING, METHODS, PEER_METHODS, REINFORCE_MNAS, Method
+from nasfilter.methods import (
+    FILTERING,
+    METHODS,
+    PEER_METHODS,
+    REINFORCE_MNAS,
+    Method,
+    peers_at_every_k,
+    study_methods,
+)
 from nasfilter.metrics import FrontReference
 from nasfilter.oracle.devices import get_device
 from nasfilter.oracle.registry import backend_name
@@ -85,6 +94,7 @@ __all__ = [
     "Method",
     "MissingColumnError",
     "check_out_dir",
+    "has_curves",
     "reproduce",
     "require_columns",
     "require_proxy",
@@ -191,6 +201,16 @@ def require_proxy(proxy: ProxyTable, backend: str) -> None:
             f"Measure it: `nasfilter measure --backend {backend} --archs all --cache CACHE.db`, "
             "then pass --oracle-cache CACHE.db, or use an analytic backend (calibrated, roofline)."
         )
+
+
+def has_curves(table: BenchmarkTable) -> bool:
+    """Whether ``table`` comes with learning curves (the multi-fidelity searchers need
+    them): the embedded surrogate does; a compact table keeps the last epoch only."""
+    try:
+        curves_for(table)
+    except NoCurvesError:
+        return False
+    return True
 
 
 # ------------------------------------------------------------------ the plan
@@ -310,8 +330,9 @@ def reproduce(
     jobs: int = 1,
     oracle_cache: str | os.PathLike[str] | None = None,
     proxy_cost: float = DEFAULT_PROXY_COST,
-    methods: Sequence[Method] = METHODS,
+    methods: Sequence[Method] | None = None,
     workers: Iterable[int] = DEFAULT_WORKERS,
+    peers_every_k: bool = False,
     survey: bool | None = None,
     survey_models: Sequence[str] = REPORT_SURVEY_MODELS,
 ) -> dict[str, Any]:
@@ -330,9 +351,13 @@ def reproduce(
         jobs: worker processes for the runs (results do not depend on it).
         proxy_cost: simulated seconds per proxy query.
         methods: the compared methods; must include approximate filtering and REINFORCE
-            with the MnasNet reward (Figs. 5 and 6).
+            with the MnasNet reward (Figs. 5 and 6). None: :data:`METHODS`, and the
+            multi-fidelity searchers when the table has learning curves
+            (:func:`~nasfilter.methods.study_methods`).
         workers: the numbers K of simulated parallel workers compared (the first is the one
             of the metrics table and Figs. 5 and 6); default 1, 4 and 16.
+        peers_every_k: run the peers (model-based, Optuna) at every K, not only the first
+            (each of their runs fits a model or runs a trial per proposal: minutes more).
         survey: add the CNN survey (§3, ``nasfilter survey``) of ``survey_models`` on the
             RTX 4090 against its shipped NCHW measurements, in ``survey/`` and the report;
             None: when the survey extra (timm) is installed.
@@ -349,6 +374,10 @@ def reproduce(
         "device": device,
         "oracle_cache": None if oracle_cache is None else str(oracle_cache),
     }
+    if methods is None:
+        methods = study_methods(has_curves(load_table(fields["table"], dataset)))
+    if peers_every_k:
+        methods = peers_at_every_k(tuple(methods))
     plan = _plan(out_dir, force, seeds, budget, jobs, methods, workers, fields)
     loaded = _load_inputs(plan, fields)
     t_inputs = time.perf_counter()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from nasfilter.drawing import FigureFiles
 from nasfilter.files import atomic_write
+from nasfilter.methods import MULTI_FIDELITY_METHODS
 from nasfilter.metrics_table import KEYS, cells, headers
 from nasfilter.oracle.compare import comparison_rows
 from nasfilter.report import ReportFigure, ReportTable, write_report
@@ -115,8 +116,27 @@ def captions(s: StudySummary) -> dict[str, str]:
         "workers": f"Each method with K = {', '.join(str(k) for k in p.workers)} simulated "
         "parallel workers (asynchronous: a worker asks for the next trial as soon as it is "
         f"free), the same {p.budget_seconds:g} worker-seconds per run; hypervolume ratio over "
-        "simulated wall-clock time. Proxy scans run on one device and do not parallelize.",
+        "simulated wall-clock time. Proxy scans run on one device and do not parallelize. "
+        f"{workers_note(s)}",
     }
+
+
+def workers_note(s: StudySummary) -> str:
+    """Which methods the K figure shows at the first K only, and whether the
+    multi-fidelity searchers are in it (they need a table with learning curves)."""
+    wc = s.workers_comparison
+    first_only = [label for label, per_k in wc.methods.items() if len(per_k) < len(wc.workers)]
+    note = (
+        f"At K = {wc.workers[0]} only: {', '.join(first_only)} (the synchronous Hyperband "
+        "and BOHB wait for their rungs; the peers run at every K with --peers-every-k). "
+        if first_only and len(wc.workers) > 1 else ""
+    )
+    if not any(m.label in wc.methods for m in MULTI_FIDELITY_METHODS):
+        note += (
+            "The multi-fidelity searchers (ASHA, MO-ASHA, Hyperband, BOHB) are left out: "
+            "this table has no learning curves (--table synthetic has them)."
+        )
+    return note.strip()
 
 
 def banner(s: StudySummary) -> str:

@@ -18,7 +18,9 @@ def register(sub: Any) -> None:
         description="Regenerate the NAS analysis of arXiv 2212.07936 for a table and an "
         "oracle: Fig. 3 (throughput vs utilization), Fig. 5 (approximate filtering vs the "
         "true front), Fig. 6 (REINFORCE fronts per seed), the comparison of every built-in "
-        "searcher and filter (hypervolume ratio over simulated time, final metrics), "
+        "searcher and filter (hypervolume ratio over simulated time, final metrics; the "
+        "multi-fidelity searchers when the table has learning curves, e.g. --table "
+        "synthetic), "
         "summary.json and a self-contained report.html. Without --table the real table "
         "(NATS-Bench's real hp-90 validation accuracies, seed 777, with modelled times) is "
         f"used; the default oracle is the {DEFAULT_ORACLE} model on a "
@@ -55,6 +57,13 @@ def register(sub: Any) -> None:
         metavar="K,...",
         help="numbers of simulated parallel workers to compare, e.g. 1,4,16 (the default); "
         "the first is the one of the metrics table and Figs. 5 and 6",
+    )
+    p.add_argument(
+        "--peers-every-k",
+        action="store_true",
+        help="run the peers (model-based search with and without utilization features; "
+        "Optuna NSGA-II and random) at every K of --workers, not only the first (each "
+        "of their runs fits a model or runs an Optuna trial per proposal: minutes more)",
     )
     add_jobs(p)
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
@@ -119,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             jobs=args.jobs or default_jobs(),
             oracle_cache=args.oracle_cache,
             workers=parse_workers(args.workers),
+            peers_every_k=args.peers_every_k,
         )
     except WorkerDied as exc:
         return worker_died("reproduce", exc)
