@@ -26,10 +26,11 @@ import numpy as np
 from nasfilter.pareto import nondominated_ranks
 
 
-def _scaled(points: np.ndarray) -> np.ndarray:
+def _scaled(points: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``points[rows]`` min-max normalized over all of ``points`` (n, 2)."""
     low, high = points.min(axis=0), points.max(axis=0)
     span = np.where(high > low, high - low, 1.0)
-    return (points - low) / span
+    return (points[rows] - low) / span
 
 
 def epsilon_net_order(points: np.ndarray, limit: int | None = None) -> np.ndarray:
@@ -39,15 +40,16 @@ def epsilon_net_order(points: np.ndarray, limit: int | None = None) -> np.ndarra
     take = n if limit is None else min(n, limit)
     if take <= 0:
         return np.zeros(0, dtype=np.int64)
-    first = int(np.argmax(points[:, 0]))
+    xs, ys = np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
+    first = int(np.argmax(xs))
     order = [first]
-    nearest = ((points - points[first]) ** 2).sum(axis=1)  # squared: the same argmax
-    nearest[first] = -np.inf
+    nearest = (xs - xs[first]) ** 2 + (ys - ys[first]) ** 2  # squared: the same argmax
+    nearest[first] = -np.inf  # taken; the minimum below keeps -inf
     for _ in range(take - 1):
         nxt = int(np.argmax(nearest))
         order.append(nxt)
-        np.minimum(nearest, ((points - points[nxt]) ** 2).sum(axis=1), out=nearest)
-        nearest[order] = -np.inf
+        np.minimum(nearest, (xs - xs[nxt]) ** 2 + (ys - ys[nxt]) ** 2, out=nearest)
+        nearest[nxt] = -np.inf
     return np.asarray(order, dtype=np.int64)
 
 
@@ -65,7 +67,7 @@ def promotion_order(points: np.ndarray, count: int) -> np.ndarray:
     layer_at_cut = ranks[by_layer[count - 1]]
     above = by_layer[ranks[by_layer] < layer_at_cut]
     members = np.flatnonzero(ranks == layer_at_cut)
-    net = members[epsilon_net_order(_scaled(p)[members], count - len(above))]
+    net = members[epsilon_net_order(_scaled(p, members), count - len(above))]
     return np.concatenate([above, net]).astype(np.int64)
 
 
