@@ -32,6 +32,11 @@ The ablation: Spearman correlation, over all 32768 architectures, of the validat
 after 1, 3 and 9 epochs (seed 777) with the final one (seed 888) and with the test accuracy
 the front is scored on: how far low-fidelity accuracy can rank.
 
+The K part: the asynchronous methods (``asha``, ``mo-asha``; Hyperband and BOHB are
+synchronous, a worker waits for its rung) with K = 1, 4 and 16 simulated workers sharing
+110000 worker-seconds, scored after 20000, 55000 and 110000 worker-seconds (wall clock
+``t / K``): what asynchrony costs per unit of compute, with the wall clock at the end.
+
 Goal rows: the best method >= 0.99 at 20000 s on each table, above ``model-based`` and
 ``optuna-tpe-hyperband`` there; each new searcher's real time per 110000-s run < 2 s.
 """
@@ -63,6 +68,8 @@ from nasfilter.table import BenchmarkTable
 SEEDS = range(9)
 TIMES = (20_000.0, 55_000.0, 110_000.0)
 GOAL_HV, GOAL_SECONDS = 0.99, 2.0
+WORKERS = (1, 4, 16)  # simulated workers of the K part
+ASYNCHRONOUS = ("asha", "mo-asha")  # the methods that never wait for a rung
 NEW_SEARCHERS = ("hyperband", "asha", "bohb", "mo-asha", "optuna-tpe-hyperband")
 
 
@@ -130,16 +137,19 @@ def _timed(fn: Callable[..., Any], spent: list[float]) -> Callable[..., Any]:
     return timed
 
 
-def one_run(setting: Setting, method: Method, seed: int, budget: float) -> tuple[Any, float]:
-    """(RunResult, real seconds inside the searcher's propose and observe) of one run, in
-    this process (the seconds include the proxy queries the searcher makes)."""
+def one_run(
+    setting: Setting, method: Method, seed: int, budget: float, workers: int = 1
+) -> tuple[Any, float]:
+    """(RunResult, real seconds inside the searcher's propose and observe) of one run with
+    ``workers`` simulated workers, in this process (the seconds include the proxy queries
+    the searcher makes)."""
     problem = make_problem(setting.table, Budget(budget), seed, proxy=setting.proxy,
                            proxy_cost=DEFAULT_PROXY_COST, curves=setting.curves)
     flt = None if method.filter is None else make_filter(method.filter)
     searcher, spent = make_searcher(method.searcher), [0.0]
     searcher.propose = _timed(searcher.propose, spent)  # type: ignore[method-assign]
     searcher.observe = _timed(searcher.observe, spent)  # type: ignore[method-assign]
-    out = run_search(searcher, problem, seed=seed, filter=flt)
+    out = run_search(searcher, problem, seed=seed, filter=flt, workers=workers)
     return out, spent[0]
 
 
@@ -192,9 +202,40 @@ def ablation(setting: Setting, epochs: tuple[int, ...] = (1, 3, 9)) -> dict[str,
     return out
 
 
+def workers_grid(setting: Setting, method: Method, k: int) -> dict[str, Any]:
+    """``method`` with ``k`` simulated workers over nine seeds: {"hv": time -> 9 ratios at
+    ``time`` worker-seconds (wall clock ``time / k``), "wall": 9 wall clocks at the end}."""
+    hv: dict[float, list[float]] = {t: [] for t in TIMES}
+    walls = []
+    for seed in SEEDS:
+        run, _ = one_run(setting, method, seed, TIMES[-1], workers=k)
+        _, curves = score_events(setting.reference, setting.table, run.events,
+                                 np.asarray(TIMES) / k)
+        for t, v in zip(TIMES, curves["hv_ratio"].tolist(), strict=True):
+            hv[t].append(v)
+        walls.append(float(run.clock))
+    return {"hv": hv, "wall": walls}
+
+
+def _workers_rows(setting: Setting) -> Iterator[dict[str, Any]]:
+    """The asynchronous methods at K = 1, 4 and 16 (module docstring, the K part)."""
+    for method in (m for m in METHODS if m.searcher in ASYNCHRONOUS and m.filter is None):
+        for k in WORKERS:
+            entry = workers_grid(setting, method, k)
+            stats = {t: mean_se(v) for t, v in entry["hv"].items()}
+            yield result(
+                f"workers_{setting.name}_{method.label}_K{k}", stats[TIMES[0]].mean,
+                "hv ratio at 20000 worker-seconds", "(table)", True, table=setting.name,
+                workers=k, wall_clock=round(statistics.mean(entry["wall"]), 1),
+                **{f"hv_{int(t)}": round(s.mean, 4) for t, s in stats.items()},
+                **{f"se_{int(t)}": round(s.se, 4) for t, s in stats.items()},
+            )
+
+
 def run() -> Iterator[dict[str, Any]]:
     for setting in settings():
         yield from _rows(setting, grid(setting))
+        yield from _workers_rows(setting)
 
 
 def _rows(setting: Setting, res: dict[str, Any]) -> Iterator[dict[str, Any]]:
