@@ -49,6 +49,26 @@ def _all_codes() -> np.ndarray:
     return codes
 
 
+class _Observed:
+    """The observations at one budget, in the order told: channel codes (n, 5) and losses
+    (n,), -accuracy; grown by doubling."""
+
+    __slots__ = ("codes", "losses", "n")
+
+    def __init__(self) -> None:
+        self.codes = np.empty((64, N_LAYERS), dtype=np.int64)
+        self.losses = np.empty(64)
+        self.n = 0
+
+    def add(self, index: int, loss: float) -> None:
+        if self.n == len(self.losses):
+            self.codes = np.concatenate([self.codes, np.empty_like(self.codes)])
+            self.losses = np.concatenate([self.losses, np.empty_like(self.losses)])
+        self.codes[self.n] = _all_codes()[index]
+        self.losses[self.n] = loss
+        self.n += 1
+
+
 class BOHB(Hyperband):
     """BOHB over epochs ``min_epochs .. max_epochs`` of hp 12 (module docstring).
 
@@ -82,7 +102,7 @@ class BOHB(Hyperband):
 
     def reset(self) -> None:
         super().reset()
-        self._obs: dict[int, tuple[list[int], list[float]]] = {}  # epochs -> indices, losses
+        self._obs: dict[int, _Observed] = {}  # epochs -> the observations there
         self._full = np.zeros(N_ARCHS, dtype=bool)  # told at max_epochs
         self._fitted: tuple[int, tuple[CategoricalKDE, CategoricalKDE] | None] = (-1, None)
         self._n_obs = 0
@@ -95,12 +115,11 @@ class BOHB(Hyperband):
         super().observe(trial, accuracy)
         if accuracy is not None:
             epochs = self.max_epochs if trial.fidelity is None else trial.fidelity.epochs
-            indices, losses = self._obs.setdefault(epochs, ([], []))
-            indices.append(index_of(trial.arch))
-            losses.append(-float(accuracy))
+            index = index_of(trial.arch)
+            self._obs.setdefault(epochs, _Observed()).add(index, -float(accuracy))
             self._n_obs += 1
             if epochs == self.max_epochs:
-                self._full[indices[-1]] = True
+                self._full[index] = True
 
     def _model(self) -> tuple[CategoricalKDE, CategoricalKDE] | None:
         """The good and bad densities at the largest budget with enough observations
@@ -110,12 +129,12 @@ class BOHB(Hyperband):
         least = N_LAYERS + 1 if self.min_points is None else self.min_points
         model = None
         for epochs in sorted(self._obs, reverse=True):
-            indices, losses = self._obs[epochs]
-            if len(losses) < 2 * least:
+            obs = self._obs[epochs]
+            if obs.n < 2 * least:
                 continue
-            good, bad = split_good_bad(np.asarray(losses), self.top_fraction, least)
+            good, bad = split_good_bad(obs.losses[:obs.n], self.top_fraction, least)
             if len(bad) >= least:
-                codes = _all_codes()[indices]
+                codes = obs.codes
                 model = (CategoricalKDE(codes[good], N_CHOICES),
                          CategoricalKDE(codes[bad], N_CHOICES))
                 break
