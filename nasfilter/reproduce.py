@@ -213,6 +213,16 @@ def has_curves(table: BenchmarkTable) -> bool:
     return True
 
 
+def _methods(
+    methods: Sequence[Method] | None, fields: dict[str, Any], peers_every_k: bool
+) -> tuple[Method, ...]:
+    """``methods``, else the study's for the table (the multi-fidelity searchers only with
+    learning curves); with ``peers_every_k`` the peers at every K."""
+    if methods is None:
+        methods = study_methods(has_curves(load_table(fields["table"], fields["dataset"])))
+    return peers_at_every_k(tuple(methods)) if peers_every_k else tuple(methods)
+
+
 # ------------------------------------------------------------------ the plan
 @dataclass(frozen=True)
 class _Plan:
@@ -374,11 +384,8 @@ def reproduce(
         "device": device,
         "oracle_cache": None if oracle_cache is None else str(oracle_cache),
     }
-    if methods is None:
-        methods = study_methods(has_curves(load_table(fields["table"], dataset)))
-    if peers_every_k:
-        methods = peers_at_every_k(tuple(methods))
-    plan = _plan(out_dir, force, seeds, budget, jobs, methods, workers, fields)
+    chosen = _methods(methods, fields, peers_every_k)
+    plan = _plan(out_dir, force, seeds, budget, jobs, chosen, workers, fields)
     loaded = _load_inputs(plan, fields)
     t_inputs = time.perf_counter()
     runs = _run(plan, jobs, quiet)
