@@ -1,7 +1,8 @@
 """Real time of the multi-fidelity searchers' own computation in a 110000-s run.
 
-For successive halving, Hyperband and ASHA on the embedded table (SYNTHETIC curves), at
-K = 1 and 16 simulated workers: the seconds spent inside the searcher's ``propose`` and
+For successive halving, Hyperband, ASHA and model-based-mf on the embedded table (SYNTHETIC
+curves; the V100 roofline proxy for a searcher that queries one, 2 s a query), at K = 1
+and 16 simulated workers: the seconds spent inside the searcher's ``propose`` and
 ``observe`` over a whole 110000-s run (median of three seeds; goal < 2 s), counted as this
 process's CPU time (one thread: its real time on an unshared core), with the
 ratio of the whole run's real time to random search's on the same budget and K (the named
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from benchmarks import result
+from nasfilter.experiment import cached_proxy
 from nasfilter.problem import Budget
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import make_searcher
@@ -25,7 +27,7 @@ from nasfilter.surrogate import embedded_table
 BUDGET = 110_000.0
 SEEDS = (0, 1, 2)
 GOAL_SECONDS = 2.0
-SEARCHERS = ("successive-halving", "hyperband", "asha")
+SEARCHERS = ("successive-halving", "hyperband", "asha", "model-based-mf")
 
 
 def _timed(fn: Callable[..., Any], spent: list[float]) -> Callable[..., Any]:
@@ -45,7 +47,8 @@ def _one_run(name: str, workers: int, seed: int) -> tuple[float, float]:
     spent = [0.0]
     searcher.propose = _timed(searcher.propose, spent)  # type: ignore[method-assign]
     searcher.observe = _timed(searcher.observe, spent)  # type: ignore[method-assign]
-    problem = make_problem(embedded_table("cifar10"), Budget(BUDGET), seed)
+    proxy = cached_proxy("roofline", "v100", "cifar10", None) if searcher.needs_proxy else None
+    problem = make_problem(embedded_table("cifar10"), Budget(BUDGET), seed, proxy=proxy)
     run = run_search(searcher, problem, seed=seed, workers=workers)
     return spent[0], run.wall_seconds
 
