@@ -11,7 +11,10 @@ library's best methods in four conditions:
 - **low fidelity**: accuracy after fewer epochs (``hyperband`` and ``asha`` on random
   architectures, ``bohb``, ``mo-asha``, and the peer ``optuna-tpe-hyperband``: Optuna's TPE
   with its HyperbandPruner);
-- **both**: ``mo-asha`` behind the online ``proxy-threshold[scan=False]`` utilization
+- **low fidelity**, model-based: ``model-based-mf``, model-based search that screens a
+  candidate at 1 or 4 epochs when a partial evaluation pays per simulated second;
+- **both**: ``model-based-mf[hardware=True]`` (screens, and utilization as an accuracy
+  feature); ``mo-asha`` behind the online ``proxy-threshold[scan=False]`` utilization
   filter (a candidate passes when it is within 5 % of the front of the proxy readings seen
   so far; it is stateless, so MO-ASHA's promotions pass too, which the once-only
   ``successive-frontiers`` would drop: with it no architecture reached 12 epochs).
@@ -30,7 +33,10 @@ not yet been run on one.
 
 The ablation: Spearman correlation, over all 32768 architectures, of the validation accuracy
 after 1, 3 and 9 epochs (seed 777) with the final one (seed 888) and with the test accuracy
-the front is scored on: how far low-fidelity accuracy can rank.
+the front is scored on: how far low-fidelity accuracy can rank; and, beyond the free
+features (``features_r2_final``: the share of the final accuracy's variance a ridge model
+on them explains), the share of what is left that the partial accuracy explains
+(``epoch*_beyond_features``): what a partial evaluation can add to a model-based search.
 
 The K part: the asynchronous methods (``asha``, ``mo-asha``; Hyperband and BOHB are
 synchronous, a worker waits for its rung) with K = 1, 4 and 16 simulated workers sharing
@@ -62,6 +68,7 @@ from nasfilter.proxy import ProxyTable
 from nasfilter.results import mean_se, score_events
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import make_searcher
+from nasfilter.searchers.features import RidgeModel, base_features
 from nasfilter.stats import spearman
 from nasfilter.table import BenchmarkTable
 
@@ -70,7 +77,9 @@ TIMES = (20_000.0, 55_000.0, 110_000.0)
 GOAL_HV, GOAL_SECONDS = 0.99, 2.0
 WORKERS = (1, 4, 16)  # simulated workers of the K part
 ASYNCHRONOUS = ("asha", "mo-asha")  # the methods that never wait for a rung
-NEW_SEARCHERS = ("hyperband", "asha", "bohb", "mo-asha", "optuna-tpe-hyperband")
+NEW_SEARCHERS = (
+    "hyperband", "asha", "bohb", "mo-asha", "optuna-tpe-hyperband", "model-based-mf"
+)
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,8 @@ METHODS = (
     Method("mo-asha", None, "low fidelity"),
     Method("optuna-tpe-hyperband", None, "low fidelity", only=TIMES[0]),
     Method("mo-asha", "proxy-threshold[scan=False]", "both"),
+    Method("model-based-mf", None, "low fidelity"),
+    Method("model-based-mf[hardware=True]", None, "both"),
 )
 
 
@@ -194,11 +205,13 @@ def ablation(setting: Setting, epochs: tuple[int, ...] = (1, 3, 9)) -> dict[str,
         return np.array([curves.evaluation(int(i), "12", seed, iepoch)[0] for i in idx])
 
     final = acc(888, last)
-    out = {}
+    out = {"features_r2_final": round(1.0 - float(_beyond_features(final).var() / final.var()), 3)}
     for e in epochs:
         early = acc(777, e - 1)
         out[f"epoch{e}_vs_final"] = round(spearman(early, final), 3)
         out[f"epoch{e}_vs_test"] = round(spearman(early, setting.table.test_acc), 3)
+        beyond = np.corrcoef(_beyond_features(early), _beyond_features(final))[0, 1] ** 2
+        out[f"epoch{e}_beyond_features"] = round(float(beyond), 3)
     return out
 
 
@@ -230,6 +243,16 @@ def _workers_rows(setting: Setting) -> Iterator[dict[str, Any]]:
                 **{f"hv_{int(t)}": round(s.mean, 4) for t, s in stats.items()},
                 **{f"se_{int(t)}": round(s.se, 4) for t, s in stats.items()},
             )
+
+
+def _beyond_features(acc: np.ndarray) -> np.ndarray:
+    """What the free features (:func:`~nasfilter.searchers.features.base_features`) do not
+    predict of ``acc`` (32768,): its residual from a ridge fit on every architecture. The
+    squared correlation of two such residuals is the share of the final accuracy's variance
+    beyond the features that a partial evaluation explains, the most a screen of
+    ``model-based-mf`` can learn."""
+    x = base_features()
+    return acc - RidgeModel.fit(x, acc).mean(x)
 
 
 def run() -> Iterator[dict[str, Any]]:

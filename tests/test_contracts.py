@@ -27,7 +27,8 @@ from nasfilter.trial import Trial
 # The model-based searchers refit their model on every proposal, and an Optuna trial costs
 # milliseconds: 10-50 CPU seconds each here.
 SLOW_CONTRACTS = (
-    "model-based", "model-based-hw", "optuna-nsga2", "optuna-tpe", "optuna-random",
+    "model-based", "model-based-hw", "model-based-mf", "optuna-nsga2", "optuna-tpe",
+    "optuna-random",
     "bohb", "mo-asha", "optuna-tpe-hyperband",  # 40 s and more each on a loaded machine
 )
 

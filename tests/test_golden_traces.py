@@ -64,7 +64,8 @@ COLUMNS = {
 PARTS = ("evaluations", "proxy", "other", "status")
 # Every proposal refits a model or runs an Optuna trial, and successive-frontiers drops most.
 SLOW_SEARCHERS = (
-    "model-based", "model-based-hw", "optuna-nsga2", "optuna-tpe", "optuna-random",
+    "model-based", "model-based-hw", "model-based-mf", "optuna-nsga2", "optuna-tpe",
+    "optuna-random",
     "optuna-tpe-hyperband",
 )
 SLOW_FILTERS = ("successive-frontiers",)

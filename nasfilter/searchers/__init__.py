@@ -17,6 +17,7 @@ from nasfilter.searchers.bohb import BOHB
 from nasfilter.searchers.evolution import RegularizedEvolution
 from nasfilter.searchers.mo_asha import MOASHA
 from nasfilter.searchers.model_based import ModelBased
+from nasfilter.searchers.model_based_mf import ModelBasedMF
 from nasfilter.searchers.optuna_adapter import OptunaHyperband, OptunaSearcher
 from nasfilter.searchers.random_search import RandomSearch
 from nasfilter.searchers.reinforce import Reinforce
@@ -55,6 +56,11 @@ SEARCHERS.register(
     "model-based-hw",
     functools.partial(ModelBased, hardware=True),
     "model-based with log throughput and utilization as accuracy features",
+)
+SEARCHERS.register(
+    "model-based-mf",
+    ModelBasedMF,
+    "model-based with cost-aware screens at 1 and 4 epochs of hp 12 (needs learning curves)",
 )
 SEARCHERS.register(
     "successive-halving",
@@ -115,6 +121,7 @@ __all__ = [
     "SEARCHERS",
     "Hyperband",
     "ModelBased",
+    "ModelBasedMF",
     "OptunaHyperband",
     "OptunaSearcher",
     "RandomSearch",
