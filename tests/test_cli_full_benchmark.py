@@ -5,6 +5,7 @@ folders that are not such a benchmark."""
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -32,9 +33,10 @@ SEARCHERS = "hyperband,bohb,asha,mo-asha,model-based"
 
 @pytest.fixture(scope="module")
 def full(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(benchmark folder, its archive): all 32768 architectures (a few minutes)."""
-    root = tmp_path_factory.mktemp("full-search")
-    folder = search_benchmark(root, TEMPLATE, seed=5, keep_archive=True)
+    """(benchmark folder, its archive): all 32768 architectures, written once (minutes) into
+    ``$NASFILTER_CACHE_DIR`` when set (content-addressed: bench_multifidelity's), else here."""
+    root = os.environ.get("NASFILTER_CACHE_DIR") or tmp_path_factory.mktemp("full-search")
+    folder = search_benchmark(root, TEMPLATE, keep_archive=True)
     return folder, folder.parent / "archive" / "NATS-sss-v1_0-50262-simple"
 
 
@@ -121,7 +123,7 @@ def test_a_folder_that_is_not_a_benchmark_names_what_is_missing(tmp_path: Path, 
 
 def test_a_benchmark_without_the_final_record_is_refused(tmp_path: Path) -> None:
     archive = write_varied_archive(tmp_path, TEMPLATE, [3], np.random.default_rng(1),
-                                   compresslevel=1, keep={"12": CIFAR10_SEARCH["12"]})
+                                   compresslevel=1, keep={"12": {"cifar10-valid": ("x-valid",)}})
     out = convert_full(archive, tmp_path / "full", allow_partial=True, progress=False)
     with pytest.raises(ValueError, match=r"no hp-90 record 'cifar10'.*settings: \['12'\]"):
         load_table(out, "cifar10")
@@ -145,7 +147,7 @@ def test_lean_records_keep_what_was_asked(tmp_path: Path) -> None:
     api = nats_bench.create(str(archive), "sss", fast_mode=True, verbose=False)
     for index in (7, 300):
         meta = api.query_meta_info_by_index(index, "12")
-        assert meta.get_dataset_names() == ["cifar10-valid"]
+        assert meta.get_dataset_names() == ["cifar10-valid", "cifar10"]
         assert meta.get_dataset_seeds("cifar10-valid") == [777, 888, 999]
         final = api.query_meta_info_by_index(index, "90")
         assert final.get_dataset_names() == ["cifar10"]
