@@ -17,6 +17,8 @@ sets, and ``even_seeds`` every template seed on every record (hp 12: 777, 888, 9
 real archive has them: such records are still read by ``nats_bench`` (its queries of the
 records kept answer as for a whole record), and the whole space is written and converted in
 minutes instead of most of an hour (``bz2`` and pickling cost by the byte).
+:func:`search_benchmark` writes and converts such an archive of all 32768 architectures once,
+into a content-addressed cache folder.
 
 Every number is drawn from the ``numpy.random.Generator`` passed in. The meta file carries
 the ``nasfilter_written_by`` mark, so conversions of these archives are labelled SYNTHETIC.
