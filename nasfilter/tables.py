@@ -76,7 +76,7 @@ def full_table(folder: str | os.PathLike[str], dataset: str) -> BenchmarkTable:
     and costs, as nats_bench answers them; its provenance names the folder, so the
     benchmark's learning curves come with it. ValueError for a folder that is not one,
     naming what is missing and the conversion that writes it."""
-    root = Path(folder).expanduser()
+    root = Path(folder).expanduser().resolve()  # the table names it: curves found from anywhere
     try:
         bench = open_benchmark(root)
     except NotFullBenchmarkError as exc:
