@@ -38,14 +38,12 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.archive_names import ARCHIVE_DIR_NAME, ARCHIVE_FILE_NAME, META_FILE_NAME
 from nasfilter.archive_pickle import UnsafeArchiveError, load_archive_pickle
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.space import N_ARCHS, Arch, all_channels
 from nasfilter.table import OBSERVED_HP12, SCORED_TEST90, BenchmarkTable, Provenance
 
-ARCHIVE_DIR_NAME = "NATS-sss-v1_0-50262-simple"
-ARCHIVE_FILE_NAME = "NATS-sss-v1_0-50262.pickle.pbz2"
-META_FILE_NAME = "meta.pickle.pbz2"
 RECORD_SUFFIX = ".pickle.pbz2"
 SEARCH_HP = "12"
 FINAL_HP = "90"

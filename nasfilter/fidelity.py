@@ -8,7 +8,8 @@ per-epoch times, that epoch's validation time). Two sources:
 
 - :class:`nasfilter.nats_api.curves.BenchmarkCurves`: a full-fidelity benchmark folder
   (``nasfilter convert ARCHIVE -o OUT``, no ``--dataset``), bit for bit as ``nats_bench``
-  computes it from the archive;
+  computes it from the archive; a table loaded from that folder (``load_table(OUT)``,
+  ``--table OUT``) brings them along;
 - :class:`SyntheticCurves`: the embedded surrogate's SYNTHETIC curves
   (:mod:`nasfilter.surrogate_curves`).
 
@@ -18,11 +19,14 @@ A compact table (``--dataset``) has no curves: :func:`curves_for` raises
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from nasfilter.datasets import get_dataset
+from nasfilter.fullbench.layout import INDEX_FILE
+from nasfilter.nats_api.curves import BenchmarkCurves
 from nasfilter.surrogate import SOURCE as SURROGATE_SOURCE
 from nasfilter.surrogate import embedded_table
 from nasfilter.surrogate_curves import CURVE_SEEDS, EPOCHS, HPS, valid_curves
@@ -30,7 +34,8 @@ from nasfilter.table import BenchmarkTable
 
 HOW_TO_ADD_CURVES = (
     "convert the NATS-Bench archive with full fidelity: nasfilter convert "
-    "NATS-sss-v1_0-50262-simple -o NATS-full (no --dataset), then pass "
+    "NATS-sss-v1_0-50262-simple -o NATS-full (no --dataset), then use that folder as the "
+    "table (--table NATS-full, load_table('NATS-full', dataset)), or pass "
     "curves=nasfilter.nats_api.curves.BenchmarkCurves('NATS-full', dataset) to Problem"
 )
 
@@ -209,17 +214,21 @@ class SyntheticCurves:
 
 
 def curves_for(table: BenchmarkTable) -> LearningCurves:
-    """The curves that come with ``table`` (the surrogate's own); else NoCurvesError naming
-    the conversion, or the full benchmark a compact table was derived from."""
+    """The curves that come with ``table``: the surrogate's own, or those of the full
+    benchmark folder it was derived from (``load_table(FOLDER)``); else NoCurvesError naming
+    the conversion, or the full benchmark a compact table was derived from if it is gone."""
     prov = table.provenance
     if prov.synthetic and prov.source == SURROGATE_SOURCE:
         return SyntheticCurves(table.dataset.name)
     folder = (prov.extra or {}).get("full_benchmark")
+    if isinstance(folder, str) and Path(folder, INDEX_FILE).is_file():
+        return BenchmarkCurves(folder, table.dataset.name)
     if isinstance(folder, str):
         raise NoCurvesError(
-            f"table {table.label!r} keeps the last epoch of hp 12 only; its curves are in the "
-            f"full benchmark it was derived from: pass curves=nasfilter.nats_api.curves."
-            f"BenchmarkCurves({folder!r}, {table.dataset.name!r}) to Problem"
+            f"table {table.label!r} keeps the last epoch of hp 12 only; its curves were in the "
+            f"full benchmark it was derived from, {folder!r}, which is no longer there: "
+            f"convert the archive there again, or pass curves=nasfilter.nats_api.curves."
+            f"BenchmarkCurves(FOLDER, {table.dataset.name!r}) to Problem"
         )
     raise NoCurvesError(
         f"table {table.label!r} has no learning curves (a compact table keeps the last "

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.fullbench.layout import INDEX_FILE
 from nasfilter.metrics import FrontReference
 from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.records import RunSpec
@@ -29,14 +30,16 @@ FileIdentity = tuple[str, int, int] | None  # (resolved path, size, mtime in ns)
 
 
 def file_identity(path: str | os.PathLike[str] | None) -> FileIdentity:
-    """(resolved path, size in bytes, mtime in ns) of a file, or None for no path.
+    """(resolved path, size in bytes, mtime in ns) of a file, or None for no path; of a
+    full-fidelity benchmark folder, the folder with its index file's size and mtime.
 
     The per-process caches key on this, so a table rewritten in place is loaded afresh."""
     if path is None:
         return None
     resolved = Path(path).resolve()
+    index = resolved / INDEX_FILE
     try:
-        st = resolved.stat()
+        st = index.stat() if resolved.is_dir() and index.is_file() else resolved.stat()
     except OSError:
         return (str(resolved), -1, -1)  # the loader reports the missing file
     return (str(resolved), st.st_size, st.st_mtime_ns)

@@ -3,15 +3,24 @@
 ``real`` is NATS-Bench's measured hp-90 validation accuracies with modelled times
 (:mod:`nasfilter.real_table`); ``synthetic`` the embedded surrogate
 (:mod:`nasfilter.surrogate`); anything else is the path of a table converted with
-``nasfilter convert``. A file literally named like a table is reached as ``./real``.
+``nasfilter convert``: a compact ``.npz`` (``--dataset``) or a full-fidelity benchmark
+folder (no ``--dataset``), whose per-dataset table is derived with nats_bench's semantics
+(:func:`nasfilter.nats_api.derive.compact_table`) and whose learning curves come with it
+(:func:`nasfilter.fidelity.curves_for`). A file literally named like a table is reached as
+``./real``.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 
+from nasfilter.archive_names import ARCHIVE_DIR_NAME, META_FILE_NAME
 from nasfilter.datasets import Dataset, get_dataset
+from nasfilter.fullbench.bench import NotFullBenchmarkError, open_benchmark
+from nasfilter.fullbench.layout import INDEX_FILE
+from nasfilter.nats_api.derive import compact_table
 from nasfilter.real_table import real_table
 from nasfilter.surrogate import embedded_table
 from nasfilter.table import BenchmarkTable
@@ -40,7 +49,8 @@ def table_name(value: str | os.PathLike[str] | None) -> str | None:
 def load_table(
     path: str | os.PathLike[str] | None, dataset: str | Dataset = "cifar10"
 ) -> BenchmarkTable:
-    """The table named ``path`` (None: the real table), or the converted table file there.
+    """The table named ``path`` (None: the real table), the converted table file there, or
+    ``dataset``'s table of the full-fidelity benchmark folder there (:func:`full_table`).
 
     When a file is given, ``dataset`` must match the file's dataset.
     """
@@ -49,6 +59,8 @@ def load_table(
     if name is not None:
         return NAMED_TABLES[name][0](ds.name)
     assert path is not None  # None is a name: the default table, returned above
+    if isinstance(path, (str, os.PathLike)) and Path(path).is_dir():
+        return full_table(path, ds.name)
     table = BenchmarkTable.load(path)
     if table.dataset != ds:
         raise ValueError(
@@ -56,3 +68,35 @@ def load_table(
             "convert the archive for that dataset or pass the matching --dataset"
         )
     return table
+
+
+def full_table(folder: str | os.PathLike[str], dataset: str) -> BenchmarkTable:
+    """``dataset``'s table of a full-fidelity benchmark folder (``nasfilter convert ARCHIVE
+    -o FOLDER``): hp-12 validation accuracy per seed, hp-90 test accuracy, per-epoch times
+    and costs, as nats_bench answers them; its provenance names the folder, so the
+    benchmark's learning curves come with it. ValueError for a folder that is not one,
+    naming what is missing and the conversion that writes it."""
+    root = Path(folder).expanduser().resolve()  # the table names it: curves found from anywhere
+    try:
+        bench = open_benchmark(root)
+    except NotFullBenchmarkError as exc:
+        if root.name == ARCHIVE_DIR_NAME or (root / META_FILE_NAME).is_file():
+            raise ValueError(
+                f"table {str(root)!r} is a NATS-Bench archive, not a converted benchmark: "
+                f"convert it first, with full fidelity (learning curves): nasfilter convert "
+                f"{str(root)!r} -o FOLDER, or for one dataset: nasfilter convert "
+                f"{str(root)!r} --dataset {dataset} -o TABLE.npz"
+            ) from None
+        raise ValueError(
+            f"table {str(root)!r} is a folder but not a full-fidelity benchmark: "
+            f"{INDEX_FILE} is missing or unreadable ({exc})"
+        ) from None
+    ds = get_dataset(dataset)
+    for hp, record in (("12", ds.search_record), ("90", ds.final_record)):
+        if hp not in bench.hp_order or record not in bench.records(hp):
+            raise ValueError(
+                f"benchmark {str(root)!r} has no hp-{hp} record {record!r}, which a "
+                f"{ds.name} table needs (settings: {bench.hp_order}); convert an archive "
+                "that holds it"
+            )
+    return compact_table(bench, ds.name)

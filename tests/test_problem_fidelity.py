@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from nasfilter.convert import convert_archive
-from nasfilter.fidelity import NoCurvesError, SyntheticCurves
+from nasfilter.fidelity import NoCurvesError, SyntheticCurves, curves_for
 from nasfilter.fullbench import convert_full
 from nasfilter.nats_api import create
 from nasfilter.nats_api.curves import BenchmarkCurves
@@ -97,8 +97,10 @@ def test_full_benchmark_matches_nats_bench(full_path: Path, reference) -> None:
 
 def test_problem_charges_simulate_train_eval(full_path: Path, reference) -> None:
     table = compact_table(full_path, "cifar100")
-    with pytest.raises(NoCurvesError, match=r"derived from: pass curves=.*BenchmarkCurves\("):
-        _problem(table).evaluate_at(0, 2)  # names the folder it came from
+    own = curves_for(table)  # the curves of the folder it was derived from come along
+    assert isinstance(own, BenchmarkCurves) and own.dataset == "cifar100"
+    assert own.evaluation(0, "12", 777, 2) == BenchmarkCurves(full_path, "cifar100").evaluation(
+        0, "12", 777, 2)
     problem = _problem(table, seed=1, curves=BenchmarkCurves(full_path, "cifar100"))
     total = 0.0
     for index, hp, iepoch in ((0, "12", 2), (11, "90", 60), (284, "01", 0), (284, "12", 11)):

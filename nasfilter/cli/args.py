@@ -29,8 +29,9 @@ from nasfilter.files import check_path_text
 
 TABLE_HELP = (
     "the table: 'real' (default: NATS-Bench's real hp-90 validation accuracies, seed 777, "
-    "with modelled times), 'synthetic' (the embedded surrogate) or a .npz converted with "
-    "`nasfilter convert`"
+    "with modelled times), 'synthetic' (the embedded surrogate), a .npz converted with "
+    "`nasfilter convert --dataset`, or a full-fidelity benchmark folder (`nasfilter convert` "
+    "without --dataset; it brings its learning curves)"
 )
 
 

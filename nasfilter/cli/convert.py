@@ -17,9 +17,11 @@ def register(sub: Any) -> None:
         help="convert a NATS-Bench sss archive into a benchmark (folder, or .npz table)",
         description="Convert a NATS-Bench size-space archive once. Without --dataset, every "
         "record, training setting, seed and epoch goes into the folder OUT, which "
-        "nasfilter.nats_api.create opens in milliseconds. With --dataset, that dataset's "
-        "hp-12 search slice is read through the nats_bench API (pip install nasfilter[nats]) "
-        "into a compact table OUT.npz, the simulator's fast path. ARCHIVE is the folder "
+        "nasfilter.nats_api.create opens in milliseconds and "
+        "`nasfilter run --table OUT` searches, learning curves included. With --dataset, "
+        "that dataset's hp-12 search slice is read through the nats_bench API "
+        "(pip install nasfilter[nats]) into a compact table OUT.npz, the simulator's fast "
+        "path. ARCHIVE is the folder "
         "NATS-sss-v1_0-50262-simple or the file NATS-sss-v1_0-50262.pickle.pbz2; its pickles "
         "are read with an allow-list of the types real archives hold.",
     )
@@ -107,7 +109,9 @@ def _run_full(args: argparse.Namespace) -> int:
     print(
         f"wrote {target}: {bench.index['n_present']} of {bench.index['n_archs']} architectures, "
         f"settings {bench.hp_order}, records {bench.records(bench.hp_order[0])}, {label}, "
-        f"source {prov['source']}, sha256 {prov['checksum'][:12]}"
+        f"source {prov['source']}, sha256 {prov['checksum'][:12]}\n"
+        f"search it (learning curves included): nasfilter run --table {target} "
+        "--searchers hyperband,bohb,asha --db RESULTS.db"
     )
     return 0
 

@@ -251,10 +251,10 @@ def check_inputs(args: argparse.Namespace) -> None:
     """Load ``--table`` and the oracle once, so that an error names the flag at fault."""
     from nasfilter.cli.args import ORACLE_FLAGS, naming
     from nasfilter.experiment import load_proxy
-    from nasfilter.tables import load_table
+    from nasfilter.inputs import cached_table
 
-    with naming("--table"):
-        load_table(args.table, args.dataset)
+    with naming("--table"):  # cached: the run loads it again (a full benchmark's is derived)
+        cached_table(args.table, args.dataset)
     with naming(ORACLE_FLAGS):
         load_proxy(args.oracle, args.device, args.dataset, args.oracle_cache)
 

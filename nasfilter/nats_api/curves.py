@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from nasfilter.datasets import get_dataset
-from nasfilter.fullbench import FullBenchmark
+from nasfilter.fullbench.bench import FullBenchmark
 from nasfilter.nats_api.records import FullRecords
 
 
@@ -24,7 +24,10 @@ class BenchmarkCurves:
         self._records = FullRecords(full)
 
     def hps(self) -> list[str]:
-        return self._records.hps()
+        """The settings that hold this dataset's search record (an archive written with
+        fewer records may lack it at some)."""
+        return [hp for hp in self._records.hps()
+                if self._record in self._records.dataset_names(hp)]
 
     def epochs(self, hp: str) -> int:
         return self._records.epochs(hp)

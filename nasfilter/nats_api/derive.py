@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.datasets import get_dataset
-from nasfilter.fullbench import FullBenchmark
+from nasfilter.fullbench.bench import FullBenchmark
 from nasfilter.nats_api.api import NATSsize
 from nasfilter.nats_api.records import FullRecords
 from nasfilter.space import N_ARCHS

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.fullbench import FullBenchmark
+from nasfilter.fullbench.bench import FullBenchmark
 
 NAME = "infer.shape.tiny"
 _SEARCH_CURVES = ("train.time", "x-valid.time", "x-valid.acc")
