@@ -264,6 +264,7 @@ def _check_inputs(args: argparse.Namespace) -> Any:
 def _models(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
     """The requested (model, size) pairs, names checked; None for every model."""
     from nasfilter.cli.args import naming
+    from nasfilter.survey.cache import cache_folder
     from nasfilter.survey.timm_models import check_names
 
     if args.models is not None:
@@ -274,7 +275,7 @@ def _models(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
     else:
         return None
     with naming("--models" if args.models is not None else "--models-file"):
-        check_names([name for name, _ in models])
+        check_names([name for name, _ in models], cache_folder(args.cache))  # no timm import
     return models
 
 

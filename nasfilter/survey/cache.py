@@ -13,9 +13,11 @@ import contextlib
 import gc
 import os
 import sys
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,20 +26,16 @@ from nasfilter.layers import ARRAY_FIELDS, LayerTable
 from nasfilter.survey.analysis import ModelProfile
 from nasfilter.survey.fold import FOLD_RULES
 from nasfilter.survey.timm_import import import_timm
+from nasfilter.survey.timm_index import default_cache_root, timm_version
 from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
 
 ANALYSIS = 4
-
-
-def default_cache_root() -> Path:
-    """``$NASFILTER_CACHE/survey``, else ``~/.cache/nasfilter/survey``."""
-    base = os.environ.get("NASFILTER_CACHE")
-    return (Path(base) if base else Path.home() / ".cache" / "nasfilter") / "survey"
+__all__ = ["default_cache_root"]  # re-exported: where the cache lives by default
 
 
 def cache_folder(root: str | os.PathLike[str] | None = None) -> Path:
-    """The versioned folder for the installed timm and this analysis."""
-    version = import_timm().__version__
+    """The versioned folder for the installed timm and this analysis (timm not imported)."""
+    version = timm_version()
     return Path(root if root is not None else default_cache_root()) / f"timm-{version}-a{ANALYSIS}"
 
 
@@ -169,6 +167,47 @@ def _main_not_rerun() -> Iterator[None]:
         main.__dict__.update(saved)
 
 
+def _analyse(
+    todo: list[tuple[str, str, int, int]],
+    jobs: int,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    """Run :func:`_work` on every item of ``todo`` in ``jobs`` processes: this one and
+    ``jobs - 1`` spawned workers.
+
+    This process has torch and timm imported already (or imports them once), so it analyses
+    too instead of waiting: the workers take items from the front of the list (two each in
+    flight), this process from the back, until none is left. ``progress(k, n)`` per item."""
+    pending, n, k = deque(todo), len(todo), 0
+
+    def tick() -> None:
+        nonlocal k
+        k += 1
+        if progress:
+            progress(k, n)
+
+    if jobs == 1:
+        for item in pending:
+            _work(item)
+            tick()
+        return
+    with _main_not_rerun(), worker_pool(jobs - 1) as pool:
+        inflight: set[Future[Any]] = set()
+        while pending or inflight:
+            while pending and len(inflight) < 2 * (jobs - 1):
+                inflight.add(pool.submit(_work, pending.popleft()))
+            if pending:
+                _work(pending.pop())
+                tick()
+                finished = {f for f in inflight if f.done()}
+            else:
+                finished = wait(inflight, return_when=FIRST_COMPLETED).done
+            for future in finished:
+                future.result()  # a worker's crash (a broken pool) is raised here
+                tick()
+            inflight -= finished
+
+
 def profile_all(
     pairs: Sequence[tuple[str, int]],
     folder: Path,
@@ -178,7 +217,8 @@ def profile_all(
 ) -> dict[tuple[str, int], ModelProfile | str]:
     """Profiles (or error messages) of every (architecture, img_size), from the cache or new.
 
-    New ones are analysed in ``jobs`` worker processes and cached in ``folder``. With
+    New ones are analysed in ``jobs`` processes (this one and ``jobs - 1`` spawned workers,
+    :func:`_analyse`) and cached in ``folder``. With
     ``fold`` > 1, of the folded models (:func:`nasfilter.survey.fold.fold`).
     """
     if jobs < 1:
@@ -193,16 +233,7 @@ def profile_all(
         else:
             out[(arch, size)] = cached
     if todo:
-        if jobs == 1:
-            results = map(_work, todo)
-            for k, _ in enumerate(results, start=1):
-                if progress:
-                    progress(k, len(todo))
-        else:
-            with _main_not_rerun(), worker_pool(min(jobs, len(todo))) as pool:
-                for k, _ in enumerate(pool.map(_work, todo, chunksize=4), start=1):
-                    if progress:
-                        progress(k, len(todo))
+        _analyse(todo, min(jobs, len(todo)), progress)
         for _, arch, size, _ in todo:
             loaded = load(folder, arch, size, fold)
             assert loaded is not None

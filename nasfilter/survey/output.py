@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nasfilter.files import atomic_write
-from nasfilter.layers import ARRAY_FIELDS
+from nasfilter.layers import ARRAY_FIELDS, LayerTable
 from nasfilter.survey.survey import COLUMNS, SurveyResult
 
 # Files a survey writes; with force=True only these are replaced in a non-empty folder.
@@ -25,6 +25,21 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return "" if math.isnan(value) else f"{value:.10g}"
     return str(value)
+
+
+def _layer_rows(row: dict[str, Any], table: LayerTable) -> list[list[Any]]:
+    """The ``layers.csv`` rows of one survey row's table (:data:`LAYER_COLUMNS`): each
+    column converted to Python floats once (``tolist``), not element by element."""
+    columns = [getattr(table, a)[0].astype(float).tolist() for a in ARRAY_FIELDS]
+    columns.append(table.intensity(int(row["batch"]))[0].astype(float).tolist())
+    cells = [[_cell(v) for v in col] for col in columns]
+    model, size = row["model"], row["img_size"]
+    return [
+        [model, size, i, name, kind, *values]
+        for i, (name, kind, *values) in enumerate(
+            zip(table.names, table.kinds, *cells, strict=True)
+        )
+    ]
 
 
 def write_survey(result: SurveyResult, out: Path, figures: bool = True) -> list[Path]:
@@ -43,14 +58,7 @@ def write_survey(result: SurveyResult, out: Path, figures: bool = True) -> list[
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(LAYER_COLUMNS)
         for row in result.rows:
-            table = result.tables[(row["model"], row["img_size"])]
-            intensity = table.intensity(int(row["batch"]))[0]
-            for i, name in enumerate(table.names):
-                w.writerow(
-                    [row["model"], row["img_size"], i, name, table.kinds[i]]
-                    + [_cell(float(getattr(table, a)[0, i])) for a in ARRAY_FIELDS]
-                    + [_cell(float(intensity[i]))]
-                )
+            w.writerows(_layer_rows(row, result.tables[(row["model"], row["img_size"])]))
     written.append(out / "layers.csv")
     with atomic_write(out / "summary.json", "w") as fh:
         json.dump(result.summary, fh, indent=2, sort_keys=True)
