@@ -219,6 +219,7 @@ def check_out(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.survey.cache import cache_folder
     from nasfilter.survey.output import write_survey
     from nasfilter.survey.survey import run_survey
 
@@ -232,7 +233,8 @@ def run(args: argparse.Namespace) -> int:
 
     result = run_survey(settings, progress)
     out.mkdir(exist_ok=True)
-    write_survey(result, out)
+    # Figures drawn before from the same rows are copied from the cache (figure_cache.py).
+    write_survey(result, out, figure_cache=cache_folder(settings.cache_root) / "figures")
     if not args.quiet:
         print(_summary_line(result.summary, out))
     return 0
