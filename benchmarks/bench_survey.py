@@ -1,25 +1,34 @@
-"""The CNN survey's speed goals, on 2 cores:
+"""The CNN survey's speed goals on 2 cores, each timed as a user meets it (a fresh process):
 
-- analysing every timm CNN at its native size, from an empty cache, in under 60 s
-  (``--jobs 2``: two spawned worker processes, each importing torch and timm first);
-- a whole survey (RTX 4090, its shipped NCHW measurements, fold f = 4) from cached layer
-  tables in under 5 s.
+- cold: analysing every timm CNN at its native size from an empty cache in under 60 s, with
+  ``--jobs 2`` (the process itself and one spawned worker; each imports torch and timm);
+- cached: ``nasfilter survey`` of every timm CNN (RTX 4090, its shipped NCHW measurements,
+  fold f = 4) from cached layer tables in under 5 s, outputs and figures written: once with
+  the figures copied from the cache (a re-run: the same rows), once with them drawn (the
+  figure cache emptied first, as after any change to a row).
 
 Which architectures are CNNs (>= 90 % of MACs in convolutions) is found by a first, untimed
-pass over every timm architecture with a published ImageNet result.
+pass over every timm architecture with a published ImageNet result; a first, untimed survey
+fills the cache with the folded tables.
 
 On a shared machine the wall time depends on the other load, so each row also reports the
-1-minute load average before and after, and the CPU seconds the work took (the worker
-processes' user + system time, and the parent's): for the cold analysis CPU seconds / 2 is
-about the wall time the same work takes on 2 idle cores (``idle_2_core_seconds``, and its
-ratio to the goal); the cached survey runs in one process, so its CPU seconds are its idle
-wall time (``cpu_over_goal``). ``passed`` is judged on the wall time measured.
+1-minute load average before and after, and the CPU seconds the work took (user + system of
+the timed process and its workers): CPU seconds / 2 is about the wall time the same work
+takes on 2 idle cores for the cold analysis (``idle_2_core_seconds``); the cached survey runs
+in one process, so its CPU seconds are about its idle wall time. Each row gives both against
+the goal (``*_over_goal``, below 1 meets it) and against the margin aimed at
+(``aim_seconds``: a noisy CI machine must still meet the goal). ``passed`` is judged on the
+idle estimate, since the wall time on a loaded machine measures the others' load.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -28,18 +37,24 @@ from typing import Any
 
 from benchmarks import result
 
-ANALYSIS_GOAL = 60.0
-SURVEY_GOAL = 5.0
+ANALYSIS_GOAL, ANALYSIS_AIM = 60.0, 45.0
+SURVEY_GOAL, SURVEY_AIM = 5.0, 3.0
 JOBS = 2
+
+_COLD = (
+    "import json, sys\n"
+    "from pathlib import Path\n"
+    "from nasfilter.survey.cache import profile_all\n"
+    "pairs = [tuple(p) for p in json.load(open(sys.argv[1]))]\n"
+    "profile_all(pairs, Path(sys.argv[2]), jobs=int(sys.argv[3]))\n"
+)
 
 
 def run() -> Iterator[dict[str, Any]]:
-    from nasfilter.oracle.devices import get_device
     from nasfilter.survey import cache
-    from nasfilter.survey.survey import SurveySettings, run_survey
     from nasfilter.survey.timm_import import import_timm
     from nasfilter.survey.timm_models import _default_size, timm_architectures
-    from nasfilter.timm_data import imagenet_top1, read_benchmark, shipped_benchmark
+    from nasfilter.timm_data import imagenet_top1
 
     timm = import_timm()
     known = set(timm_architectures())
@@ -47,65 +62,72 @@ def run() -> Iterator[dict[str, Any]]:
     native = [(a, _default_size(timm, a) or 224) for a in archs]
     with tempfile.TemporaryDirectory(prefix="bench-survey-") as tmp:
         first = cache.profile_all(native, Path(tmp) / "all", jobs=JOBS)
-        cnns = [k for k, p in first.items() if not isinstance(p, str) and p.is_cnn]
-
-        load_before, cpu_before = os.getloadavg()[0], _cpu_seconds()
-        start = time.perf_counter()
-        cache.profile_all(cnns, Path(tmp) / "cnn", jobs=JOBS)
-        wall = time.perf_counter() - start
-        cpu = _cpu_seconds() - cpu_before
+        cnns = sorted(k for k, p in first.items() if not isinstance(p, str) and p.is_cnn)
+        pairs = Path(tmp) / "cnns.json"
+        pairs.write_text(json.dumps(cnns))
+        cold = [sys.executable, "-c", _COLD, str(pairs), str(Path(tmp) / "cnn"), str(JOBS)]
+        wall, cpu, loads = _timed(cold)
         yield result(
-            f"survey: analyse every timm CNN at its native size, empty cache, {JOBS} jobs",
+            f"survey: analyse every timm CNN at its native size, empty cache, --jobs {JOBS}",
             wall,
             "s",
-            f"< {ANALYSIS_GOAL:g} s on 2 cores",
-            wall < ANALYSIS_GOAL,
+            f"< {ANALYSIS_GOAL:g} s on 2 idle cores (aim {ANALYSIS_AIM:g} s)",
+            cpu / 2 < ANALYSIS_GOAL,
             n_cnn=len(cnns),
             n_architectures=len(archs),
-            seconds_per_model=round(wall / max(len(cnns), 1), 4),
             cpu_seconds=round(cpu, 1),
             idle_2_core_seconds=round(cpu / 2, 1),
             idle_estimate_over_goal=round(cpu / 2 / ANALYSIS_GOAL, 3),
-            idle_estimate_passed=cpu / 2 < ANALYSIS_GOAL,
-            load_before=round(load_before, 1),
-            load_after=round(os.getloadavg()[0], 1),
-            cpus=os.cpu_count(),
+            idle_estimate_over_aim=round(cpu / 2 / ANALYSIS_AIM, 3),
+            aim_seconds=ANALYSIS_AIM,
+            **loads,
         )
-
-        source = shipped_benchmark("rtx4090", "nchw")
-        settings = SurveySettings(
-            device=get_device("rtx4090"),
-            measured=read_benchmark(source),
-            measured_label=source.name,
-            models=[(a, s) for a, s in cnns],
-            jobs=JOBS,
-            cache_root=Path(tmp) / "survey",
-        )
-        run_survey(settings)  # fills the cache, folded tables included
-        load_before, cpu_before = os.getloadavg()[0], _cpu_seconds()
-        start = time.perf_counter()
-        summary = run_survey(settings).summary
-        wall = time.perf_counter() - start
-        cpu = _cpu_seconds() - cpu_before
-        yield result(
-            "survey: a whole survey from cached layer tables (RTX 4090 NCHW, fold 4)",
-            wall,
-            "s",
-            f"< {SURVEY_GOAL:g} s",
-            wall < SURVEY_GOAL,
-            n_rows=summary["n_rows"],
-            n_folded=summary["n_folded"],
-            cpu_seconds=round(cpu, 2),
-            cpu_over_goal=round(cpu / SURVEY_GOAL, 3),
-            load_before=round(load_before, 1),
-            load_after=round(os.getloadavg()[0], 1),
-        )
+        models = Path(tmp) / "models.txt"
+        models.write_text("".join(f"{a}@{s}\n" for a, s in cnns))
+        survey = [sys.executable, "-m", "nasfilter", "survey", "--device", "rtx4090"]
+        survey += ["--measured", "shipped", "--models-file", str(models), "--quiet"]
+        survey += ["--cache", str(Path(tmp) / "survey"), "--jobs", str(JOBS)]
+        subprocess.run([*survey, "--out", str(Path(tmp) / "first")], check=True)
+        for figures in ("copied", "drawn"):
+            if figures == "drawn":
+                for folder in (Path(tmp) / "survey").glob("timm-*/figures"):
+                    shutil.rmtree(folder)
+            out = Path(tmp) / f"figures-{figures}"
+            wall, cpu, loads = _timed([*survey, "--out", str(out)])
+            summary = json.loads((out / "summary.json").read_text())
+            yield result(
+                "survey: nasfilter survey of every timm CNN from cached layer tables (RTX 4090 "
+                f"NCHW, fold 4), a fresh process, figures {figures}",
+                wall,
+                "s",
+                f"< {SURVEY_GOAL:g} s (aim {SURVEY_AIM:g} s)",
+                cpu < SURVEY_GOAL,
+                n_rows=summary["n_rows"],
+                n_folded=summary["n_folded"],
+                cpu_seconds=round(cpu, 2),
+                cpu_over_goal=round(cpu / SURVEY_GOAL, 3),
+                cpu_over_aim=round(cpu / SURVEY_AIM, 3),
+                aim_seconds=SURVEY_AIM,
+                **loads,
+            )
 
 
-def _cpu_seconds() -> float:
-    """User + system CPU seconds of this process and its finished children."""
-    own, children = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-    )
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+def _timed(command: list[str]) -> tuple[float, float, dict[str, Any]]:
+    """Wall seconds, CPU seconds (the command and its workers) and the load around it."""
+    load_before, cpu_before = os.getloadavg()[0], _children_cpu_seconds()
+    start = time.perf_counter()
+    subprocess.run(command, check=True)
+    wall = time.perf_counter() - start
+    cpu = _children_cpu_seconds() - cpu_before
+    loads = {
+        "load_before": round(load_before, 1),
+        "load_after": round(os.getloadavg()[0], 1),
+        "cpus": os.cpu_count(),
+    }
+    return wall, cpu, loads
+
+
+def _children_cpu_seconds() -> float:
+    """User + system CPU seconds of the finished child processes (and theirs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

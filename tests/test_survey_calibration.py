@@ -60,3 +60,35 @@ def test_a_bad_calibration_file_is_named(
     err = capsys.readouterr().err
     assert "--calibration" in err and "older nasfilter" in err and "nasfilter calibrate" in err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_the_profile_uses_and_names_a_users_calibration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`nasfilter profile --calibration FILE`: the printed line and profile.json name the fit
+    and its file, and every layer takes twice as long with HALF as with FULL."""
+    source = tmp_path / "tiny.py"
+    source.write_text(
+        "from torch import nn\n"
+        "def build():\n"
+        "    return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(),\n"
+        "        nn.Conv2d(32, 32, 3, padding=1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),\n"
+        "        nn.Linear(32, 10))\n"
+    )
+    data = {}
+    for name, params in (("full", FULL), ("half", HALF)):
+        cal = Calibration(params, f"TEST {name} figures", {}).save(tmp_path / f"{name}.json")
+        out = tmp_path / f"out-{name}"
+        argv = ["profile", f"{source}:build", "--input-shape", "3,32,32", "--device", "rtx4090"]
+        argv += ["--batch", "64", "--fold", "1", "--calibration", str(cal), "--out", str(out)]
+        assert main(argv) == 0
+        assert f"fit: TEST {name} figures" in capsys.readouterr().out
+        data[name] = json.loads((out / "profile.json").read_text())
+        assert data[name]["calibration"] == {
+            "fitted_on": f"TEST {name} figures",
+            "path": str(cal),
+            "shipped": False,
+        }
+    ratio = data["full"]["throughput"] / data["half"]["throughput"]
+    assert ratio == pytest.approx(2.0, rel=1e-9)

@@ -67,7 +67,7 @@ def test_pooled_analysis_after_torch_ran(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "analysed 5" in done.stdout
-    assert len(list(tmp_path.glob("*.npz"))) == 5
+    assert len(list(tmp_path.glob("*.prof"))) == 5
 
 
 @pytest.mark.slow

@@ -219,6 +219,7 @@ def check_out(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.survey.cache import cache_folder
     from nasfilter.survey.output import write_survey
     from nasfilter.survey.survey import run_survey
 
@@ -232,7 +233,8 @@ def run(args: argparse.Namespace) -> int:
 
     result = run_survey(settings, progress)
     out.mkdir(exist_ok=True)
-    write_survey(result, out)
+    # Figures drawn before from the same rows are copied from the cache (figure_cache.py).
+    write_survey(result, out, figure_cache=cache_folder(settings.cache_root) / "figures")
     if not args.quiet:
         print(_summary_line(result.summary, out))
     return 0
@@ -264,6 +266,7 @@ def _check_inputs(args: argparse.Namespace) -> Any:
 def _models(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
     """The requested (model, size) pairs, names checked; None for every model."""
     from nasfilter.cli.args import naming
+    from nasfilter.survey.cache import cache_folder
     from nasfilter.survey.timm_models import check_names
 
     if args.models is not None:
@@ -274,7 +277,7 @@ def _models(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
     else:
         return None
     with naming("--models" if args.models is not None else "--models-file"):
-        check_names([name for name, _ in models])
+        check_names([name for name, _ in models], cache_folder(args.cache))  # no timm import
     return models
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nasfilter.files import atomic_write
-from nasfilter.layers import ARRAY_FIELDS
+from nasfilter.layers import ARRAY_FIELDS, LayerTable
 from nasfilter.survey.survey import COLUMNS, SurveyResult
 
 # Files a survey writes; with force=True only these are replaced in a non-empty folder.
@@ -27,8 +27,27 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def write_survey(result: SurveyResult, out: Path, figures: bool = True) -> list[Path]:
-    """Write every output of ``result`` into the folder ``out`` (already checked)."""
+def _layer_rows(row: dict[str, Any], table: LayerTable) -> list[list[Any]]:
+    """The ``layers.csv`` rows of one survey row's table (:data:`LAYER_COLUMNS`): each
+    column converted to Python floats once (``tolist``), not element by element."""
+    columns = [getattr(table, a)[0].astype(float).tolist() for a in ARRAY_FIELDS]
+    columns.append(table.intensity(int(row["batch"]))[0].astype(float).tolist())
+    # _cell of a float, inlined (a million calls for every timm CNN): NaN -> "", else .10g.
+    cells = [["" if v != v else f"{v:.10g}" for v in col] for col in columns]
+    model, size = row["model"], row["img_size"]
+    return [
+        [model, size, i, name, kind, *values]
+        for i, (name, kind, *values) in enumerate(
+            zip(table.names, table.kinds, *cells, strict=True)
+        )
+    ]
+
+
+def write_survey(
+    result: SurveyResult, out: Path, figures: bool = True, figure_cache: Path | None = None
+) -> list[Path]:
+    """Write every output of ``result`` into the folder ``out`` (already checked);
+    ``figure_cache``: as :func:`survey_figures`."""
     written = []
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
@@ -43,21 +62,14 @@ def write_survey(result: SurveyResult, out: Path, figures: bool = True) -> list[
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(LAYER_COLUMNS)
         for row in result.rows:
-            table = result.tables[(row["model"], row["img_size"])]
-            intensity = table.intensity(int(row["batch"]))[0]
-            for i, name in enumerate(table.names):
-                w.writerow(
-                    [row["model"], row["img_size"], i, name, table.kinds[i]]
-                    + [_cell(float(getattr(table, a)[0, i])) for a in ARRAY_FIELDS]
-                    + [_cell(float(intensity[i]))]
-                )
+            w.writerows(_layer_rows(row, result.tables[(row["model"], row["img_size"])]))
     written.append(out / "layers.csv")
     with atomic_write(out / "summary.json", "w") as fh:
         json.dump(result.summary, fh, indent=2, sort_keys=True)
         fh.write("\n")
     written.append(out / "summary.json")
     if figures:
-        written += write_figures_and_report(result, out)
+        written += write_figures_and_report(result, out, figure_cache)
     return written
 
 
@@ -77,20 +89,41 @@ def _context(summary: dict[str, Any]) -> Any:
     )
 
 
-def survey_figures(result: SurveyResult, out: Path) -> list[Any]:
-    """Fig. 1, 2a and 2b as PNG + SVG in ``out``; returns their FigureFiles."""
+def survey_figures(result: SurveyResult, out: Path, figure_cache: Path | None = None) -> list[Any]:
+    """Fig. 1, 2a and 2b as PNG + SVG in ``out``; returns their FigureFiles.
+
+    With a ``figure_cache`` folder, a figure drawn before from the same rows and summary, by
+    the same drawing code and matplotlib, is copied from there instead of drawn again
+    (matplotlib is then not even imported); one drawn anew is kept there
+    (:func:`nasfilter.survey.figure_cache.figure_key`)."""
+    from nasfilter.survey import figure_cache as cached
+
+    key = cached.figure_key(result.rows, result.summary) if figure_cache else ""
+    files = []
+    for stem in FIGURES:
+        hit = cached.restore(figure_cache, key, stem, out) if figure_cache else None
+        if hit is None:
+            hit = _draw(result, out, stem)
+            if figure_cache:
+                cached.keep(figure_cache, key, hit)
+        files.append(hit)
+    return files
+
+
+def _draw(result: SurveyResult, out: Path, stem: str) -> Any:
+    """Draw and save the figure ``stem`` (one of :data:`FIGURES`)."""
     from nasfilter import plots as base
     from nasfilter.survey import plots
 
-    s = result.summary
+    s, rows = result.summary, result.rows
     ctx = _context(s)
-    return [
-        base.save_figure(plots.fig1_fronts(result.rows, ctx), out, "fig1"),
-        base.save_figure(plots.fig2a_intensity(result.rows, s["cmr"], ctx), out, "fig2a"),
-        base.save_figure(
-            plots.fig2b_folding(result.rows, s["fold"], s["peak_tflops"] * 1e12, ctx), out, "fig2b"
-        ),
-    ]
+    if stem == "fig1":
+        fig = plots.fig1_fronts(rows, ctx)
+    elif stem == "fig2a":
+        fig = plots.fig2a_intensity(rows, s["cmr"], ctx)
+    else:
+        fig = plots.fig2b_folding(rows, s["fold"], s["peak_tflops"] * 1e12, ctx)
+    return base.save_figure(fig, out, stem)
 
 
 def report_section(result: SurveyResult, figures: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -150,11 +183,14 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f} %"
 
 
-def write_figures_and_report(result: SurveyResult, out: Path) -> list[Path]:
-    """The figures and ``report.html`` of the survey."""
+def write_figures_and_report(
+    result: SurveyResult, out: Path, figure_cache: Path | None = None
+) -> list[Path]:
+    """The figures and ``report.html`` of the survey (``figure_cache``: as
+    :func:`survey_figures`)."""
     from nasfilter.report import write_report
 
-    files = survey_figures(result, out)
+    files = survey_figures(result, out, figure_cache)
     figs, tables = report_section(result, files)
     s = result.summary
     write_report(

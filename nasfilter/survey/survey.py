@@ -35,8 +35,8 @@ from nasfilter.survey.throughput import (
     predictor_label,
     roofline_throughput,
 )
-from nasfilter.survey.timm_import import import_timm
-from nasfilter.survey.timm_models import _default_size, check_names, timm_architectures
+from nasfilter.survey.timm_index import timm_index
+from nasfilter.survey.timm_models import check_names, timm_architectures
 from nasfilter.timm_data import BenchmarkRow, imagenet_top1
 
 COLUMNS = (
@@ -140,7 +140,9 @@ def per_original_image(table: LayerTable, f: int) -> LayerTable:
     )
 
 
-def _pairs(settings: SurveySettings, top1: dict[tuple[str, int], float]) -> list[tuple[str, int]]:
+def _pairs(
+    settings: SurveySettings, top1: dict[tuple[str, int], float], folder: Path
+) -> list[tuple[str, int]]:
     measured_sizes: dict[str, set[int]] = {}
     for m in settings.measured or ():
         measured_sizes.setdefault(m.model, set()).add(m.img_size)
@@ -148,14 +150,14 @@ def _pairs(settings: SurveySettings, top1: dict[tuple[str, int], float]) -> list
     for arch, size in top1:
         published.setdefault(arch, set()).add(size)
     if settings.models is None:
-        known = set(timm_architectures())
+        known = set(timm_architectures(folder))
         requested: list[tuple[str, int | None]] = [
             (a, None) for a in sorted(published) if a in known
         ]
     else:
-        archs = check_names([name for name, _ in settings.models])
+        archs = check_names([name for name, _ in settings.models], folder)
         requested = [(a, size) for a, (_, size) in zip(archs, settings.models, strict=True)]
-    timm = import_timm()
+    sizes = timm_index(folder).sizes
     pairs: list[tuple[str, int]] = []
     for arch, wanted in requested:
         if wanted is not None:
@@ -163,7 +165,7 @@ def _pairs(settings: SurveySettings, top1: dict[tuple[str, int], float]) -> list
             continue
         found = published.get(arch, set()) | measured_sizes.get(arch, set())
         if not found:
-            default = _default_size(timm, arch)
+            default = sizes.get(arch)
             found = {default if default else 224}
         pairs.extend((arch, s) for s in sorted(found))
     return list(dict.fromkeys(pairs))
@@ -179,8 +181,8 @@ def run_survey(
 ) -> SurveyResult:
     """Analyse, predict and compare; see the module docstring. ``progress(stage, k, n)``."""
     top1 = imagenet_top1()
-    pairs = _pairs(settings, top1)
     folder = cache_mod.cache_folder(settings.cache_root)
+    pairs = _pairs(settings, top1, folder)
 
     def stage(name: str) -> Callable[[int, int], None] | None:
         return (lambda k, n: progress(name, k, n)) if progress else None

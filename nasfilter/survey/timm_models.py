@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+from pathlib import Path
 from typing import Any
 
 from nasfilter.layers import LayerTable
@@ -15,6 +16,9 @@ from nasfilter.survey.analysis import AnalysisError, ModelProfile, profile_model
 from nasfilter.survey.fold import fold
 from nasfilter.survey.meta_build import meta_without_init
 from nasfilter.survey.timm_import import import_timm
+from nasfilter.survey.timm_index import _default_size, timm_index
+
+__all__ = ["_default_size"]  # re-exported: the default input size of an architecture
 
 
 class UnknownModelError(LookupError):
@@ -28,21 +32,31 @@ def architecture(name: str) -> str:
     return name.strip().split(".", 1)[0]
 
 
+def _known(folder: Path | None = None) -> frozenset[str]:
+    """timm's architecture names: from the index in the cache ``folder`` when given (timm
+    not imported, :mod:`nasfilter.survey.timm_index`), else from timm itself."""
+    if folder is not None:
+        return timm_index(folder).names
+    return _timm_names()
+
+
 @functools.lru_cache(maxsize=1)
-def _known() -> frozenset[str]:
+def _timm_names() -> frozenset[str]:
     return frozenset(import_timm().list_models())
 
 
-def timm_architectures() -> list[str]:
-    """Every architecture name the installed timm can build, sorted."""
-    return sorted(_known())
+def timm_architectures(folder: Path | None = None) -> list[str]:
+    """Every architecture name the installed timm can build, sorted (``folder``: as
+    :func:`check_names`)."""
+    return sorted(_known(folder))
 
 
-def check_names(names: list[str]) -> list[str]:
+def check_names(names: list[str], folder: Path | None = None) -> list[str]:
     """The architectures of ``names``; UnknownModelError listing each unknown one and matches.
 
-    A name is reported as given (``'../../x'``, not its empty architecture part)."""
-    known = _known()
+    A name is reported as given (``'../../x'``, not its empty architecture part). With a
+    versioned cache ``folder``, the names are read from its timm index (no timm import)."""
+    known = _known(folder)
     archs = [architecture(n) for n in names]
     unknown = [(n.strip(), a) for n, a in zip(names, archs, strict=True) if a not in known]
     if unknown:
@@ -75,15 +89,6 @@ def build_timm_model(name: str, img_size: int | None = None) -> Any:
             except TypeError:
                 pass  # the constructor takes no img_size: the model is size-agnostic
         return timm.create_model(arch, pretrained=False)
-
-
-def _default_size(timm: Any, arch: str) -> int | None:
-    try:
-        cfg = timm.models.get_pretrained_cfg(arch)
-    except Exception:
-        return None
-    size = getattr(cfg, "input_size", None) if cfg is not None else None
-    return int(size[-1]) if size else None
 
 
 def timm_profile(name: str, img_size: int) -> ModelProfile:
