@@ -14,6 +14,7 @@ retention rule); the bulk lane is its vectorized form (costs summed by ``cumsum`
 from __future__ import annotations
 
 import math
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -24,6 +25,28 @@ from nasfilter.table import BenchmarkTable
 from nasfilter.trace import Trace
 
 _SEED_BLOCK = 1024  # seed slots drawn per call of the generator
+
+
+class _Rows(NamedTuple):
+    """A table's columns as Python lists: indexing one is several times cheaper than
+    indexing an array, on the hot path of every evaluation."""
+
+    valid_acc: list[list[float]]  # (32768, S), percent
+    eval_cost: list[float]  # (32768,), s
+    present: list[bool]  # (32768,)
+
+
+# Built once per table (its columns are read-only) and kept while the table lives.
+_ROWS: weakref.WeakKeyDictionary[BenchmarkTable, _Rows] = weakref.WeakKeyDictionary()
+
+
+def _rows(table: BenchmarkTable) -> _Rows:
+    rows = _ROWS.get(table)
+    if rows is None:
+        rows = _ROWS[table] = _Rows(
+            table.valid_acc.tolist(), table.eval_cost.tolist(), table.present.tolist()
+        )
+    return rows
 
 
 class ProxyReading(NamedTuple):
@@ -65,9 +88,7 @@ class Meter:
         # training-seed slots drawn uniformly, _SEED_BLOCK per call of rng, used last first
         self._draws: list[int] = []
         self._valid_acc = table.valid_acc
-        # Python lists: indexing one is several times cheaper than indexing an array
-        self._eval_cost: list[float] = table.eval_cost.tolist()
-        self._present: list[bool] = table.present.tolist()
+        self._valid_rows, self._eval_cost, self._present = _rows(table)
         self._eval_memo: dict[int, float] = {}  # first accuracy answered per index
         self._proxy_memo: set[int] = set()  # indices queried
         self.evaluation_seconds = 0.0
@@ -93,10 +114,10 @@ class Meter:
         else:
             draws = self._draws
             slot = draws.pop() if draws else self._draw_block()
-            accuracy = float(self._valid_acc[index, slot])
+            accuracy = self._valid_rows[index][slot]
             if accuracy != accuracy:  # NaN: this seed's run is missing
                 slot = self._redraw(index)
-                accuracy = float(self._valid_acc[index, slot])
+                accuracy = self._valid_rows[index][slot]
             cost = self._eval_cost[index]
             seed = self._seeds[slot]
             if index not in memo:
