@@ -49,6 +49,19 @@ def _rows(table: BenchmarkTable) -> _Rows:
     return rows
 
 
+# A proxy table's (utilization, throughput) columns as lists, built once per table.
+_READINGS: weakref.WeakKeyDictionary[ProxyTable, tuple[list[float], list[float]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _readings(proxy: ProxyTable) -> tuple[list[float], list[float]]:
+    lists = _READINGS.get(proxy)
+    if lists is None:
+        lists = _READINGS[proxy] = (proxy.utilization.tolist(), proxy.throughput.tolist())
+    return lists
+
+
 class ProxyReading(NamedTuple):
     utilization: float  # fraction of peak FLOP/s
     throughput: float  # images per second
@@ -89,6 +102,7 @@ class Meter:
         self._draws: list[int] = []
         self._valid_acc = table.valid_acc
         self._valid_rows, self._eval_cost, self._present = _rows(table)
+        self._proxy_lists: tuple[list[float], list[float]] | None = None  # when first queried
         self._eval_memo: dict[int, float] = {}  # first accuracy answered per index
         self._proxy_memo: set[int] = set()  # indices queried
         self.evaluation_seconds = 0.0
@@ -184,10 +198,11 @@ class Meter:
         clock = self.clock
         if clock.spent >= clock.limit or clock.now >= clock.wall_limit:
             clock.check_open("query the proxy")  # raises BudgetExhausted
-        thr = float(proxy.throughput[index])
+        utilization, throughput = self._proxy_lists or self._proxy_readings(proxy)
+        thr = throughput[index]
         if not math.isfinite(thr):
             proxy.require(index)  # raises LookupError naming the architecture
-        util = float(proxy.utilization[index])
+        util = utilization[index]
         first = index not in self._proxy_memo
         cost = self.proxy_cost if first or self.charge_repeat_proxy else 0.0
         self._proxy_memo.add(index)
@@ -197,7 +212,11 @@ class Meter:
         self.proxy_seconds += cost
         self.n_proxy += 1
         self.trace.proxy(index, util, thr, cost, clock.spent, start, first)
-        return ProxyReading(util, thr)
+        return tuple.__new__(ProxyReading, (util, thr))  # skips the generated __new__
+
+    def _proxy_readings(self, proxy: ProxyTable) -> tuple[list[float], list[float]]:
+        self._proxy_lists = _readings(proxy)
+        return self._proxy_lists
 
     def proxies(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Query valid indices ``idx`` (int64, shape (n,)) in order, serially, stopping
