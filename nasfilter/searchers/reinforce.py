@@ -50,6 +50,8 @@ _ONES = np.ones(N_CHOICES)
 _BETAS = np.repeat([[_BETA1], [_BETA2]], N_LAYERS * N_CHOICES, axis=1)
 _ROW_OF = np.repeat(np.arange(N_LAYERS), N_CHOICES)  # (40,) the layer of each flat logit
 _BLOCK = 256  # draws of Gumbel noise (5, 8) per call of the generator
+_AHEAD = 32  # draws taken at once while theta is unchanged
+_PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # (5,) base-8 place values, layer 1 first
 _RECENTER = 1024  # steps between subtracting each row's max from theta (softmax-invariant)
 # The ufuncs of the update, called with a positional output: on arrays of 40 numbers the
 # call overhead is the whole cost, and a keyword argument or a module look-up adds to it.
@@ -139,7 +141,10 @@ class Reinforce(Searcher):
         self._step = 0
         self._numerator = 0.0
         self._denominator = 0.0
-        self._gumbels: list[np.ndarray] = []
+        self._noise = np.empty((0, N_LAYERS, N_CHOICES))  # a block of Gumbel draws (n, 5, 8)
+        self._pos = 0  # the block's next unused draw
+        self._key = b""  # theta's bytes at the last draw
+        self._ahead: list[int] = []  # indices of the draws from _pos on under that theta
         self._flat_of = _flat_actions()
         # per trial id: the flat logits of its actions (5,), its throughput
         self._proposed: list[tuple[np.ndarray, float]] = []
@@ -158,14 +163,46 @@ class Reinforce(Searcher):
         return e
 
     # ---------------------------------------------------------- propose/observe
-    def propose(self) -> Arch:
-        if not self._gumbels:
-            self._gumbels = list(self.rng.gumbel(size=(_BLOCK, N_LAYERS, N_CHOICES)))[::-1]
-        # Gumbel-max: argmax(theta + Gumbel noise) is an exact draw from softmax(theta).
+    def _draw(self) -> int:
+        """The architecture index of the next draw from the policy.
+
+        Gumbel-max: argmax(theta + Gumbel noise) per layer is an exact draw from
+        softmax(theta); the noise comes in blocks of :data:`_BLOCK` draws, used in order.
+        While theta stays unchanged (dropped proposals, pending trials) the next
+        :data:`_AHEAD` draws are taken at once: the same sums and argmaxes, in one call."""
+        key = self.theta.tobytes()
+        if key == self._key:
+            ahead = self._ahead
+            if not ahead:
+                ahead = self._ahead = self._draw_ahead()
+            self._pos += 1
+            return ahead.pop()
+        self._key = key
+        self._ahead = []
+        if self._pos == len(self._noise):
+            self._refill()
         pick = self._pick
-        _add(self.theta, self._gumbels.pop(), pick)
+        _add(self.theta, self._noise[self._pos], pick)
+        self._pos += 1
         a0, a1, a2, a3, a4 = pick.argmax(axis=1).tolist()
-        index = (((a0 * 8 + a1) * 8 + a2) * 8 + a3) * 8 + a4  # layer 1 most significant
+        return (((a0 * 8 + a1) * 8 + a2) * 8 + a3) * 8 + a4  # layer 1 most significant
+
+    def _draw_ahead(self) -> list[int]:
+        """Indices of the next draws under the current theta (at most :data:`_AHEAD`, to the
+        end of the block), the next one last."""
+        if self._pos == len(self._noise):
+            self._refill()
+        noise = self._noise[self._pos : self._pos + _AHEAD]
+        digits = (self.theta + noise).argmax(axis=2)  # (n, 5)
+        indices: list[int] = (digits @ _PLACE).tolist()
+        return indices[::-1]
+
+    def _refill(self) -> None:
+        self._noise = self.rng.gumbel(size=(_BLOCK, N_LAYERS, N_CHOICES))
+        self._pos = 0
+
+    def propose(self) -> Arch:
+        index = self._draw()
         arch = arch_from_index(index)
         throughput = math.nan
         if self.needs_proxy:
