@@ -59,6 +59,32 @@ _exp, _divide, _multiply, _add = np.exp, np.divide, np.multiply, np.add
 _subtract, _sqrt = np.subtract, np.sqrt
 
 
+_CACHED_STEPS = 4096  # Adam steps whose constants are kept (a study run takes < 3000)
+# Per learning rate, Adam's (offset, scale) of steps 1, 2, ... as 0-d arrays (see _learn)
+_ADAM_CONSTANTS: dict[float, list[tuple[np.ndarray, np.ndarray]]] = {}
+
+
+def _adam_constants(
+    lr: float, t: int, offset: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Adam's offset and scale at step ``t`` (1, 2, ...) for learning rate ``lr``, as 0-d
+    arrays: those of the first :data:`_CACHED_STEPS` steps are computed once and kept
+    (read-only), the later ones are written into ``offset`` and ``scale``."""
+    cached = _ADAM_CONSTANTS.setdefault(lr, [])
+    if t <= len(cached):
+        return cached[t - 1]
+    if t == len(cached) + 1 and t <= _CACHED_STEPS:
+        offset, scale = np.zeros(()), np.zeros(())
+        cached.append((offset, scale))
+    root_bc2 = math.sqrt(1.0 - _BETA2**t)
+    offset[...] = _EPS * root_bc2 / _ROOT_1MB2
+    scale[...] = (1.0 - _BETA1**t) * _ROOT_1MB2 / (lr * (1.0 - _BETA1) * root_bc2)
+    if cached and cached[-1][0] is offset:
+        offset.setflags(write=False)  # shared by every run with this lr
+        scale.setflags(write=False)
+    return offset, scale
+
+
 @functools.cache
 def _flat_actions() -> np.ndarray:
     """int64 (32768, 5): the flat logit (layer * 8 + choice) of each layer's choice, per
@@ -136,8 +162,10 @@ class Reinforce(Searcher):
         self._rows = np.zeros(N_LAYERS)  # (5,) per-layer scale of the softmax
         self._tmp = np.zeros(n)
         self._pick = np.zeros((N_LAYERS, N_CHOICES))
-        # 0-d arrays holding this step's advantage and Adam's offset and scale
+        # 0-d arrays holding this step's advantage and Adam's offset and scale (the latter
+        # past the steps of _adam_constants' cache)
         self._adv, self._offset, self._scale = np.zeros(()), np.zeros(()), np.zeros(())
+        self._constants = _ADAM_CONSTANTS.setdefault(self.lr, [])  # see _adam_constants
         self._step = 0
         self._numerator = 0.0
         self._denominator = 0.0
@@ -263,12 +291,14 @@ class Reinforce(Searcher):
         _multiply(mv, _BETAS, mv)
         _multiply(grad, grad, self._grad_sq)
         _add(mv, self._gg, mv)
-        root_bc2 = math.sqrt(1.0 - _BETA2**t)
-        self._offset[...] = _EPS * root_bc2 / _ROOT_1MB2
-        self._scale[...] = (1.0 - _BETA1**t) * _ROOT_1MB2 / (self.lr * (1.0 - _BETA1) * root_bc2)
+        consts = self._constants
+        if t <= len(consts):
+            offset, scale = consts[t - 1]
+        else:
+            offset, scale = _adam_constants(self.lr, t, self._offset, self._scale)
         _sqrt(self._v, tmp)
-        _add(tmp, self._offset, tmp)
-        _multiply(tmp, self._scale, tmp)
+        _add(tmp, offset, tmp)
+        _multiply(tmp, scale, tmp)
         _divide(self._m, tmp, tmp)
         _subtract(self._flat, tmp, self._flat)
         if t % _RECENTER == 0:
