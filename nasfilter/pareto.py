@@ -204,14 +204,15 @@ def nondominated_ranks(
     # point holding the highest y of every earlier layer does.
     neg_best: list[float] = []
     layer_of_distinct: list[int] = []
-    find = bisect.bisect_right
+    find, place, n_layers = bisect.bisect_right, layer_of_distinct.append, 0
     for neg_y in (-ys[first]).tolist():
         k = find(neg_best, neg_y)
-        if k == len(neg_best):
+        if k == n_layers:
             neg_best.append(neg_y)
+            n_layers += 1
         else:
             neg_best[k] = neg_y
-        layer_of_distinct.append(k)
+        place(k)
     distinct_id = np.cumsum(first) - 1
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = np.asarray(layer_of_distinct, dtype=np.int64)[distinct_id]
