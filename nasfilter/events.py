@@ -22,10 +22,10 @@ returns (:meth:`EventLog.arrays`) and the SQLite store's blobs (:func:`to_disk`,
 
 from __future__ import annotations
 
-import array
 import math
+import struct
 from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -81,13 +81,19 @@ EVENT_COLUMNS = tuple(c.name for c in COLUMNS)
 DISK_DTYPES = {c.name: c.disk for c in COLUMNS}
 _NUMERIC = COLUMNS[1:]
 _INT = frozenset(c.name for c in _NUMERIC if c.memory == "<i8")
-# array.array codes: 8 bytes a number, 1 for the kind (about 89 bytes an event)
-_TYPECODES = {"kind": "B"} | {c.name: "q" if c.name in _INT else "d" for c in _NUMERIC}
+# One event as packed little-endian bytes: the kind's code (uint8), then 8 bytes a number
+# (105 bytes an event); the log appends these to one bytearray and reads it back as a
+# structured array of this dtype.
+_ROW = struct.Struct("<B" + "".join("q" if c.name in _INT else "d" for c in _NUMERIC))
+ROW_DTYPE = np.dtype(
+    [("kind", "<u1")] + [(c.name, "<i8" if c.name in _INT else "<f8") for c in _NUMERIC]
+)
+assert ROW_DTYPE.itemsize == _ROW.size
 _KIND_NAMES = np.asarray(EVENT_KINDS)
 
 # Events a run's trace keeps in full. Every run of a sensible budget stays far below it (the
 # study's runs log under 35,000). Past it, only events that can change a result are kept
-# (nasfilter.trace); the others are counted. 250,000 events are about 22 MB.
+# (nasfilter.trace); the others are counted. 250,000 events are about 26 MB.
 TRACE_LIMIT = 250_000
 
 
@@ -112,22 +118,20 @@ class Event(NamedTuple):
 
 
 _NAN = math.nan
-_FLUSH = 4096  # rows buffered as tuples before they are packed into the columns
+_PACK = _ROW.pack
 
 
 class EventLog:
-    """Append-only, column-wise record of a run's events (cheap to append and export).
+    """Append-only record of a run's events (cheap to append and export).
 
-    Rows are buffered as tuples and packed into typed columns every few thousand, so an
-    append is one tuple and the memory stays about 89 bytes an event."""
+    Each event is packed into a few bytes at once (:data:`ROW_DTYPE`, 105 bytes an event),
+    appended to one buffer: an append builds no Python object that outlives it, and
+    :meth:`arrays` reads the buffer as columns in one pass."""
 
-    __slots__ = ("_cols", "_rows", "n")
+    __slots__ = ("_buf", "n")
 
     def __init__(self) -> None:
-        self._cols: dict[str, array.array[Any]] = {
-            name: array.array(code) for name, code in _TYPECODES.items()
-        }
-        self._rows: list[tuple[Any, ...]] = []
+        self._buf = bytearray()
         self.n = 0  # events so far
 
     def __len__(self) -> int:
@@ -152,66 +156,53 @@ class EventLog:
     ) -> None:
         """Append one event, its fields in :data:`EVENT_COLUMNS` order (``hp`` and
         ``epochs``: partial evaluations only)."""
-        rows = self._rows
-        rows.append((kind, trial, index, accuracy, utilization, throughput, seed, cost,
-                     worker_seconds, start, end, worker, hp, epochs))  # fmt: skip
+        self._buf += _PACK(kind, trial, index, accuracy, utilization, throughput, seed, cost,
+                           worker_seconds, start, end, worker, hp, epochs)  # fmt: skip
         self.n += 1
-        if len(rows) >= _FLUSH:
-            self._pack()
 
     def append_instant(
         self, kind: EventKind, trial: int, index: int, accuracy: float, spent: float, now: float
     ) -> None:
         """Append an event that costs nothing and takes no time (ask, drop, recommend) at
         ``spent`` worker-seconds and wall clock ``now``."""
-        self.append(kind, trial, index, accuracy, _NAN, _NAN, -1, 0.0, spent, now, now, -1)
-
-    def _pack(self) -> None:
-        rows = self._rows
-        if rows:
-            for col, values in zip(self._cols.values(), zip(*rows, strict=True), strict=True):
-                col.extend(values)
-            rows.clear()
+        self._buf += _PACK(kind, trial, index, accuracy, _NAN, _NAN, -1, 0.0, spent, now, now,
+                           -1, -1, -1)  # fmt: skip
+        self.n += 1
 
     def extend(self, kind: EventKind, columns: dict[str, np.ndarray]) -> None:
         """Append events of one kind from arrays of equal shape (k,), one per column
         except ``kind``; a column left out is filled with -1 (ints) or NaN."""
-        self._pack()
         n = len(columns["index"])
-        c = self._cols
-        c["kind"].frombytes(np.full(n, int(kind), dtype=np.uint8).tobytes())
+        rows = np.empty(n, dtype=ROW_DTYPE)
+        rows["kind"] = int(kind)
         for col in _NUMERIC:
-            integer = col.name in _INT
             arr = columns.get(col.name)
-            if arr is None:
-                arr = np.full(n, -1 if integer else _NAN)
-            dtype = np.int64 if integer else np.float64
-            c[col.name].frombytes(np.ascontiguousarray(arr, dtype=dtype).tobytes())
+            rows[col.name] = (-1 if col.name in _INT else _NAN) if arr is None else arr
+        self._buf += rows.tobytes()
         self.n += n
+
+    def _table(self) -> np.ndarray:
+        """The events as a structured array (:data:`ROW_DTYPE`) of shape (n,), a copy."""
+        return np.frombuffer(bytes(self._buf), dtype=ROW_DTYPE)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Columns as arrays of shape (n,): ``step`` and :data:`EVENT_COLUMNS`, ``kind`` as
         names (:data:`EVENT_KINDS`)."""
-        self._pack()
-        c = self._cols
+        rows = self._table()
         out: dict[str, np.ndarray] = {
             "step": np.arange(self.n, dtype=np.int64),
-            "kind": _KIND_NAMES[np.frombuffer(c["kind"], dtype=np.uint8)]
-            if self.n
-            else np.asarray([], dtype=str),
+            "kind": _KIND_NAMES[rows["kind"]] if self.n else np.asarray([], dtype=str),
         }
         for col in _NUMERIC:
             dtype = np.int64 if col.name in _INT else np.float64
-            out[col.name] = np.frombuffer(c[col.name], dtype=dtype).copy()
+            out[col.name] = np.array(rows[col.name], dtype=dtype)
         return out
 
     def events(self) -> list[Event]:
         """Every event as an :class:`Event` (a copy)."""
-        self._pack()
-        c = self._cols
-        kinds = [EVENT_KINDS[k] for k in c["kind"]]
-        numeric = (c[col.name] for col in _NUMERIC)
-        return [Event(i, *row) for i, row in enumerate(zip(kinds, *numeric, strict=True))]
+        return [
+            Event(i, EVENT_KINDS[row[0]], *row[1:]) for i, row in enumerate(self._table().tolist())
+        ]
 
 
 # ------------------------------------------------------------------------- the disk codec

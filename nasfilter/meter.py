@@ -14,6 +14,7 @@ retention rule); the bulk lane is its vectorized form (costs summed by ``cumsum`
 from __future__ import annotations
 
 import math
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -24,6 +25,41 @@ from nasfilter.table import BenchmarkTable
 from nasfilter.trace import Trace
 
 _SEED_BLOCK = 1024  # seed slots drawn per call of the generator
+
+
+class _Rows(NamedTuple):
+    """A table's columns as Python lists: indexing one is several times cheaper than
+    indexing an array, on the hot path of every evaluation."""
+
+    valid_acc: list[list[float]]  # (32768, S), percent
+    eval_cost: list[float]  # (32768,), s
+    present: list[bool]  # (32768,)
+
+
+# Built once per table (its columns are read-only) and kept while the table lives.
+_ROWS: weakref.WeakKeyDictionary[BenchmarkTable, _Rows] = weakref.WeakKeyDictionary()
+
+
+def _rows(table: BenchmarkTable) -> _Rows:
+    rows = _ROWS.get(table)
+    if rows is None:
+        rows = _ROWS[table] = _Rows(
+            table.valid_acc.tolist(), table.eval_cost.tolist(), table.present.tolist()
+        )
+    return rows
+
+
+# A proxy table's (utilization, throughput) columns as lists, built once per table.
+_READINGS: weakref.WeakKeyDictionary[ProxyTable, tuple[list[float], list[float]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _readings(proxy: ProxyTable) -> tuple[list[float], list[float]]:
+    lists = _READINGS.get(proxy)
+    if lists is None:
+        lists = _READINGS[proxy] = (proxy.utilization.tolist(), proxy.throughput.tolist())
+    return lists
 
 
 class ProxyReading(NamedTuple):
@@ -65,9 +101,8 @@ class Meter:
         # training-seed slots drawn uniformly, _SEED_BLOCK per call of rng, used last first
         self._draws: list[int] = []
         self._valid_acc = table.valid_acc
-        # Python lists: indexing one is several times cheaper than indexing an array
-        self._eval_cost: list[float] = table.eval_cost.tolist()
-        self._present: list[bool] = table.present.tolist()
+        self._valid_rows, self._eval_cost, self._present = _rows(table)
+        self._proxy_lists: tuple[list[float], list[float]] | None = None  # when first queried
         self._eval_memo: dict[int, float] = {}  # first accuracy answered per index
         self._proxy_memo: set[int] = set()  # indices queried
         self.evaluation_seconds = 0.0
@@ -93,10 +128,10 @@ class Meter:
         else:
             draws = self._draws
             slot = draws.pop() if draws else self._draw_block()
-            accuracy = float(self._valid_acc[index, slot])
+            accuracy = self._valid_rows[index][slot]
             if accuracy != accuracy:  # NaN: this seed's run is missing
                 slot = self._redraw(index)
-                accuracy = float(self._valid_acc[index, slot])
+                accuracy = self._valid_rows[index][slot]
             cost = self._eval_cost[index]
             seed = self._seeds[slot]
             if index not in memo:
@@ -163,10 +198,11 @@ class Meter:
         clock = self.clock
         if clock.spent >= clock.limit or clock.now >= clock.wall_limit:
             clock.check_open("query the proxy")  # raises BudgetExhausted
-        thr = float(proxy.throughput[index])
+        utilization, throughput = self._proxy_lists or self._proxy_readings(proxy)
+        thr = throughput[index]
         if not math.isfinite(thr):
             proxy.require(index)  # raises LookupError naming the architecture
-        util = float(proxy.utilization[index])
+        util = utilization[index]
         first = index not in self._proxy_memo
         cost = self.proxy_cost if first or self.charge_repeat_proxy else 0.0
         self._proxy_memo.add(index)
@@ -176,7 +212,11 @@ class Meter:
         self.proxy_seconds += cost
         self.n_proxy += 1
         self.trace.proxy(index, util, thr, cost, clock.spent, start, first)
-        return ProxyReading(util, thr)
+        return tuple.__new__(ProxyReading, (util, thr))  # skips the generated __new__
+
+    def _proxy_readings(self, proxy: ProxyTable) -> tuple[list[float], list[float]]:
+        self._proxy_lists = _readings(proxy)
+        return self._proxy_lists
 
     def proxies(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Query valid indices ``idx`` (int64, shape (n,)) in order, serially, stopping

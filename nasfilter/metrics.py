@@ -34,9 +34,9 @@ import numpy as np
 
 from nasfilter.pareto import (
     Normalization,
-    additive_epsilon,
+    finite_front_mask,
+    finite_indicators,
     hypervolume_2d,
-    igd_plus,
     nondominated_mask,
 )
 from nasfilter.proxy import ProxyTable
@@ -104,11 +104,9 @@ class FrontReference:
         if len(front) == 0:
             return 0.0, math.inf, math.inf
         run = self.norm.transform(self.points[front])
-        return (
-            hypervolume_2d(run, self.norm.reference) / self.true_hv,
-            igd_plus(run, self.true_scaled),
-            additive_epsilon(run, self.true_scaled),
-        )
+        # The points of usable architectures are finite, the true front checked when built.
+        hv, igd, eps = finite_indicators(run, self.true_scaled, self.norm.reference)
+        return hv / self.true_hv, igd, eps
 
     def true_points(self) -> np.ndarray:
         """Objectives of the true front, (t, 2)."""
@@ -138,7 +136,7 @@ def front_of(reference: FrontReference, indices: np.ndarray) -> np.ndarray:
     unique = unique[reference.usable[unique]]
     if len(unique) == 0:
         return unique
-    return unique[nondominated_mask(reference.points[unique])]
+    return unique[finite_front_mask(reference.points[unique])]  # usable rows are finite
 
 
 def score(

@@ -150,7 +150,12 @@ def nondominated_mask(points: object, maximize: bool | Sequence[bool] = (True, T
     A point beaten in one objective and tied in the other is dominated; every copy of a
     duplicated front point is kept (True). O(n log n), one sort.
     """
-    p = _as_points(points, "points") * _signs(maximize, 2)
+    return finite_front_mask(_as_points(points, "points") * _signs(maximize, 2))
+
+
+def finite_front_mask(p: np.ndarray) -> np.ndarray:
+    """:func:`nondominated_mask` of maximized points ``p``, a float64 array (n, 2) the caller
+    has checked to be finite, without the argument checks (for hot loops)."""
     if len(p) == 0:
         return np.zeros(0, dtype=bool)
     order, _, keep_sorted = _front_in_x_order(p)
@@ -199,14 +204,15 @@ def nondominated_ranks(
     # point holding the highest y of every earlier layer does.
     neg_best: list[float] = []
     layer_of_distinct: list[int] = []
-    find = bisect.bisect_right
+    find, place, n_layers = bisect.bisect_right, layer_of_distinct.append, 0
     for neg_y in (-ys[first]).tolist():
         k = find(neg_best, neg_y)
-        if k == len(neg_best):
+        if k == n_layers:
             neg_best.append(neg_y)
+            n_layers += 1
         else:
             neg_best[k] = neg_y
-        layer_of_distinct.append(k)
+        place(k)
     distinct_id = np.cumsum(first) - 1
     ranks = np.empty(n, dtype=np.int64)
     ranks[order] = np.asarray(layer_of_distinct, dtype=np.int64)[distinct_id]
@@ -229,7 +235,11 @@ def hypervolume_2d(
     """
     signs = _signs(maximize, 2)
     p = _as_points(points, "points") * signs
-    ref = _as_vector(reference, "reference", 2) * signs
+    return _hypervolume(p, _as_vector(reference, "reference", 2) * signs)
+
+
+def _hypervolume(p: np.ndarray, ref: np.ndarray) -> float:
+    """:func:`hypervolume_2d` of checked, maximized points (n, 2) above ``ref`` (2,)."""
     p = p[(p[:, 0] > ref[0]) & (p[:, 1] > ref[1])]
     if len(p) == 0:
         return 0.0
@@ -280,6 +290,11 @@ def igd_plus(
     reference point is weakly dominated; ``inf`` for an empty front. O(n r m).
     """
     sol, ref = _oriented(front, reference_front, maximize)
+    return _igd_plus(sol, ref)
+
+
+def _igd_plus(sol: np.ndarray, ref: np.ndarray) -> float:
+    """:func:`igd_plus` of checked, maximized ``sol`` (n, m) against ``ref`` (r, m)."""
     if len(sol) == 0:
         return math.inf
     nearest = np.empty(len(ref))
@@ -304,12 +319,31 @@ def additive_epsilon(
     for an empty front. O(n r m).
     """
     sol, ref = _oriented(front, reference_front, maximize)
+    return _additive_epsilon(sol, ref)
+
+
+def _additive_epsilon(sol: np.ndarray, ref: np.ndarray) -> float:
+    """:func:`additive_epsilon` of checked, maximized ``sol`` (n, m) against ``ref`` (r, m)."""
     if len(sol) == 0:
         return math.inf
     needed = np.empty(len(ref))
     for rows in _blocks(len(ref), sol.size):
         needed[rows] = (ref[rows, None, :] - sol[None, :, :]).max(axis=2).min(axis=1)
     return float(needed.max())
+
+
+def finite_indicators(
+    run: np.ndarray, reference_front: np.ndarray, reference: np.ndarray
+) -> tuple[float, float, float]:
+    """(:func:`hypervolume_2d` above ``reference`` (2,), :func:`igd_plus`,
+    :func:`additive_epsilon`) of maximized points ``run`` (n, 2) against
+    ``reference_front`` (r, 2), float64 arrays the caller has checked to be finite (r >= 1),
+    without the argument checks (for hot loops); the same numbers bit for bit."""
+    return (
+        _hypervolume(run, reference),
+        _igd_plus(run, reference_front),
+        _additive_epsilon(run, reference_front),
+    )
 
 
 def _as_indices(indices: object, name: str) -> np.ndarray:

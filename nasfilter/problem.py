@@ -355,9 +355,12 @@ class Problem:
         """Utilization and throughput of ``arch`` from the proxy, charging ``proxy_cost``
         (nothing for an architecture already queried in this run, unless
         ``charge_repeat_proxy``)."""
-        if self.proxy_table is None:
+        meter = self._meter
+        if meter.proxy is None:
             raise ValueError("this problem has no proxy: pass proxy=ProxyTable(...) to Problem")
-        return self._meter.proxy_one(_fast_index(arch))
+        if type(arch) is not int or not 0 <= arch < N_ARCHS:  # the hot path: a plain index
+            arch = as_arch(arch).index
+        return meter.proxy_one(arch)
 
     def query_proxy_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Query the proxy for each index in order, stopping when the budget runs out.

@@ -195,6 +195,19 @@ class _Tally:
     recommended: Arch | None = None
 
 
+def _unchecked_keep(flt: Filter) -> Callable[[Arch], bool]:
+    """``flt.keep`` without the argument and setup checks that every filter's ``keep`` is
+    wrapped in (:meth:`~nasfilter.filters.base.Filter.__init_subclass__`): the loop calls
+    it after setup, with the Arch that ``ask`` checked, so they could not fail, and a
+    call fewer per proposal is measurable on the hot path."""
+    keep = type(flt).keep
+    inner = getattr(keep, "__wrapped__", None)
+    if getattr(keep, "_checked", False) and callable(inner):
+        bound: Callable[[Arch], bool] = inner.__get__(flt, type(flt))
+        return bound
+    return flt.keep
+
+
 class _Loop:
     """The simulation of one run: trials onto free workers, outcomes in completion order."""
 
@@ -240,7 +253,7 @@ class _Loop:
         """Start trials until no worker is free or the run must stop."""
         tally, problem, free = self.tally, self.problem, self.free
         ask, tell, flt = self.searcher.ask, self.searcher.tell, self.filter
-        keep_fn = None if flt is None else flt.keep
+        keep_fn = None if flt is None else _unchecked_keep(flt)
         drop = problem.record_drop
         on_progress = self.on_progress
         start, retrain = problem.start_evaluation, self.retrain
@@ -339,7 +352,7 @@ class _Loop:
     def _note_recommendation(self) -> None:
         rec = self.searcher.recommend()
         tally = self.tally
-        if rec is None or rec == tally.recommended:
+        if rec is None or rec is tally.recommended or rec == tally.recommended:
             return
         if type(rec) is not Arch or index_of(rec) not in tally.seen:
             raise ValueError(

@@ -168,12 +168,11 @@ def all_indices() -> np.ndarray:
     return np.arange(N_ARCHS, dtype=np.int64)
 
 
-@functools.cache
-def _arch_cache() -> list[Arch | None]:
-    return [None] * N_ARCHS
-
-
+_ARCHS: list[Arch | None] = [None] * N_ARCHS  # arch_from_index's cache, by index
 _INDEX_OF: dict[Arch, int] = {}
+# The index of each cached Arch by its id(): they live as long as the module, so no other
+# live object has their id, and id() skips the dataclass's Python-level __hash__.
+_INDEX_BY_ID: dict[int, int] = {}
 
 
 def arch_from_index(index: int) -> Arch:
@@ -184,22 +183,26 @@ def arch_from_index(index: int) -> Arch:
     """
     if not 0 <= index < N_ARCHS:
         raise ValueError(f"architecture index must be in [0, {N_ARCHS - 1}], got {index}")
-    cache = _arch_cache()
-    arch = cache[index]
+    arch = _ARCHS[index]
     if arch is None:
         # The channels come from the index rule, so they are valid: skip Arch's per-field
         # validation (the slowest part of building one) by setting the frozen field directly.
         arch = object.__new__(Arch)
         object.__setattr__(arch, "channels", tuple(all_channels()[index].tolist()))
-        cache[index] = arch
+        _ARCHS[index] = arch
         _INDEX_OF[arch] = index
+        _INDEX_BY_ID[id(arch)] = index
     return arch
 
 
 def index_of(arch: Arch) -> int:
     """The NATS index of ``arch``; a dictionary look-up for architectures built here."""
-    index = _INDEX_OF.get(arch)
-    return arch.index if index is None else index
+    index = _INDEX_BY_ID.get(id(arch))
+    if index is None:
+        index = _INDEX_OF.get(arch)
+        if index is None:
+            return arch.index
+    return index
 
 
 def sample(rng: np.random.Generator) -> Arch:

@@ -132,7 +132,9 @@ class Searcher(Plugin):
             book = self._trials
         except AttributeError:
             book = self._book()
-        if accuracy is not None:  # checked before the trial is closed: a refusal keeps it
+        # checked before the trial is closed: a refusal keeps it (a float in range passes
+        # without the call, the common case)
+        if accuracy is not None and (type(accuracy) is not float or not 0.0 <= accuracy <= 100.0):
             check_accuracy(accuracy, self)
         self.observe(book.close(trial, self), accuracy)
 

@@ -27,6 +27,7 @@ so the policy is conditioned on what passes the filter; a number is used as the 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, ClassVar
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from nasfilter.checks import check_real
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_CHOICES, N_LAYERS, Arch, arch_from_index
+from nasfilter.space import N_CHOICES, N_LAYERS, Arch, all_channels, arch_from_index
 from nasfilter.trial import Trial
 
 REWARDS = ("accuracy", "mnas")
@@ -49,7 +50,48 @@ _ONES = np.ones(N_CHOICES)
 _BETAS = np.repeat([[_BETA1], [_BETA2]], N_LAYERS * N_CHOICES, axis=1)
 _ROW_OF = np.repeat(np.arange(N_LAYERS), N_CHOICES)  # (40,) the layer of each flat logit
 _BLOCK = 256  # draws of Gumbel noise (5, 8) per call of the generator
+_AHEAD = 32  # draws taken at once while theta is unchanged
+_PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # (5,) base-8 place values, layer 1 first
 _RECENTER = 1024  # steps between subtracting each row's max from theta (softmax-invariant)
+# The ufuncs of the update, called with a positional output: on arrays of 40 numbers the
+# call overhead is the whole cost, and a keyword argument or a module look-up adds to it.
+_exp, _divide, _multiply, _add = np.exp, np.divide, np.multiply, np.add
+_subtract, _sqrt = np.subtract, np.sqrt
+
+
+_CACHED_STEPS = 4096  # Adam steps whose constants are kept (a study run takes < 3000)
+# Per learning rate, Adam's (offset, scale) of steps 1, 2, ... as 0-d arrays (see _learn)
+_ADAM_CONSTANTS: dict[float, list[tuple[np.ndarray, np.ndarray]]] = {}
+
+
+def _adam_constants(
+    lr: float, t: int, offset: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Adam's offset and scale at step ``t`` (1, 2, ...) for learning rate ``lr``, as 0-d
+    arrays: those of the first :data:`_CACHED_STEPS` steps are computed once and kept
+    (read-only), the later ones are written into ``offset`` and ``scale``."""
+    cached = _ADAM_CONSTANTS.setdefault(lr, [])
+    if t <= len(cached):
+        return cached[t - 1]
+    if t == len(cached) + 1 and t <= _CACHED_STEPS:
+        offset, scale = np.zeros(()), np.zeros(())
+        cached.append((offset, scale))
+    root_bc2 = math.sqrt(1.0 - _BETA2**t)
+    offset[...] = _EPS * root_bc2 / _ROOT_1MB2
+    scale[...] = (1.0 - _BETA1**t) * _ROOT_1MB2 / (lr * (1.0 - _BETA1) * root_bc2)
+    if cached and cached[-1][0] is offset:
+        offset.setflags(write=False)  # shared by every run with this lr
+        scale.setflags(write=False)
+    return offset, scale
+
+
+@functools.cache
+def _flat_actions() -> np.ndarray:
+    """int64 (32768, 5): the flat logit (layer * 8 + choice) of each layer's choice, per
+    architecture index; read-only."""
+    flat = all_channels() // 8 - 1 + _ROW_OFFSET
+    flat.setflags(write=False)
+    return flat
 
 
 class Reinforce(Searcher):
@@ -120,13 +162,20 @@ class Reinforce(Searcher):
         self._rows = np.zeros(N_LAYERS)  # (5,) per-layer scale of the softmax
         self._tmp = np.zeros(n)
         self._pick = np.zeros((N_LAYERS, N_CHOICES))
-        # 0-d arrays holding this step's advantage and Adam's offset and scale
+        # 0-d arrays holding this step's advantage and Adam's offset and scale (the latter
+        # past the steps of _adam_constants' cache)
         self._adv, self._offset, self._scale = np.zeros(()), np.zeros(()), np.zeros(())
+        self._constants = _ADAM_CONSTANTS.setdefault(self.lr, [])  # see _adam_constants
         self._step = 0
         self._numerator = 0.0
         self._denominator = 0.0
-        self._gumbels: list[np.ndarray] = []
-        self._proposed: list[tuple[np.ndarray, float]] = []  # per trial id: actions, throughput
+        self._noise = np.empty((0, N_LAYERS, N_CHOICES))  # a block of Gumbel draws (n, 5, 8)
+        self._pos = 0  # the block's next unused draw
+        self._key = b""  # theta's bytes at the last draw
+        self._ahead: list[int] = []  # indices of the draws from _pos on under that theta
+        self._flat_of = _flat_actions()
+        # per trial id: the flat logits of its actions (5,), its throughput
+        self._proposed: list[tuple[np.ndarray, float]] = []
         self._throughput: dict[int, float] = {}
         self._best: tuple[float, Arch] | None = None
 
@@ -142,13 +191,46 @@ class Reinforce(Searcher):
         return e
 
     # ---------------------------------------------------------- propose/observe
+    def _draw(self) -> int:
+        """The architecture index of the next draw from the policy.
+
+        Gumbel-max: argmax(theta + Gumbel noise) per layer is an exact draw from
+        softmax(theta); the noise comes in blocks of :data:`_BLOCK` draws, used in order.
+        While theta stays unchanged (dropped proposals, pending trials) the next
+        :data:`_AHEAD` draws are taken at once: the same sums and argmaxes, in one call."""
+        key = self.theta.tobytes()
+        if key == self._key:
+            ahead = self._ahead
+            if not ahead:
+                ahead = self._ahead = self._draw_ahead()
+            self._pos += 1
+            return ahead.pop()
+        self._key = key
+        self._ahead = []
+        if self._pos == len(self._noise):
+            self._refill()
+        pick = self._pick
+        _add(self.theta, self._noise[self._pos], pick)
+        self._pos += 1
+        a0, a1, a2, a3, a4 = pick.argmax(axis=1).tolist()
+        return (((a0 * 8 + a1) * 8 + a2) * 8 + a3) * 8 + a4  # layer 1 most significant
+
+    def _draw_ahead(self) -> list[int]:
+        """Indices of the next draws under the current theta (at most :data:`_AHEAD`, to the
+        end of the block), the next one last."""
+        if self._pos == len(self._noise):
+            self._refill()
+        noise = self._noise[self._pos : self._pos + _AHEAD]
+        digits = (self.theta + noise).argmax(axis=2)  # (n, 5)
+        indices: list[int] = (digits @ _PLACE).tolist()
+        return indices[::-1]
+
+    def _refill(self) -> None:
+        self._noise = self.rng.gumbel(size=(_BLOCK, N_LAYERS, N_CHOICES))
+        self._pos = 0
+
     def propose(self) -> Arch:
-        if not self._gumbels:
-            self._gumbels = list(self.rng.gumbel(size=(_BLOCK, N_LAYERS, N_CHOICES)))[::-1]
-        # Gumbel-max: argmax(theta + Gumbel noise) is an exact draw from softmax(theta).
-        actions = np.add(self.theta, self._gumbels.pop(), out=self._pick).argmax(axis=1)
-        a0, a1, a2, a3, a4 = actions.tolist()
-        index = (((a0 * 8 + a1) * 8 + a2) * 8 + a3) * 8 + a4  # layer 1 most significant
+        index = self._draw()
         arch = arch_from_index(index)
         throughput = math.nan
         if self.needs_proxy:
@@ -156,11 +238,11 @@ class Reinforce(Searcher):
             if math.isnan(throughput):
                 throughput = self.proxy.query(index).throughput
                 self._throughput[index] = throughput
-        self._proposed.append((actions, throughput))  # the k-th proposal is trial id k
+        self._proposed.append((self._flat_of[index], throughput))  # proposal k: trial id k
         return arch
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
-        actions, throughput = self._proposed[trial.id]
+        flat, throughput = self._proposed[trial.id]
         arch = trial.arch
         if accuracy is None:
             if self.dropped_reward is None:
@@ -172,25 +254,33 @@ class Reinforce(Searcher):
             reward = accuracy
         if accuracy is not None and (self._best is None or reward > self._best[0]):
             self._best = (reward, arch)
-        self._update(actions, reward)
+        self._learn(flat, reward)
 
     def recommend(self) -> Arch | None:
         """The evaluated architecture with the best reward seen (as NATS-Bench's reference)."""
         return None if self._best is None else self._best[1]
 
     def _update(self, actions: np.ndarray, reward: float) -> None:
-        """One REINFORCE step for the sampled ``actions`` (5,) and ``reward``."""
+        """One REINFORCE step for the sampled ``actions`` (5,): each layer's choice 0..7."""
+        self._learn(np.asarray(actions) + _ROW_OFFSET, reward)
+
+    def _learn(self, flat: np.ndarray, reward: float) -> None:
+        """One REINFORCE step for the actions at flat logits ``flat`` (5,) and ``reward``."""
         mom = self.momentum
         self._numerator = mom * self._numerator + (1.0 - mom) * reward
         self._denominator = mom * self._denominator + (1.0 - mom)
         advantage = reward - self._numerator / self._denominator
         # grad = advantage * (softmax(theta) - onehot(actions)), flat (40,)
-        self._adv[...] = advantage
+        adv = self._adv
+        adv[...] = advantage
         g58, rows, grad, tmp = self._grad58, self._rows, self._grad, self._tmp
-        np.exp(self.theta, out=g58)
-        np.divide(self._adv, np.matmul(g58, _ONES, out=rows), out=rows)
-        np.multiply(grad, rows[_ROW_OF], out=grad)
-        grad[actions + _ROW_OFFSET] -= self._adv
+        _exp(self.theta, g58)
+        # The row sums by ndarray.dot (BLAS gemv, as matmul; a cheaper call), in the order
+        # ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)): the same bits
+        g58.dot(_ONES, rows)
+        _divide(adv, rows, rows)
+        _multiply(grad, rows[_ROW_OF], grad)
+        grad[flat] -= adv
         self._step += 1
         t = self._step
         # Adam, as torch: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
@@ -198,16 +288,18 @@ class Reinforce(Searcher):
         # Kept as m' = m / (1 - b1) and v' = v / (1 - b2), with the constants folded into
         # one offset and one scale, which saves array operations on this hot path.
         mv = self._mv
-        np.multiply(mv, _BETAS, out=mv)
-        np.multiply(grad, grad, out=self._grad_sq)
-        np.add(mv, self._gg, out=mv)
-        root_bc2 = math.sqrt(1.0 - _BETA2**t)
-        self._offset[...] = _EPS * root_bc2 / _ROOT_1MB2
-        self._scale[...] = (1.0 - _BETA1**t) * _ROOT_1MB2 / (self.lr * (1.0 - _BETA1) * root_bc2)
-        np.sqrt(self._v, out=tmp)
-        np.add(tmp, self._offset, out=tmp)
-        np.multiply(tmp, self._scale, out=tmp)
-        np.divide(self._m, tmp, out=tmp)
-        np.subtract(self._flat, tmp, out=self._flat)
+        _multiply(mv, _BETAS, mv)
+        _multiply(grad, grad, self._grad_sq)
+        _add(mv, self._gg, mv)
+        consts = self._constants
+        if t <= len(consts):
+            offset, scale = consts[t - 1]
+        else:
+            offset, scale = _adam_constants(self.lr, t, self._offset, self._scale)
+        _sqrt(self._v, tmp)
+        _add(tmp, offset, tmp)
+        _multiply(tmp, scale, tmp)
+        _divide(self._m, tmp, tmp)
+        _subtract(self._flat, tmp, self._flat)
         if t % _RECENTER == 0:
             self.theta -= self.theta.max(axis=1, keepdims=True)

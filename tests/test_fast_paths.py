@@ -1,0 +1,92 @@
+"""The hot paths' shortcuts give the numbers of the plain computations, bit for bit.
+
+REINFORCE's draws (one at a time, or ahead while theta is unchanged) against Gumbel-max
+computed here from the same generator; the unchecked front and indicator cores against the
+checked public functions; the packed event log against the values appended.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nasfilter.events import EventKind, EventLog
+from nasfilter.metered import ProxyHandle, SearchContext
+from nasfilter.pareto import (
+    additive_epsilon,
+    finite_front_mask,
+    finite_indicators,
+    hypervolume_2d,
+    igd_plus,
+    nondominated_mask,
+)
+from nasfilter.problem import Budget, Problem
+from nasfilter.searchers import Reinforce
+from nasfilter.space import CHANNEL_CHOICES
+from tests.tables import random_proxy, random_table
+
+TABLE = random_table(3)
+PROXY = random_proxy(3)
+
+
+def test_reinforce_draws_are_gumbel_max_of_the_current_theta() -> None:
+    seed = 11
+    searcher = Reinforce()
+    problem = Problem(TABLE, np.random.default_rng(0), Budget(1e12), proxy=PROXY)
+    searcher.setup(SearchContext(np.random.default_rng(seed), ProxyHandle(problem)))
+    ref_rng = np.random.default_rng(seed)
+    ref_rng.standard_normal((5, 8))  # theta's initial draw
+    noise = np.zeros((0, 5, 8))
+    for i in range(700):  # crosses the blocks of 256 draws
+        if i % 256 == 0:
+            noise = ref_rng.gumbel(size=(256, 5, 8))
+        expected = (searcher.theta + noise[i % 256]).argmax(axis=1)
+        trial = searcher.ask()
+        assert trial is not None
+        got = [CHANNEL_CHOICES.index(c) for c in trial.arch.channels]
+        assert got == expected.tolist(), i
+        # mostly dropped (theta unchanged: draws ahead), every 9th learns (theta changes)
+        searcher.tell(trial, 60.0 + i % 30 if i % 9 == 0 else None)
+    searcher.theta[2] += 3.0  # an edit from outside is seen at the next draw
+    trial = searcher.ask()
+    assert trial is not None
+    expected = (searcher.theta + noise[700 % 256]).argmax(axis=1)
+    assert [CHANNEL_CHOICES.index(c) for c in trial.arch.channels] == expected.tolist()
+
+
+def test_unchecked_front_and_indicators_equal_the_checked_ones() -> None:
+    rng = np.random.default_rng(5)
+    true = rng.random((40, 2))
+    true = true[nondominated_mask(true)]
+    reference = np.zeros(2)
+    for n in (1, 2, 7, 60):
+        run = rng.random((n, 2))
+        run[: n // 2, 0] = 0.5  # ties in x
+        np.testing.assert_array_equal(finite_front_mask(run), nondominated_mask(run))
+        got = finite_indicators(run, true, reference)
+        want = (hypervolume_2d(run, reference), igd_plus(run, true), additive_epsilon(run, true))
+        assert [float(x).hex() for x in got] == [float(x).hex() for x in want]
+    assert finite_front_mask(np.zeros((0, 2))).shape == (0,)
+
+
+def test_packed_event_log_keeps_every_value() -> None:
+    log = EventLog()
+    big = 2**62 + 1  # not a float64 integer: an int column must keep it exactly
+    log.append(EventKind.EVALUATE, big, 32767, 93.25, math.nan, math.nan, -7, 1e-300,
+               -0.0, 5.5, 6.5, 3, 12, 4)  # fmt: skip
+    log.append_instant(EventKind.DROP, 1, 0, math.nan, 2.0, 3.0)
+    log.extend(EventKind.PROXY, {"index": np.array([5, 6]), "cost": np.array([0.5, 0.25])})
+    arrays = log.arrays()
+    assert arrays["kind"].tolist() == ["evaluate", "drop", "proxy", "proxy"]
+    assert arrays["trial"].tolist() == [big, 1, -1, -1]
+    assert arrays["trial"].dtype == np.int64 and arrays["cost"].dtype == np.float64
+    assert arrays["cost"].tolist() == [1e-300, 0.0, 0.5, 0.25]
+    assert math.copysign(1.0, arrays["worker_seconds"][0]) == -1.0  # -0.0 kept
+    assert arrays["epochs"].tolist() == [4, -1, -1, -1]
+    assert np.isnan(arrays["throughput"]).all()
+    first = log.events()[0]
+    assert (first.kind, first.trial, first.seed, first.hp) == ("evaluate", big, -7, 12)
+    assert type(first.trial) is int and type(first.accuracy) is float
+    log.append_instant(EventKind.ASK, 2, 9, math.nan, 4.0, 4.0)  # appends after a read
+    assert len(log) == 5 and log.arrays()["index"].tolist() == [32767, 0, 5, 6, 9]
