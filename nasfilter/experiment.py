@@ -224,23 +224,27 @@ def _records(
 
 
 def _plan(
-    specs: Sequence[RunSpec], seeds: Iterable[int], store: Storage | None, jobs: int
+    grids: Sequence[tuple[Sequence[RunSpec], Iterable[int]]], store: Storage | None, jobs: int
 ) -> list[tuple[RunSpec, int]]:
-    """The (spec, seed) pairs to run, in grid order, after checking every argument; with a
-    store, its specs recorded and the pairs it holds already left out."""
-    specs = list(specs)
-    if not specs:
-        raise ValueError("the experiment has no run specs; give at least one searcher")
-    for spec in specs:
-        if not isinstance(spec, RunSpec):
-            raise ValueError(f"specs must be RunSpec objects, got {spec!r}")
-        spec.validate()
-    seed_list = check_seeds(seeds)
+    """The (spec, seed) pairs to run, grid after grid, each in grid order, after checking
+    every argument; with a store, its specs recorded and the pairs it holds already left
+    out."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
-    tasks = [(spec, seed) for spec in specs for seed in seed_list]
+    tasks: list[tuple[RunSpec, int]] = []
+    for specs, seeds in grids:
+        specs = list(specs)
+        if not specs:
+            raise ValueError("the experiment has no run specs; give at least one searcher")
+        for spec in specs:
+            if not isinstance(spec, RunSpec):
+                raise ValueError(f"specs must be RunSpec objects, got {spec!r}")
+            spec.validate()
+        seed_list = check_seeds(seeds)
+        tasks += [(spec, seed) for spec in specs for seed in seed_list]
+    tasks = list(dict.fromkeys(tasks))  # a pair in two grids runs once
     if store is not None:
-        for spec in dict.fromkeys(specs):
+        for spec in dict.fromkeys(spec for spec, _ in tasks):
             store.add_spec(spec, *provenance(spec))
         done = store.completed()
         tasks = [(spec, seed) for spec, seed in tasks if (spec.key(), seed) not in done]
@@ -289,7 +293,24 @@ def run_experiment(
     it stopped. ``jobs`` worker processes (1 = this process) give identical runs.
     ``progress`` shows a progress bar on stderr.
     """
-    tasks = _plan(specs, seeds, store, jobs)
+    return run_grids(
+        [(specs, seeds)], store=store, jobs=jobs, progress=progress, on_record=on_record
+    )
+
+
+def run_grids(
+    grids: Sequence[tuple[Sequence[RunSpec], Iterable[int]]],
+    *,
+    store: Storage | None = None,
+    jobs: int = 1,
+    progress: bool = False,
+    on_record: Callable[[ScoredRun], None] | None = None,
+) -> list[ScoredRun]:
+    """:func:`run_experiment` over several (specs, seeds) grids, in the order given (a pair
+    in two grids runs once). One pool of ``jobs`` processes shares them all, so that none
+    waits at the end of one grid for the next to start (``nasfilter demo`` runs the peers,
+    which take longest, first and on fewer seeds than the study's searchers)."""
+    tasks = _plan(grids, store, jobs)
     runs: list[ScoredRun] = []
     inner = _RunBar()
     with tqdm(total=len(tasks), disable=not progress, unit="run", desc="runs", leave=False) as bar:
@@ -343,6 +364,7 @@ __all__ = [  # the experiment's names, and those of the leaf types it runs with
     "load_proxy",
     "provenance",
     "run_experiment",
+    "run_grids",
     "run_one",
     "run_record",
     "search",

@@ -19,6 +19,7 @@ from nasfilter.experiment import (
     grid,
     inputs,
     run_experiment,
+    run_grids,
     run_one,
 )
 from nasfilter.filters import DropAll
@@ -391,3 +392,17 @@ def test_the_table_cache_serves_a_rewritten_file_afresh(tmp_path: Path) -> None:
     assert second is not first
     np.testing.assert_array_equal(second.valid_acc, random_table(2).valid_acc)
     assert not np.array_equal(second.valid_acc, first.valid_acc)
+
+
+def test_run_grids_runs_each_grid_on_its_own_seeds_and_a_shared_pair_once() -> None:
+    a = grid(["random", "evolution"], budget=20_000.0, n_ticks=5)
+    b = grid(["random", "reinforce"], budget=20_000.0, n_ticks=5)
+    runs = run_grids([(a, [0]), (b, [0, 1])])
+    pairs = [(r.spec.searcher, r.seed) for r in runs]
+    # grid after grid, each in grid order; (random, 0) is in both and runs once
+    assert pairs == [("random", 0), ("evolution", 0), ("random", 1), ("reinforce", 0),
+                     ("reinforce", 1)]
+    alone = run_experiment(b, [1])
+    assert runs[2].same_results(alone[0])
+    with pytest.raises(ValueError, match="seed list is empty"):
+        run_grids([(a, [0]), (b, [])])

@@ -124,8 +124,9 @@ def _one_blas_thread(jobs: int) -> Iterator[None]:
 def _run(
     args: argparse.Namespace, grids: Sequence[tuple[list[Any], list[int]]], jobs: int
 ) -> list[Any]:
-    """Run every (specs, seeds) grid into one storage; the scored runs, study's first."""
-    from nasfilter.experiment import run_experiment
+    """Run every (specs, seeds) grid into one storage, with one pool of ``jobs`` processes
+    for them all; the scored runs, study's first."""
+    from nasfilter.experiment import run_grids
     from nasfilter.results import load_results
     from nasfilter.storage import InMemoryStorage, Storage
 
@@ -137,8 +138,7 @@ def _run(
     else:
         storage = InMemoryStorage()
     with storage, _one_blas_thread(jobs):
-        for specs, seeds in grids:
-            run_experiment(specs, seeds, store=storage, jobs=jobs, progress=not args.no_progress)
+        run_grids(grids, store=storage, jobs=jobs, progress=not args.no_progress)
         # The runs of this command line: any plugin in them was named by the user here.
         # Shown in the order of the searchers: the study's (the last grid), then the peers.
         shown = [(s.key(), seed) for specs, seeds in grids[::-1] for s in specs for seed in seeds]
