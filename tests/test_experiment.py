@@ -21,6 +21,7 @@ from nasfilter.experiment import (
     run_experiment,
     run_grids,
     run_one,
+    start_pool,
 )
 from nasfilter.filters import DropAll
 from nasfilter.metrics import FrontReference, score
@@ -406,3 +407,16 @@ def test_run_grids_runs_each_grid_on_its_own_seeds_and_a_shared_pair_once() -> N
     assert runs[2].same_results(alone[0])
     with pytest.raises(ValueError, match="seed list is empty"):
         run_grids([(a, [0]), (b, [])])
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_started_pool_runs_the_grids_as_this_process_and_stays_usable() -> None:
+    specs = grid(["random", "evolution"], budget=20_000.0, n_ticks=5)
+    alone = run_experiment(specs, [0, 1], jobs=1)
+    with start_pool(2, preload=specs[0]) as pool:
+        first = run_grids([(specs, [0, 1])], jobs=2, pool=pool)
+        again = run_grids([(specs[:1], [1])], jobs=2, pool=pool)  # the same pool, once more
+    assert len(first) == len(alone) == 4
+    assert all(x.same_results(y) for x, y in zip(first, alone, strict=True))
+    assert again[0].same_results(alone[1])
