@@ -200,47 +200,80 @@ class WorkerDied(RuntimeError):
     """A worker process died (killed, or out of memory); completed runs are kept."""
 
 
+def start_pool(jobs: int, preload: RunSpec | None = None) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` worker processes for :func:`run_grids`, started now: while this
+    process goes on (checking its inputs, say), they import nasfilter and, with
+    ``preload``, load that spec's table, proxy and front reference. Use it in a ``with``
+    block; a failed preload is left to the runs, which report it."""
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_init,
+    )
+    for _ in range(jobs):  # each submission starts a process while none is idle
+        pool.submit(_preload, preload)
+    return pool
+
+
+def _preload(spec: RunSpec | None) -> None:
+    if spec is not None:
+        try:
+            inputs(spec)
+        except Exception:  # the runs that need these inputs report it
+            pass
+
+
 def _records(
     tasks: list[tuple[RunSpec, int]],
     jobs: int,
     on_progress: Callable[[Problem, int], None] | None = None,
+    pool: ProcessPoolExecutor | None = None,
 ) -> Iterator[ScoredRun]:
-    if jobs == 1 or len(tasks) <= 1:  # in this process, so a run can show its own progress
+    if pool is None and (jobs == 1 or len(tasks) <= 1):  # here: a run shows its progress
         for spec, seed in tasks:
             yield run_one(spec, seed, on_progress)
         return
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(
-        max_workers=min(jobs, len(tasks)), mp_context=context, initializer=_worker_init
-    )
+    own = pool is None
+    if pool is None:
+        pool = ProcessPoolExecutor(
+            max_workers=min(jobs, len(tasks)),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_init,
+        )
+    done = False
     try:
         yield from pool.map(_run_task, tasks, chunksize=1)
+        done = True
     except BrokenProcessPool as exc:
         raise WorkerDied(
             "a worker process died (killed, or out of memory) before finishing its runs"
         ) from exc
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if own or not done:  # a pool of the caller's is kept, unless the runs stopped
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _plan(
-    specs: Sequence[RunSpec], seeds: Iterable[int], store: Storage | None, jobs: int
+    grids: Sequence[tuple[Sequence[RunSpec], Iterable[int]]], store: Storage | None, jobs: int
 ) -> list[tuple[RunSpec, int]]:
-    """The (spec, seed) pairs to run, in grid order, after checking every argument; with a
-    store, its specs recorded and the pairs it holds already left out."""
-    specs = list(specs)
-    if not specs:
-        raise ValueError("the experiment has no run specs; give at least one searcher")
-    for spec in specs:
-        if not isinstance(spec, RunSpec):
-            raise ValueError(f"specs must be RunSpec objects, got {spec!r}")
-        spec.validate()
-    seed_list = check_seeds(seeds)
+    """The (spec, seed) pairs to run, grid after grid, each in grid order, after checking
+    every argument; with a store, its specs recorded and the pairs it holds already left
+    out."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
-    tasks = [(spec, seed) for spec in specs for seed in seed_list]
+    tasks: list[tuple[RunSpec, int]] = []
+    for specs, seeds in grids:
+        specs = list(specs)
+        if not specs:
+            raise ValueError("the experiment has no run specs; give at least one searcher")
+        for spec in specs:
+            if not isinstance(spec, RunSpec):
+                raise ValueError(f"specs must be RunSpec objects, got {spec!r}")
+            spec.validate()
+        seed_list = check_seeds(seeds)
+        tasks += [(spec, seed) for spec in specs for seed in seed_list]
+    tasks = list(dict.fromkeys(tasks))  # a pair in two grids runs once
     if store is not None:
-        for spec in dict.fromkeys(specs):
+        for spec in dict.fromkeys(spec for spec, _ in tasks):
             store.add_spec(spec, *provenance(spec))
         done = store.completed()
         tasks = [(spec, seed) for spec, seed in tasks if (spec.key(), seed) not in done]
@@ -289,12 +322,31 @@ def run_experiment(
     it stopped. ``jobs`` worker processes (1 = this process) give identical runs.
     ``progress`` shows a progress bar on stderr.
     """
-    tasks = _plan(specs, seeds, store, jobs)
+    return run_grids(
+        [(specs, seeds)], store=store, jobs=jobs, progress=progress, on_record=on_record
+    )
+
+
+def run_grids(
+    grids: Sequence[tuple[Sequence[RunSpec], Iterable[int]]],
+    *,
+    store: Storage | None = None,
+    jobs: int = 1,
+    progress: bool = False,
+    on_record: Callable[[ScoredRun], None] | None = None,
+    pool: ProcessPoolExecutor | None = None,
+) -> list[ScoredRun]:
+    """:func:`run_experiment` over several (specs, seeds) grids, in the order given (a pair
+    in two grids runs once). One pool of ``jobs`` processes shares them all, so that none
+    waits at the end of one grid for the next to start (``nasfilter demo`` runs the peers,
+    which take longest, first and on fewer seeds than the study's searchers); ``pool``, one
+    of :func:`start_pool`, is used instead of a pool made here (``jobs`` is then its size)."""
+    tasks = _plan(grids, store, jobs)
     runs: list[ScoredRun] = []
     inner = _RunBar()
     with tqdm(total=len(tasks), disable=not progress, unit="run", desc="runs", leave=False) as bar:
         try:
-            for run in _records(tasks, jobs, inner.show if progress else None):
+            for run in _records(tasks, jobs, inner.show if progress else None, pool):
                 inner.close()
                 if store is not None:
                     store_run(store, run)
@@ -343,8 +395,10 @@ __all__ = [  # the experiment's names, and those of the leaf types it runs with
     "load_proxy",
     "provenance",
     "run_experiment",
+    "run_grids",
     "run_one",
     "run_record",
     "search",
+    "start_pool",
     "table_identity",
 ]

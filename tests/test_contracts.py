@@ -30,7 +30,13 @@ SLOW_CONTRACTS = (
     "model-based", "model-based-hw", "model-based-mf", "optuna-nsga2", "optuna-tpe",
     "optuna-random",
     "bohb", "mo-asha", "optuna-tpe-hyperband",  # 40 s and more each on a loaded machine
+    # Several seconds each on 2 idle cores; tests/test_multifidelity_searchers.py runs them
+    # in the fast set.
+    "successive-halving", "asha", "hyperband",
 )
+# Filters whose contract runs take several seconds (most proposals dropped: the searcher
+# runs up to its idle limit); tests/test_filters.py covers them in the fast set.
+SLOW_FILTER_CONTRACTS = ("successive-frontiers", "drop-all")
 
 
 @pytest.mark.parametrize(
@@ -47,7 +53,13 @@ def test_every_registered_searcher_passes_the_contract(name: str) -> None:
     check_searcher(lambda: SEARCHERS.create(name), budget=budget)
 
 
-@pytest.mark.parametrize("name", FILTERS.names())
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=[pytest.mark.slow] if n in SLOW_FILTER_CONTRACTS else [])
+        for n in FILTERS.names()
+    ],
+)
 def test_every_registered_filter_passes_the_contract(name: str) -> None:
     check_filter(lambda: FILTERS.create(name))
 
@@ -144,7 +156,9 @@ class Crashes(RandomSearch):
     [
         (GlobalRandom, "touched global random state \\(random\\)"),
         (GlobalNumpy, "touched global random state \\(numpy.random\\)"),
-        (ReseedsOnly, "touched global random state \\(random\\)"),
+        pytest.param(  # a full run; GlobalRandom's case checks the same message, fast
+            ReseedsOnly, "touched global random state \\(random\\)", marks=pytest.mark.slow
+        ),
         pytest.param(  # imports torch: slow
             TorchSeeds, "touched global random state \\(torch\\)", marks=pytest.mark.slow
         ),

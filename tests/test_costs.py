@@ -63,7 +63,13 @@ def _one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
-@pytest.fixture(scope="module", params=DATASET_NAMES)
+@pytest.fixture(
+    scope="module",
+    # Building every network in torch takes seconds a dataset: the fast set builds cifar10's;
+    # test_matches_nats_bench_cost_info checks every dataset's costs there.
+    params=[d if d == "cifar10" else pytest.param(d, marks=pytest.mark.slow)
+            for d in DATASET_NAMES],
+)
 def xautodl_infos(request: pytest.FixtureRequest) -> tuple[str, np.ndarray, np.ndarray]:
     """(dataset, indices, (n, 2) array of xautodl's (MMACs, M params)) on the real networks."""
     dataset = request.param

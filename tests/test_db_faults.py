@@ -154,6 +154,7 @@ def test_migrate_keeps_the_run_that_is_only_in_the_wal(
     assert "malformed" not in err and "2 " in out
 
 
+@pytest.mark.slow  # test_migrate_keeps_the_run_that_is_only_in_the_wal covers it, faster
 def test_migrate_a_database_whose_every_page_is_in_the_wal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,12 +7,13 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nasfilter.cli import main
-from nasfilter.cli.demo import BLAS_THREADS, _one_blas_thread
+from nasfilter.cli.demo import BLAS_THREADS, FRACTIONS, _at_fractions, _hv_at, _one_blas_thread
 from nasfilter.experiment import RunSpec, run_one
-from nasfilter.results import format_mean_se
+from nasfilter.results import format_mean_se, tick_times
 from nasfilter.store import Store
 
 BUDGET = 20_000.0
@@ -62,3 +63,16 @@ def test_one_blas_thread_only_with_several_processes_and_left_as_it_was(
 def test_peer_seeds_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--peer-seeds", "0"]) == 2
     assert "--peer-seeds: expected an integer >= 1, got 0" in capsys.readouterr().err
+
+
+def test_curves_at_the_fractions_give_the_table_the_default_ticks_values() -> None:
+    budget = 20_000.0
+    assert np.array_equal(tick_times(budget, len(FRACTIONS)), np.asarray(FRACTIONS) * budget)
+    for searcher in ("random", "reinforce-mnas"):
+        spec = RunSpec(searcher=searcher, budget=budget)
+        full = run_one(spec, 3)
+        short = run_one(_at_fractions([spec])[0], 3)
+        assert len(short.curves["clock"]) == len(FRACTIONS) < len(full.curves["clock"])
+        at = [_hv_at(r.curves["clock"], r.curves["hv_ratio"], budget) for r in (full, short)]
+        assert at[0] == at[1] and all(v is not None for v in at[0])
+        assert short.metrics == full.metrics  # the metrics table: final values, no curve

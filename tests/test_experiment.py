@@ -19,7 +19,9 @@ from nasfilter.experiment import (
     grid,
     inputs,
     run_experiment,
+    run_grids,
     run_one,
+    start_pool,
 )
 from nasfilter.filters import DropAll
 from nasfilter.metrics import FrontReference, score
@@ -391,3 +393,30 @@ def test_the_table_cache_serves_a_rewritten_file_afresh(tmp_path: Path) -> None:
     assert second is not first
     np.testing.assert_array_equal(second.valid_acc, random_table(2).valid_acc)
     assert not np.array_equal(second.valid_acc, first.valid_acc)
+
+
+def test_run_grids_runs_each_grid_on_its_own_seeds_and_a_shared_pair_once() -> None:
+    a = grid(["random", "evolution"], budget=20_000.0, n_ticks=5)
+    b = grid(["random", "reinforce"], budget=20_000.0, n_ticks=5)
+    runs = run_grids([(a, [0]), (b, [0, 1])])
+    pairs = [(r.spec.searcher, r.seed) for r in runs]
+    # grid after grid, each in grid order; (random, 0) is in both and runs once
+    assert pairs == [("random", 0), ("evolution", 0), ("random", 1), ("reinforce", 0),
+                     ("reinforce", 1)]
+    alone = run_experiment(b, [1])
+    assert runs[2].same_results(alone[0])
+    with pytest.raises(ValueError, match="seed list is empty"):
+        run_grids([(a, [0]), (b, [])])
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_started_pool_runs_the_grids_as_this_process_and_stays_usable() -> None:
+    specs = grid(["random", "evolution"], budget=20_000.0, n_ticks=5)
+    alone = run_experiment(specs, [0, 1], jobs=1)
+    with start_pool(2, preload=specs[0]) as pool:
+        first = run_grids([(specs, [0, 1])], jobs=2, pool=pool)
+        again = run_grids([(specs[:1], [1])], jobs=2, pool=pool)  # the same pool, once more
+    assert len(first) == len(alone) == 4
+    assert all(x.same_results(y) for x, y in zip(first, alone, strict=True))
+    assert again[0].same_results(alone[1])

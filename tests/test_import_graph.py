@@ -9,6 +9,7 @@ type-only import.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -95,8 +96,14 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+@functools.cache
+def package_graph() -> dict[str, set[str]]:
+    """The import graph of the package itself, parsed once for the tests that read it."""
+    return import_graph()
+
+
 def test_the_package_imports_without_a_circle() -> None:
-    cycle = find_cycle(import_graph())
+    cycle = find_cycle(package_graph())
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
 
@@ -129,7 +136,7 @@ def test_the_graph_sees_local_and_type_checking_imports(tmp_path: Path) -> None:
     ],
 )
 def test_a_lower_layer_imports_nothing_above_it(leaf: str, above: set[str]) -> None:
-    graph = import_graph()
+    graph = package_graph()
     reach, todo = set(), [leaf]
     while todo:  # everything ``leaf`` imports, directly or not
         for nxt in graph[todo.pop()] - reach:

@@ -100,7 +100,9 @@ def _inputs() -> tuple[object, object]:
     return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
 
 
-@pytest.mark.parametrize("hardware", [False, True])
+@pytest.mark.parametrize(
+    "hardware", [False, pytest.param(True, marks=pytest.mark.slow)]  # the same rule, more columns
+)
 def test_it_never_proposes_an_architecture_twice(hardware: bool) -> None:
     table, proxy = _inputs()
     problem = make_problem(table, 30_000, seed=4, proxy=proxy)  # type: ignore[arg-type]
@@ -179,7 +181,14 @@ def test_the_other_settings_run_without_repeats(params: dict[str, object]) -> No
 
 
 @pytest.mark.parametrize(
-    "name", ["model-based", "model-based-hw", "optuna-nsga2", "optuna-tpe", "optuna-random"]
+    "name",
+    [
+        "model-based",
+        pytest.param("model-based-hw", marks=pytest.mark.slow),  # model-based's path, slower
+        "optuna-nsga2",
+        pytest.param("optuna-tpe", marks=pytest.mark.slow),  # the golden traces' K=4 run it
+        "optuna-random",
+    ],
 )
 def test_native_trial_searchers_run_four_workers_deterministically(name: str) -> None:
     """Ported onto propose/observe: no legacy adapter (no FutureWarning), and two runs of

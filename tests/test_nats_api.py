@@ -34,6 +34,9 @@ RECORDS = ("cifar10-valid", "cifar10", "cifar100", "ImageNet16-120")
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 HPS = ("01", "12", "90")
 LOSSY = ("loss", "train-accuracy")
+# The tests on the varied archive are slow (the archive is written, converted and read by
+# both APIs); make test-fast keeps the same members' checks on the official fixture.
+VARIED = pytest.param("varied_apis", marks=pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -112,6 +115,7 @@ def test_get_more_info_on_the_fixture(fixture_apis: tuple[Any, Any], hp: str) ->
                          is_random=is_random)
 
 
+@pytest.mark.slow  # the varied archive: written, converted and read by both APIs
 @pytest.mark.parametrize("hp", HPS)
 def test_get_more_info_on_a_varied_archive(varied_apis: tuple[Any, Any], hp: str) -> None:
     for index in SMALL_INDICES[::40]:
@@ -122,7 +126,7 @@ def test_get_more_info_on_a_varied_archive(varied_apis: tuple[Any, Any], hp: str
                          is_random=is_random)
 
 
-@pytest.mark.parametrize("apis", ["fixture_apis", "varied_apis"])
+@pytest.mark.parametrize("apis", ["fixture_apis", VARIED])
 def test_simulate_train_eval_and_the_clock(apis: str, request: pytest.FixtureRequest) -> None:
     ours, ref = request.getfixturevalue(apis)
     indices = (0, 11, 284) if apis == "fixture_apis" else SMALL_INDICES[::25]
@@ -139,7 +143,7 @@ def test_simulate_train_eval_and_the_clock(apis: str, request: pytest.FixtureReq
     assert ours.used_time == ref.used_time == 0
 
 
-@pytest.mark.parametrize("apis", ["fixture_apis", "varied_apis"])
+@pytest.mark.parametrize("apis", ["fixture_apis", VARIED])
 def test_costs_configs_and_text(apis: str, request: pytest.FixtureRequest) -> None:
     ours, ref = request.getfixturevalue(apis)
     indices = (0, 11, 284) if apis == "fixture_apis" else SMALL_INDICES[::30]
@@ -262,6 +266,7 @@ def test_one_random_choice_per_evaluation(fixture_apis: tuple[Any, Any]) -> None
     assert random.getstate() == after
 
 
+@pytest.mark.slow  # on the varied archive
 @pytest.mark.parametrize("dataset", DATASETS)
 @pytest.mark.parametrize("loop", sorted(LOOPS))
 def test_search_loops_follow_the_same_trajectory(

@@ -17,6 +17,7 @@ first, spread over the processes, on fewer seeds; each worker process uses one B
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +27,9 @@ from nasfilter.cli.args import int_at_least, naming
 from nasfilter.defaults import DEFAULT_BUDGET
 
 FRACTIONS = (0.25, 0.5, 0.75, 1.0)  # of the budget, for the hypervolume-over-time table
+# FRACTIONS are the ticks of a curve of len(FRACTIONS) points (nasfilter.results.tick_times),
+# and of the default DEFAULT_TICKS = 100: a run scored at those ticks only gives the table the
+# values that the default ticks give (tests/test_demo.py).
 PEER_SEEDS = 3  # the peers run on the first three seeds by default
 BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -83,28 +87,51 @@ def _demo(args: argparse.Namespace) -> int:
     resolve_device(args)
     study = build_specs(args, list(STUDY_SEARCHERS), ["none"])
     peers = build_specs(args, [m.searcher for m in PEER_METHODS], ["none"])
-    check_inputs(args)
-    with naming("--table"):  # the oracle is loaded: what can fail now is the table's
-        table, proxy, ref = inputs(study[0])
-    n_runs = len(study) * len(seeds) + len(peers) * len(peer_seeds)
-    jobs, capped = plan_jobs(args.jobs, n_runs)
-    print(f"nasfilter demo: the comparison of arXiv 2212.07936 on {table.dataset.name}")
-    print(f"  table : {table.provenance.label}")
-    print(f"  oracle: {proxy.label}; a proxy query costs {study[0].proxy_cost:g} simulated s")
-    print(
-        f"  true accuracy-throughput front: {len(ref.true_front)} architectures; "
-        f"{len(seeds)} seeds x {args.budget:g} simulated {args.budget_clock}-seconds "
-        f"(the peers: the first {len(peer_seeds)}); {args.workers} simulated worker(s) per "
-        f"run; {jobs} process(es){capped}\n"
-    )
-    # The slow peers first, so that the processes share them and none waits at the end.
-    grids = [(peers, peer_seeds), (study, seeds)] if peers else [(study, seeds)]
-    results = _run(args, grids, jobs)
+    if args.db is None:  # nothing but the tables below reads the curves: score at FRACTIONS
+        study, peers = _at_fractions(study), _at_fractions(peers)
+    jobs, capped = plan_jobs(args.jobs, len(study) * len(seeds) + len(peers) * len(peer_seeds))
+    # The worker processes start now, and load the inputs while this one checks them.
+    with _pool(jobs, study[0]) as pool:
+        check_inputs(args)
+        with naming("--table"):  # the oracle is loaded: what can fail now is the table's
+            table, proxy, ref = inputs(study[0])
+        print(f"nasfilter demo: the comparison of arXiv 2212.07936 on {table.dataset.name}")
+        print(f"  table : {table.provenance.label}")
+        print(f"  oracle: {proxy.label}; a proxy query costs {study[0].proxy_cost:g} simulated s")
+        print(
+            f"  true accuracy-throughput front: {len(ref.true_front)} architectures; "
+            f"{len(seeds)} seeds x {args.budget:g} simulated {args.budget_clock}-seconds "
+            f"(the peers: the first {len(peer_seeds)}); {args.workers} simulated worker(s) "
+            f"per run; {jobs} process(es){capped}\n"
+        )
+        # The slow peers first, so that the processes share them and none waits at the end.
+        grids = [(peers, peer_seeds), (study, seeds)] if peers else [(study, seeds)]
+        results = _run(args, grids, jobs, pool)
     print(format_summary(summarize([r.row() for r in results])))
     print("\nhypervolume ratio over simulated time (mean ± standard error over seeds):")
     print("\n".join(_hv_table(results, args.budget)))
     _notes(table, len(peer_seeds), len(seeds))
     return 0
+
+
+def _at_fractions(specs: list[Any]) -> list[Any]:
+    """``specs`` with metric curves of one point at each of :data:`FRACTIONS` of the budget
+    (a run's scoring computes the front at every tick: a tenth of the time of the default
+    ticks, for the same printed numbers)."""
+    return [dataclasses.replace(spec, n_ticks=len(FRACTIONS)) for spec in specs]
+
+
+@contextmanager
+def _pool(jobs: int, preload: Any) -> Iterator[Any]:
+    """The worker processes of the runs, started now (None for one job: the runs are made in
+    this process), each with one BLAS thread (:func:`_one_blas_thread`)."""
+    from nasfilter.experiment import start_pool
+
+    if jobs == 1:
+        yield None
+        return
+    with _one_blas_thread(jobs), start_pool(jobs, preload) as pool:
+        yield pool
 
 
 @contextmanager
@@ -122,10 +149,14 @@ def _one_blas_thread(jobs: int) -> Iterator[None]:
 
 
 def _run(
-    args: argparse.Namespace, grids: Sequence[tuple[list[Any], list[int]]], jobs: int
+    args: argparse.Namespace,
+    grids: Sequence[tuple[list[Any], list[int]]],
+    jobs: int,
+    pool: Any,
 ) -> list[Any]:
-    """Run every (specs, seeds) grid into one storage; the scored runs, study's first."""
-    from nasfilter.experiment import run_experiment
+    """Run every (specs, seeds) grid into one storage, with one ``pool`` of ``jobs``
+    processes for them all (None: in this process); the scored runs, study's first."""
+    from nasfilter.experiment import run_grids
     from nasfilter.results import load_results
     from nasfilter.storage import InMemoryStorage, Storage
 
@@ -136,9 +167,8 @@ def _run(
         storage = Store(args.db)
     else:
         storage = InMemoryStorage()
-    with storage, _one_blas_thread(jobs):
-        for specs, seeds in grids:
-            run_experiment(specs, seeds, store=storage, jobs=jobs, progress=not args.no_progress)
+    with storage:
+        run_grids(grids, store=storage, jobs=jobs, progress=not args.no_progress, pool=pool)
         # The runs of this command line: any plugin in them was named by the user here.
         # Shown in the order of the searchers: the study's (the last grid), then the peers.
         shown = [(s.key(), seed) for specs, seeds in grids[::-1] for s in specs for seed in seeds]

@@ -248,15 +248,15 @@ def build_specs(
 
 
 def check_inputs(args: argparse.Namespace) -> None:
-    """Load ``--table`` and the oracle once, so that an error names the flag at fault."""
+    """Load ``--table`` and the oracle once, so that an error names the flag at fault (into
+    the process's caches, which the runs made here read again)."""
     from nasfilter.cli.args import ORACLE_FLAGS, naming
-    from nasfilter.experiment import load_proxy
-    from nasfilter.inputs import cached_table
+    from nasfilter.inputs import cached_proxy, cached_table
 
     with naming("--table"):  # cached: the run loads it again (a full benchmark's is derived)
         cached_table(args.table, args.dataset)
     with naming(ORACLE_FLAGS):
-        load_proxy(args.oracle, args.device, args.dataset, args.oracle_cache)
+        cached_proxy(args.oracle, args.device, args.dataset, args.oracle_cache)
 
 
 def curves_line(specs: Sequence[Any], table: Any) -> str:

@@ -148,6 +148,7 @@ class ModelBased(Searcher):
         self._obs_acc: list[float] = []
         self._obs_cost: list[float] = []
         self._readings = ProxyReadings(self._x, with_utilization=self.hardware)
+        self._design_buffer: np.ndarray | None = None  # see _design
         self._queue: list[int] = []
         self._started = False
         self.fallbacks = 0  # rounds that used the exploratory rule (for tests and reports)
@@ -195,14 +196,26 @@ class ModelBased(Searcher):
 
     def _fit(self) -> tuple[AccuracyFit, np.ndarray]:
         """The round's accuracy model and log throughput (measured, else predicted)."""
-        x = self._x
-        if self.hardware:
-            x = np.concatenate([x, self._readings.hardware_columns()], axis=1)
-        fit = fit_accuracy(x, self._obs_index, self._obs_acc, self.calibrate)
+        fit = fit_accuracy(self._design(), self._obs_index, self._obs_acc, self.calibrate)
         log_thr = self._readings.log_throughput()
         if not (np.isfinite(fit.mean).all() and np.isfinite(log_thr).all()):
             raise FloatingPointError("non-finite predictions")
         return fit, log_thr
+
+    def _design(self) -> np.ndarray:
+        """The accuracy model's design, (32768, d): the free features, then with ``hardware``
+        the proxy's columns, written into one buffer kept for the run (the numbers that
+        concatenating them gives, without a new 16 MB array each round; a round's fit is
+        used within its round only)."""
+        if not self.hardware:
+            return self._x
+        hardware = self._readings.hardware_columns()
+        d = self._x.shape[1]
+        if self._design_buffer is None:
+            self._design_buffer = np.empty((len(self._x), d + hardware.shape[1]))
+            self._design_buffer[:, :d] = self._x
+        self._design_buffer[:, d:] = hardware
+        return self._design_buffer
 
     def _plan_model(self, n_obs: int) -> list[int]:
         """One round: fit, score the free architectures, measure a pool, choose a batch."""

@@ -23,7 +23,9 @@ HyperbandPruner over epochs of hp 12, one Optuna trial reported at several fidel
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from nasfilter.checks import check_positive_int
@@ -60,42 +62,119 @@ def import_optuna() -> Any:
     return optuna
 
 
-def _nsga2_sampler(optuna: Any, population_size: int, seed: int) -> Any:
-    """Optuna's NSGAIISampler, with its generation bookkeeping counted as trials complete.
+@functools.cache
+def _channel_choices(optuna: Any) -> Any:
+    """Optuna's CategoricalDistribution, equal at once to itself: Optuna compares each
+    parameter's distribution with the one recorded before, choice by choice, several times
+    a trial (a sixth of a random-sampler trial's cost); here every trial of a study is asked
+    with the same five objects. Any other comparison is Optuna's, by value."""
+    base = optuna.distributions.CategoricalDistribution
 
-    Optuna (4.x and later) finds a new trial's generation by scanning every completed trial
-    (``BaseGASampler.get_trial_generation``), O(n) a trial: most of a long run's time. The
-    subclass keeps the count of completed trials per generation instead and returns the same
-    generation (same max generation, same count against the population), so the proposals
-    are identical. Optuna versions without that method get the plain sampler.
+    class ChannelChoices(base):  # type: ignore[misc, valid-type]
+        def __eq__(self, other: object) -> bool:
+            if self is other:
+                return True
+            if isinstance(other, base):  # by value, as Optuna's, and with Optuna's class too
+                return bool(base.__eq__(other, self))
+            return NotImplemented
+
+        __hash__ = base.__hash__
+
+    return ChannelChoices
+
+
+def _teller() -> Callable[..., None]:
+    """``tell(study, trial, values=None, state=None)``: ``Study.tell`` without the deep copy
+    of the finished trial that it returns (unused here; a third of a trial's cost with the
+    random sampler), by the internal function ``Study.tell`` calls with the same arguments;
+    ``Study.tell`` itself in Optuna versions without that function."""
+    try:
+        from optuna.study._tell import _tell_with_warning
+    except ImportError:  # pragma: no cover (Optuna < 3.0 or a later reorganisation)
+        return lambda study, trial, values=None, state=None: study.tell(trial, values, state)
+
+    def tell(study: Any, trial: Any, values: Any = None, state: Any = None) -> None:
+        _tell_with_warning(study=study, trial=trial, value_or_values=values, state=state)
+
+    return tell
+
+
+def _nsga2_sampler(optuna: Any, population_size: int, seed: int) -> Any:
+    """Optuna's NSGAIISampler, with the bookkeeping it redoes over all trials at every trial
+    kept up to date as trials complete instead; the proposals are identical.
+
+    Optuna (4.x and later) scans every trial, O(n) a trial and most of a long run's time,
+    three times: to find a new trial's generation (``get_trial_generation``), to find the
+    cached parents of its generation (``get_parent_population``), and to intersect the
+    completed trials' search spaces (``infer_relative_search_space``). The subclass keeps
+    the count of completed trials per generation, each generation's parents (the order
+    Optuna returns: elite selection's on first use, trial order from its cache after) and
+    the intersection of the completed trials' distributions, sorted by name, as Optuna's
+    ``IntersectionSearchSpace`` gives it. Optuna versions without those methods get the
+    plain sampler.
     """
     base = optuna.samplers.NSGAIISampler
-    if not hasattr(base, "get_trial_generation") or not hasattr(base, "_get_generation_key"):
+    if not all(
+        hasattr(base, name) for name in ("get_trial_generation", "_get_generation_key",
+                                         "get_parent_population")
+    ):
         return base(population_size=population_size, seed=seed)
-    complete = optuna.trial.TrialState.COMPLETE
+    return _counting_nsga2(base, optuna.trial.TrialState.COMPLETE)(
+        population_size=population_size, seed=seed
+    )
 
-    class CountingNSGAIISampler(base):  # type: ignore[misc, valid-type]
+
+def _counting_nsga2(base: Any, complete: Any) -> Any:
+    """The subclass of NSGAIISampler ``base`` described by :func:`_nsga2_sampler`."""
+
+    class CountingNSGAIISampler(base):
+        def _books(self) -> dict[str, Any]:
+            books: dict[str, Any] = self.__dict__.setdefault(
+                "_books_", {"complete": {}, "parents": {}, "space": None}
+            )
+            return books
+
         def get_trial_generation(self, study: Any, trial: Any) -> int:
             key = self._get_generation_key()
             generation = trial.system_attrs.get(key, None)
             if generation is not None:
                 return int(generation)
-            counts: dict[int, int] = self.__dict__.setdefault("_complete_per_generation", {})
+            counts = self._books()["complete"]
             top = max((g for g, n in counts.items() if n > 0 and g >= 0), default=0)
-            generation = top if counts.get(top, 0) < population_size else top + 1
+            generation = top if counts.get(top, 0) < self.population_size else top + 1
             study._storage.set_trial_system_attr(trial._trial_id, key, generation)
             return generation
+
+        def get_parent_population(self, study: Any, generation: int) -> list[Any]:
+            parents = self._books()["parents"]
+            cached = parents.get(generation)
+            if cached is None:
+                cached = super().get_parent_population(study, generation)
+                parents[generation] = sorted(cached, key=lambda t: t._trial_id)
+            return list(cached)
+
+        def infer_relative_search_space(self, study: Any, trial: Any) -> dict[str, Any]:
+            space = self._books()["space"] or {}
+            return {n: d for n, d in sorted(space.items()) if not d.single()}
 
         def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
             try:
                 super().after_trial(study, trial, state, values)
             finally:  # Optuna completes the trial even when after_trial raises
                 if state == complete:
-                    counts = self.__dict__.setdefault("_complete_per_generation", {})
-                    g = int(trial.system_attrs.get(self._get_generation_key(), -1))
-                    counts[g] = counts.get(g, 0) + 1
+                    self._completed(trial)
 
-    return CountingNSGAIISampler(population_size=population_size, seed=seed)
+        def _completed(self, trial: Any) -> None:
+            books = self._books()
+            g = int(trial.system_attrs.get(self._get_generation_key(), -1))
+            books["complete"][g] = books["complete"].get(g, 0) + 1
+            space, new = books["space"], trial.distributions
+            books["space"] = (
+                dict(new) if space is None
+                else {n: d for n, d in space.items() if new.get(n) == d}
+            )
+
+    return CountingNSGAIISampler
 
 
 class OptunaSearcher(Searcher):
@@ -137,10 +216,9 @@ class OptunaSearcher(Searcher):
         self._study = optuna.create_study(
             directions=["maximize", "maximize"], sampler=self._make_sampler(optuna, seed)
         )
-        self._space = {
-            p: optuna.distributions.CategoricalDistribution(CHANNEL_CHOICES) for p in PARAMS
-        }
+        self._space = {p: _channel_choices(optuna)(CHANNEL_CHOICES) for p in PARAMS}
         self._pruned = optuna.trial.TrialState.PRUNED
+        self._tell = _teller()
         self._pending: dict[int, Any] = {}  # nasfilter trial id -> Optuna trial
         self._proposed = 0  # proposals so far (the next trial id)
         self._known: dict[int, tuple[float, float]] = {}  # index -> (accuracy, log10 thr)
@@ -149,12 +227,13 @@ class OptunaSearcher(Searcher):
     def propose(self) -> Arch | None:
         while True:
             trial = self._study.ask(self._space)
-            arch = arch_from_index(Arch(tuple(int(trial.params[p]) for p in PARAMS)).index)
+            params = trial.params  # a deep copy at each reading: read once
+            arch = arch_from_index(Arch(tuple(int(params[p]) for p in PARAMS)).index)
             index = index_of(arch)
             known = self._known.get(index)
             if known is not None and self._repeats < self.max_repeats:
                 self._repeats += 1
-                self._study.tell(trial, list(known))
+                self._tell(self._study, trial, list(known))
                 continue
             self._repeats = 0
             self.proxy.query(index)  # throughput, charged (free for a repeat)
@@ -168,12 +247,12 @@ class OptunaSearcher(Searcher):
         if study_trial is None:
             return
         if accuracy is None:
-            self._study.tell(study_trial, state=self._pruned)
+            self._tell(self._study, study_trial, state=self._pruned)
             return
         index = index_of(trial.arch)
         log_thr = math.log10(self.proxy.query(index).throughput)  # free: asked before
         self._known.setdefault(index, (float(accuracy), log_thr))
-        self._study.tell(study_trial, [float(accuracy), log_thr])
+        self._tell(self._study, study_trial, [float(accuracy), log_thr])
 
 
 REPORTS = ("rungs", "epochs")
