@@ -153,11 +153,12 @@ def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -
     out_bytes = (BYTES_PER_ELEMENT * b) * table.output_elems
     in_out = in_bytes + out_bytes
     # Reads of what the previous kernel just wrote: a share of them hits in the L2.
-    in_miss = 1.0 - l2_hit_share(in_bytes, device.l2_bytes)
-    out_miss = 1.0 - l2_hit_share(out_bytes, device.l2_bytes)
-    moved = in_bytes * in_miss + out_bytes + BYTES_PER_ELEMENT * table.weight_elems
-    pass_bytes = out_bytes * 0.5 * (1.0 + out_miss)  # a pass: half reads, half writes
-    transpose_bytes = 0.5 * (in_bytes * (1.0 + in_miss) + out_bytes * (1.0 + out_miss))
+    # Bytes served by the L2: size x l2_hit_share(size) = min(size, L2), without a division.
+    l2 = device.l2_bytes or 0.0
+    in_hits, out_hits = np.minimum(in_bytes, l2), np.minimum(out_bytes, l2)
+    moved = in_out - in_hits + BYTES_PER_ELEMENT * table.weight_elems
+    pass_bytes = out_bytes - 0.5 * out_hits  # a pass: half reads, half writes
+    transpose_bytes = in_out - 0.5 * (in_hits + out_hits)
     return LayerWork(
         tensor_flops=np.where(dense, tensor, 0.0),
         grouped_flops=(
