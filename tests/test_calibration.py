@@ -30,6 +30,8 @@ TRUE = GpuModelParams(
     unaligned_efficiency=0.3,
     layout_copy_passes=2.5,
     nchw_conv_seconds=20e-6,
+    depthwise_efficiency=0.5,
+    nhwc_depthwise_efficiency=0.3,
 )
 
 
@@ -52,8 +54,12 @@ def _synthetic_table(rng: np.random.Generator, img: int) -> LayerTable:
             )
             kinds.append("conv")
             layouts.append(1.0)
-            if rng.random() < 0.5:
+            if rng.random() < 0.5:  # depthwise 3x3
                 rows.append((size * size, cout, 9.0, cout, cout * size * size, cout))
+                kinds.append("grouped_conv")
+                layouts.append(0.0)
+            elif rng.random() < 0.6:  # grouped 3x3, 8 channels per group
+                rows.append((size * size, cout, 72.0, cout / 8, cout * size * size, cout))
                 kinds.append("grouped_conv")
                 layouts.append(0.0)
             cin = cout
@@ -143,7 +149,7 @@ def test_fit_recovers_known_figures_from_synthetic_data(tmp_path: Path) -> None:
 def test_an_unphysical_optimum_is_refused(tmp_path: Path) -> None:
     # SYNTHETIC throughputs that only a negative number of NCHW transposes explains.
     bad = GpuModelParams.from_vector(
-        np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5, 20e-6])
+        np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5, 20e-6, 0.5, 0.3])
     )
     paths = _synthetic_files(tmp_path, "rtx4090", bad)
     tables = _synthetic_files.tables  # type: ignore[attr-defined]
@@ -181,7 +187,7 @@ def test_the_cli_fits_stores_provenance_and_never_stores_a_refused_fit(
     assert "--force" in capsys.readouterr().err
     # A refused fit writes nothing.
     bad = GpuModelParams.from_vector(
-        np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5, 20e-6])
+        np.array([0.7, 0.85, 6e-6, 0.2, 4.0, -1.0, 0.12, 0.3, 2.5, 20e-6, 0.5, 0.3])
     )
     paths = _synthetic_files(tmp_path, "rtx3090", bad, n=20)
     refused = tmp_path / "refused.json"
@@ -258,7 +264,7 @@ def test_rows_that_cannot_be_used_are_counted_by_reason(tmp_path: Path) -> None:
     sset = cal.build_samples([cal.read_benchmark_file(paths[0])], _source(tables))
     assert sset.left_out == {"not analysable": 1, "not a CNN": 1}
     assert len(sset.samples) == 4
-    with pytest.raises(cal.CalibrationError, match="a fit of 10 figures needs >= 20"):
+    with pytest.raises(cal.CalibrationError, match="a fit of 12 figures needs >= 24"):
         cal.fit(sset)
     with pytest.raises(cal.CalibrationInputError, match="no usable row"):
         cal.build_samples([cal.read_benchmark_file(paths[0])], _source({}))

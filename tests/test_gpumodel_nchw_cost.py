@@ -1,15 +1,11 @@
-"""The fixed cost of a dense conv in eager NCHW (``nchw_conv_seconds``), by hand, and old
-calibration files that were fitted without it."""
+"""The fixed cost of a dense conv in eager NCHW (``nchw_conv_seconds``), by hand."""
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from nasfilter.layers import KERNEL_LAYOUTS, LayerTable
-from nasfilter.oracle.calibrated import load_calibration
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.gpumodel import GpuModelParams, layer_seconds, layer_work
 
@@ -58,13 +54,3 @@ def test_none_after_a_channels_last_norm() -> None:
     # A LayerNorm2d permutes the map to channels-last: the conv after it runs NHWC.
     t = _table(("conv", "memory", "conv"), ("nhwc", "nhwc", "nhwc"))
     assert _extra(t, "nchw", "eager") == pytest.approx([COST, 0.0, 0.0], abs=1e-15)
-
-
-def test_a_format_2_calibration_loads_with_no_such_cost(tmp_path: Path) -> None:
-    params = {k: v for k, v in load_calibration().params.to_dict().items()}
-    del params["nchw_conv_seconds"]
-    old = tmp_path / "old.json"
-    old.write_text(json.dumps({"format": 2, "fitted_on": "old", "params": params}))
-    cal = load_calibration(old)
-    assert cal.params.nchw_conv_seconds == 0.0
-    assert cal.params.tensor_efficiency == params["tensor_efficiency"]

@@ -54,7 +54,13 @@ from nasfilter.proxy import ProxyTable
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "data" / "calibration"
 DEFAULT_CALIBRATION = CALIBRATION_DIR / "timm-rtx3090-rtx4090.json"
-CALIBRATION_FORMAT = 3  # 3: ten figures (the NCHW conv cost); 2: nine (no such cost); 1: six
+# 4: twelve figures, L2 hits, grouped convs at a memory-bound rate; 3: ten; 2: nine; 1: six
+CALIBRATION_FORMAT = 4
+_OLDER_FORMATS = {
+    1: "six figures, before the layout-aware model",
+    2: "nine figures, before the NCHW conv cost",
+    3: "ten figures, before the L2 and the memory-bound rate of grouped convs",
+}
 DEFAULT_PEAK_SOURCE = "measured"
 
 
@@ -127,19 +133,17 @@ def _load(path: str) -> Calibration:
         raise CalibrationFileError(
             f"calibration file {path!r} is not readable JSON: {exc}"
         ) from exc
-    if isinstance(data, dict) and data.get("format") == 1:
+    if isinstance(data, dict) and data.get("format") in _OLDER_FORMATS:
         raise CalibrationFileError(
-            f"calibration file {path!r} was fitted by an older nasfilter (format 1, six "
-            f"figures, before the layout-aware model); refit it with `nasfilter calibrate`"
+            f"calibration file {path!r} was fitted by an older nasfilter (format "
+            f"{data['format']}, {_OLDER_FORMATS[data['format']]}); its figures mean something "
+            f"else in this model: refit it with `nasfilter calibrate`"
         )
-    if not isinstance(data, dict) or data.get("format") not in (2, CALIBRATION_FORMAT):
+    if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
         raise CalibrationFileError(
             f"calibration file {path!r} is not a nasfilter calibration of format "
             f"{CALIBRATION_FORMAT}"
         )
-    if data.get("format") == 2 and isinstance(data.get("params"), dict):
-        # fitted without the NCHW conv cost: the model it was fitted in charges none
-        data = {**data, "params": {"nchw_conv_seconds": 0.0, **data["params"]}}
     try:
         params = GpuModelParams.from_dict(data.get("params"))
     except ValueError as exc:

@@ -10,7 +10,7 @@ file was measured on. Only CNNs are used (:data:`~nasfilter.layers.CNN_MAC_FRACT
 and only rows whose analysed MACs match the file's own ``infer_gmacs`` (within
 :data:`MACS_TOLERANCE`): a mismatch means the analysed network is not the measured one.
 
-:func:`fit` finds the ten :class:`~nasfilter.oracle.gpumodel.GpuModelParams` that minimise a
+:func:`fit` finds the twelve :class:`~nasfilter.oracle.gpumodel.GpuModelParams` that minimise a
 robust (soft-L1, scale 0.1) loss of the log error of predicted against measured throughput
 (SciPy's trust-region least squares, from a fixed start, no randomness). Efficiencies are
 searched up to 1, their physical limit (a GPU cannot beat its own peak or bandwidth); a fit
@@ -59,7 +59,7 @@ MACS_TOLERANCE = 0.15  # relative; plus the file's rounding to 0.01 GMACs
 TableSource = Callable[[str, int], LayerTable]
 
 # The start of every fit (inside the physical ranges; no randomness).
-_START = GpuModelParams(0.5, 0.7, 5e-6, 0.05, 4.0, 2.0, 0.05, 0.2, 2.0, 5e-6)
+_START = GpuModelParams(0.5, 0.7, 5e-6, 0.05, 4.0, 2.0, 0.05, 0.2, 2.0, 5e-6, 0.05, 0.05)
 # The search box: wider than the physical ranges, so an unphysical optimum shows.
 _SEARCH = {
     "tensor_efficiency": (1e-4, 1.0),
@@ -72,9 +72,11 @@ _SEARCH = {
     "unaligned_efficiency": (1e-4, 1.0),
     "layout_copy_passes": (-4.0, 16.0),
     "nchw_conv_seconds": (-1e-4, 2e-3),  # searched below 0, so a negative cost shows
+    "depthwise_efficiency": (1e-5, 1.0),
+    "nhwc_depthwise_efficiency": (1e-5, 1.0),
 }
 # Fit in microseconds for the fixed costs.
-_SCALE = np.array([1.0, 1.0, 1e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1e-6])
+_SCALE = np.array([1.0, 1.0, 1e-6, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1e-6, 1.0, 1.0])
 # Weight of each model's NHWC / NCHW log ratio beside the log throughputs in the fit: the
 # layout effect is a small difference of two large times, which the throughput residuals
 # alone leave to the noise of the level.
@@ -364,7 +366,7 @@ class FitResult:
 
 
 def fit(sets: SampleSet | Sequence[SampleSet]) -> FitResult:
-    """Fit the ten figures to the samples' measured throughputs (deterministic).
+    """Fit the twelve figures to the samples' measured throughputs (deterministic).
 
     ``sets``: one device's samples, or several devices' fitted together.
 

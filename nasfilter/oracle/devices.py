@@ -17,7 +17,9 @@ enough for the plain roofline) or a JSON file holding ``name``, ``peak_tflops``,
 ``bandwidth_tbs`` and optionally ``measured_peak_tflops``, ``measured_bandwidth_tbs``,
 ``sm_count``, ``memory_gb``, ``l2_mb``, ``fp16_accumulate_peak_tflops``, ``sources`` and
 ``description``. The calibrated model needs ``sm_count`` and ``memory_gb``
-(:data:`MODEL_FIELDS` says what each means).
+(:data:`MODEL_FIELDS` says what each means); it reads ``l2_mb`` where given (reads of a
+tensor just written hit the L2) and, without it, counts no L2 hits (a conservative default:
+the prediction is then at most as fast as with the L2).
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class DeviceSpec:
         description: a human label.
         sm_count: streaming multiprocessors, if known.
         memory_bytes: device memory, bytes, if known.
-        l2_bytes: L2 cache, bytes, if known.
+        l2_bytes: L2 cache, bytes, if known (the GPU model counts no L2 hits without it).
         fp16_accumulate_peak_flops: the FP16 tensor rate with FP16 accumulation where it
             differs from ``peak_flops`` (GeForce: twice), FLOP/s; informational.
         sources: where the figures come from (data sheets, whitepapers).

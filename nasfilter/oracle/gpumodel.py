@@ -14,9 +14,14 @@ For layer ``l`` of a network at batch ``B`` (FP16, 2 bytes per element)::
         compute = work / (peak x tensor_efficiency)
     grouped / depthwise conv, ``groups`` GEMMs of M x N/groups x K, each padded to 8 x 8:
         compute = 2 x M x groups x ceil8(N / groups) x ceil8(K) / (peak x grouped_efficiency)
-        (in eager NHWC, cuDNN's channels-last kernels: ``nhwc_grouped_efficiency``; PyTorch
-        runs NCHW depthwise convs with its own kernels)
-    memory  = bytes moved / (bandwidth x memory_efficiency)
+        a depthwise conv (one input channel per group) runs on the CUDA cores, streaming its
+        input through the caches once per filter tap, at a rate that follows the memory:
+        the same padded FLOPs / (bandwidth x 64 FLOP/B x depthwise_efficiency)
+        (in eager NHWC, cuDNN's channels-last kernels: the ``nhwc_`` figures; PyTorch runs
+        NCHW depthwise convs with its own kernels)
+    memory  = bytes moved / (bandwidth x memory_efficiency), where a read of the tensor the
+              previous kernel just wrote hits the L2 for a share min(1, L2 size / its size)
+              (a cache keeping a random part of a tensor larger than itself)
     time_l  = max(compute, memory) + kernel_seconds                  (one kernel)
 
 and the execution engine adds its own kernels:
@@ -42,7 +47,7 @@ and the execution engine adds its own kernels:
 :func:`layer_terms` returns every term of every layer (seconds) and :func:`bounding_term`
 which one bounds it: what a per-layer profile reads.
 
-The ten fitted figures are :class:`GpuModelParams`, fitted to measurements by
+The twelve fitted figures are :class:`GpuModelParams`, fitted to measurements by
 :mod:`nasfilter.oracle.calibration`, never set by hand. Every other figure is a device figure
 (:class:`~nasfilter.oracle.devices.DeviceSpec`: peak, bandwidth, SM count, memory size) or a
 documented constant of how tensor-core GEMM kernels tile (CUTLASS's and cuDNN's CTA tiles are
@@ -59,16 +64,24 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import KERNEL_LAYOUTS, LayerTable
+from nasfilter.layers import LayerTable
 from nasfilter.oracle.devices import DeviceSpec
+from nasfilter.oracle.gpuwork import BYTES_PER_ELEMENT, LayerWork
+from nasfilter.oracle.gpuwork import K_GRANULE as K_GRANULE  # re-exported: the model's API
+from nasfilter.oracle.gpuwork import TILE_M as TILE_M
+from nasfilter.oracle.gpuwork import TILE_N as TILE_N
+from nasfilter.oracle.gpuwork import grouped_conv_flops as grouped_conv_flops
+from nasfilter.oracle.gpuwork import l2_hit_share as l2_hit_share
+from nasfilter.oracle.gpuwork import layer_work as layer_work
+from nasfilter.oracle.gpuwork import padded_reduction as padded_reduction
+from nasfilter.oracle.gpuwork import quantized_gemm_flops as quantized_gemm_flops
 
-BYTES_PER_ELEMENT = 2  # FP16
-TILE_M = 128  # CTA tile rows (output pixels)
-TILE_N = 32  # the narrowest CTA tile width (output channels): N pads to it
-TILE_AREA_PER_SM = TILE_M * 256  # output elements one SM works on at once
-K_GRANULE = 8  # FP16 tensor-core instructions reduce over multiples of 8
 LAYOUTS = ("nchw", "nhwc")
 ENGINES = ("fused", "eager")
+# The rate depthwise convs' padded FLOPs run at, per byte/s of data-sheet bandwidth, at
+# efficiency 1: 64 FLOP/B, a reference intensity that keeps their fitted efficiencies
+# within (0, 1] (a 3x3 depthwise conv pads to 128 FLOPs per output; 2 bytes in, 2 out).
+DEPTHWISE_FLOP_PER_BYTE = 64.0
 MEMORY_HEADROOM = 0.9  # share of device memory a batch's activations may fill
 INDEX_LIMIT = 2**31  # elements per tensor: cuDNN and TensorRT index tensors with 32-bit ints
 
@@ -84,6 +97,8 @@ PARAM_RANGES: dict[str, tuple[float, float]] = {
     "unaligned_efficiency": (1e-3, 1.0),
     "layout_copy_passes": (0.0, 8.0),
     "nchw_conv_seconds": (0.0, 1e-3),
+    "depthwise_efficiency": (1e-4, 1.0),
+    "nhwc_depthwise_efficiency": (1e-4, 1.0),
 }
 PARAM_MEANINGS: dict[str, str] = {
     "tensor_efficiency": "share of the tensor-core peak a full tile of a dense GEMM reaches",
@@ -99,6 +114,10 @@ PARAM_MEANINGS: dict[str, str] = {
     "kernel needs the other layout",
     "nchw_conv_seconds": "fixed cost of a dense conv in eager NCHW beyond its transposes' "
     "traffic (cuDNN's format conversion around the NHWC kernel), seconds",
+    "depthwise_efficiency": "share of its memory-bound rate (bandwidth x 64 FLOP/B) a "
+    "depthwise conv (one input channel per group) reaches in eager NCHW (PyTorch's kernels)",
+    "nhwc_depthwise_efficiency": "share of its memory-bound rate a depthwise conv reaches in "
+    "eager NHWC (cuDNN's channels-last depthwise kernels)",
 }
 
 
@@ -116,8 +135,15 @@ class GpuModelParams:
     unaligned_efficiency: float
     layout_copy_passes: float
     nchw_conv_seconds: float = 0.0
+    # Not given (NaN): as the grouped convs', the model before depthwise convs had their own.
+    depthwise_efficiency: float = math.nan
+    nhwc_depthwise_efficiency: float = math.nan
 
     def __post_init__(self) -> None:
+        if math.isnan(self.depthwise_efficiency):
+            object.__setattr__(self, "depthwise_efficiency", self.grouped_efficiency)
+        if math.isnan(self.nhwc_depthwise_efficiency):
+            object.__setattr__(self, "nhwc_depthwise_efficiency", self.nhwc_grouped_efficiency)
         bad = self.out_of_range()
         if bad:
             raise ValueError("GPU model parameter(s) outside their physical range: " + bad)
@@ -174,6 +200,8 @@ def capped_by_measurements(params: GpuModelParams, device: DeviceSpec) -> GpuMod
         memory_efficiency=memory,
         grouped_efficiency=min(params.grouped_efficiency, tensor),
         nhwc_grouped_efficiency=min(params.nhwc_grouped_efficiency, tensor),
+        depthwise_efficiency=min(params.depthwise_efficiency, memory),
+        nhwc_depthwise_efficiency=min(params.nhwc_depthwise_efficiency, memory),
         unaligned_efficiency=min(params.unaligned_efficiency, tensor),
     )
 
@@ -181,161 +209,6 @@ def capped_by_measurements(params: GpuModelParams, device: DeviceSpec) -> GpuMod
 def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
     if value not in choices:
         raise ValueError(f"{what} must be one of {choices}, got {value!r}")
-
-
-@dataclass(frozen=True, eq=False)
-class LayerWork:
-    """What the GPU must do per layer at one batch, before the efficiency figures apply.
-
-    All arrays (B, L), zero where a layer is absent or the term does not apply.
-
-    Attributes:
-        tensor_flops: tile- and wave-quantized FLOPs of dense GEMM layers (tensor cores).
-        grouped_flops: padded FLOPs of grouped and depthwise convs (:func:`grouped_conv_flops`).
-        bytes: FP16 bytes the layer's own kernel reads and writes.
-        eager_bytes: bytes of one elementwise pass over a conv's or linear layer's output
-            (eager mode).
-        transpose_bytes: bytes of one pass over a dense NHWC-kernel conv's input and output.
-        kernels: 1 per executed layer.
-        eager_layers: 1 per executed conv (dense or grouped) or linear layer.
-        dense_convs: 1 per executed dense NHWC-kernel conv (the ones NCHW transposes).
-        unaligned: 1 per dense conv whose input channels per group are not a multiple of 8.
-        nchw_copy_bytes: bytes of one pass over the input and output of a memory-only layer
-            whose kernel needs NHWC (charged when the network runs NCHW).
-        nhwc_copy_bytes: the same for memory-only layers whose kernel needs NCHW.
-        nchw_copies, nhwc_copies: 1 per such layer.
-        channels_last: 1 where a network run in NCHW already holds channels-last data: every
-            layer after its first channels-last norm (a ``LayerNorm2d`` permutes the map to
-            ``(N, H, W, C)``; its permuted-back output keeps channels-last strides, and
-            PyTorch runs a conv channels-last when its input is), 0 elsewhere.
-    """
-
-    tensor_flops: np.ndarray
-    grouped_flops: np.ndarray
-    bytes: np.ndarray
-    eager_bytes: np.ndarray
-    transpose_bytes: np.ndarray
-    kernels: np.ndarray
-    eager_layers: np.ndarray
-    dense_convs: np.ndarray
-    unaligned: np.ndarray
-    nchw_copy_bytes: np.ndarray
-    nhwc_copy_bytes: np.ndarray
-    nchw_copies: np.ndarray
-    nhwc_copies: np.ndarray
-    channels_last: np.ndarray
-
-
-def quantized_gemm_flops(m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: int) -> np.ndarray:
-    """FLOPs the SMs are busy for on GEMMs of shape M x N x K, tiles and waves counted.
-
-    Tiles are :data:`TILE_M` x :data:`TILE_N`; an SM runs :data:`TILE_AREA_PER_SM` outputs at
-    once (8 such tiles), and a partial last wave costs a full one; K pads to
-    :data:`K_GRANULE`. Equals ``2 M N K`` when every tile and wave is full; 0 where M, N or K
-    is 0.
-    """
-    slots = sm_count * (TILE_AREA_PER_SM // (TILE_M * TILE_N))
-    waves = np.ceil(np.ceil(m / TILE_M) * np.ceil(n / TILE_N) / slots)
-    k_pad = np.ceil(k / K_GRANULE) * K_GRANULE
-    best: np.ndarray = waves * (sm_count * TILE_AREA_PER_SM * 2.0) * k_pad
-    return best
-
-
-def grouped_conv_flops(batch: float | np.ndarray, table: LayerTable) -> np.ndarray:
-    """FLOPs a grouped conv occupies its units for, (B, L): ``groups`` GEMMs, each padded.
-
-    Each group is a GEMM of ``M x (N / groups) x K``; both its width and its reduction pad
-    to :data:`K_GRANULE` (the smallest matrix fragment), so a depthwise 3x3 conv (width 1,
-    K = 9) occupies 8 x 16 / 9 = 14 times its useful FLOPs.
-    """
-    groups = np.maximum(table.groups, 1.0)
-    width = np.ceil(table.gemm_n / groups / K_GRANULE) * K_GRANULE
-    depth = np.ceil(table.gemm_k / K_GRANULE) * K_GRANULE
-    return 2.0 * batch * table.gemm_m * groups * width * depth
-
-
-def padded_reduction(table: LayerTable, unaligned: np.ndarray | None = None) -> np.ndarray:
-    """K' per layer, (B, L): ``C_in / groups`` rounded up to :data:`K_GRANULE`, times the taps.
-
-    NHWC implicit-GEMM kernels reduce over the channels of one filter tap at a time, so the
-    padding is per tap; where ``in_channels`` is 0 (unknown) the whole K pads instead. Where
-    the channels per group are a multiple of :data:`K_GRANULE` both agree; ``unaligned``
-    (bool (B, L), default: every layer) says where they may not, to skip the other columns.
-    """
-    out: np.ndarray = np.ceil(table.gemm_k / K_GRANULE) * K_GRANULE
-    cols = np.ones(table.n_layers, dtype=bool) if unaligned is None else unaligned.any(axis=0)
-    if cols.any():
-        k = table.gemm_k[:, cols]
-        per_group = table.in_channels[:, cols] / np.maximum(table.groups[:, cols], 1.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            taps = np.where(per_group > 0, k / per_group, 1.0)
-        channels = np.where(per_group > 0, per_group, k)
-        out[:, cols] = np.ceil(channels / K_GRANULE) * K_GRANULE * np.round(taps)
-    return out
-
-
-def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -> LayerWork:
-    """The per-layer work of ``table`` on ``device`` at ``batch`` (an int or one per network).
-
-    Raises MissingDeviceFieldError if the device lacks its SM count.
-    """
-    device.require("sm_count")
-    assert device.sm_count is not None
-    b = np.asarray(batch, dtype=np.float64).reshape(-1, 1) if np.ndim(batch) else float(batch)
-    kinds = np.array(table.kinds)
-    present = table.present
-    dense = present & ((kinds == "conv") | (kinds == "linear"))
-    grouped = present & (kinds == "grouped_conv")
-    eager_layer = present & (kinds != "memory")
-    dense_conv = present & (kinds == "conv") & (table.kernel_layout == KERNEL_LAYOUTS["nhwc"])
-    per_group = table.in_channels / np.maximum(table.groups, 1.0)
-    unaligned = present & (kinds == "conv") & (np.mod(per_group, K_GRANULE) != 0)
-    # A grouped conv runs `groups` GEMMs; a dense layer one.
-    tensor = quantized_gemm_flops(
-        b * table.gemm_m, table.gemm_n, padded_reduction(table, unaligned), device.sm_count
-    )
-    in_out = (BYTES_PER_ELEMENT * b) * (table.input_elems + table.output_elems)
-    moved = in_out + BYTES_PER_ELEMENT * table.weight_elems
-    out_bytes = (BYTES_PER_ELEMENT * b) * table.output_elems
-    return LayerWork(
-        tensor_flops=np.where(dense, tensor, 0.0),
-        grouped_flops=(
-            np.where(grouped, grouped_conv_flops(b, table), 0.0)
-            if grouped.any()
-            else np.zeros(present.shape)
-        ),
-        bytes=np.where(present, moved, 0.0),
-        eager_bytes=np.where(eager_layer, out_bytes, 0.0),
-        transpose_bytes=np.where(dense_conv, in_out, 0.0),
-        kernels=present.astype(np.float64),
-        eager_layers=eager_layer.astype(np.float64),
-        dense_convs=dense_conv.astype(np.float64),
-        unaligned=unaligned.astype(np.float64),
-        **_layout_copies(table, in_out),
-    )
-
-
-def _layout_copies(table: LayerTable, in_out: np.ndarray) -> dict[str, np.ndarray]:
-    """The copy fields of :class:`LayerWork` (shared read-only zeros where a table has none)."""
-    memory = table.present & (np.array(table.kinds) == "memory")
-    nchw_copy = memory & (table.kernel_layout == KERNEL_LAYOUTS["nhwc"])
-    nhwc_copy = memory & (table.kernel_layout == KERNEL_LAYOUTS["nchw"])
-    names = ("nchw_copy_bytes", "nhwc_copy_bytes", "nchw_copies", "nhwc_copies", "channels_last")
-    if not (nchw_copy.any() or nhwc_copy.any()):
-        zero = np.zeros(table.present.shape)
-        zero.setflags(write=False)
-        return dict.fromkeys(names, zero)
-    # From the first channels-last norm on, an NCHW run holds channels-last data.
-    converted = np.cumsum(nchw_copy, axis=1) - nchw_copy > 0
-    nchw_copy = nchw_copy & ~converted
-    values = (
-        np.where(nchw_copy, in_out, 0.0),
-        np.where(nhwc_copy, in_out, 0.0),
-        nchw_copy.astype(np.float64),
-        nhwc_copy.astype(np.float64),
-        converted.astype(np.float64),
-    )
-    return dict(zip(names, values, strict=True))
 
 
 def layer_seconds(
@@ -407,11 +280,23 @@ def layer_terms(
         nchw = np.asarray(nchw) & (work.channels_last == 0)  # where the data is channels-first
         unaligned = np.where(nchw, 0.0, work.unaligned) > 0
         tensor_eff = np.where(unaligned, params.unaligned_efficiency, params.tensor_efficiency)
-        grouped_eff = np.where(nchw, params.grouped_efficiency, params.nhwc_grouped_efficiency)
+        grouped_eff = np.where(
+            work.depthwise > 0,
+            np.where(nchw, params.depthwise_efficiency, params.nhwc_depthwise_efficiency),
+            np.where(nchw, params.grouped_efficiency, params.nhwc_grouped_efficiency),
+        )
     else:  # the engine pads channels itself and picks the faster grouped kernel
         tensor_eff = np.asarray(params.tensor_efficiency)
-        grouped_eff = np.asarray(max(params.grouped_efficiency, params.nhwc_grouped_efficiency))
-    compute = work.tensor_flops / (peak * tensor_eff) + work.grouped_flops / (peak * grouped_eff)
+        grouped_eff = np.where(
+            work.depthwise > 0,
+            max(params.depthwise_efficiency, params.nhwc_depthwise_efficiency),
+            max(params.grouped_efficiency, params.nhwc_grouped_efficiency),
+        )
+    # Depthwise convs run on the CUDA cores, streaming their input through the caches once
+    # per filter tap: their rate follows the memory system, not the tensor peak.
+    depthwise_rate = bandwidth * DEPTHWISE_FLOP_PER_BYTE
+    grouped_rate = np.where(work.depthwise > 0, depthwise_rate, peak) * grouped_eff
+    compute = work.tensor_flops / (peak * tensor_eff) + work.grouped_flops / grouped_rate
     zero = np.zeros(np.shape(work.kernels))
     terms = {
         "compute": compute,

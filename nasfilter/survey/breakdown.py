@@ -37,6 +37,7 @@ from nasfilter.oracle.gpumodel import (
     GpuModelParams,
     capped_by_measurements,
     layer_seconds,
+    layer_terms,
     layer_work,
 )
 
@@ -101,13 +102,13 @@ def layer_breakdown(
         tile_eff = np.where(dense | grouped, useful / padded, np.nan)
         wave_eff = np.where(dense, tiled / work.tensor_flops[0], np.where(grouped, 1.0, np.nan))
     bandwidth = device.bandwidth * p.memory_efficiency
-    compute = work.tensor_flops[0] / (device.peak_flops * p.tensor_efficiency)
-    compute = compute + work.grouped_flops[0] / (device.peak_flops * p.grouped_efficiency)
+    eager, nchw = engine == "eager", layout == "nchw"
+    terms = layer_terms(work, device.peak_flops, device.bandwidth, p, eager=eager, nchw=nchw)
+    compute = terms["compute"][0]  # the model's own (tensor, grouped, depthwise; per layout)
     memory = work.bytes[0] / bandwidth
     compute_bound = compute >= memory
     c = np.where(compute_bound, compute, 0.0)
     te, we = np.nan_to_num(tile_eff, nan=1.0), np.nan_to_num(wave_eff, nan=1.0)
-    eager, nchw = engine == "eager", layout == "nchw"
     half = 0.5 * p.kernel_seconds
     passes = p.eager_passes * work.eager_bytes[0] / bandwidth if eager else 0.0 * memory
     launches = p.kernel_seconds * work.kernels[0]

@@ -1,0 +1,44 @@
+"""bench_calibration's held-out rows: one verdict per goal, each on its own figure."""
+
+from typing import Any
+
+from benchmarks.bench_calibration import _record_rows
+
+
+def _figures(mdape: float, rho: float) -> dict[str, Any]:
+    return {"n": 100, "mdape_percent": mdape, "spearman": rho, "within_10_percent": 0.5}
+
+
+def _record() -> dict[str, Any]:
+    layout = {
+        "n": 90,
+        "direction": 0.91,  # goal >= 0.9: met
+        "measured_nhwc_faster": 0.85,
+        "predicted_nhwc_faster": 0.9,
+        "pearson_log_ratio": 0.55,  # goal >= 0.6: missed
+        "spearman": 0.5,
+        "median_measured_ratio": 1.12,
+        "median_predicted_ratio": 1.1,
+    }
+    return {
+        "fit": {"device": "rtx3090"},
+        "held_out": {
+            "device": "rtx4090",
+            "nchw": {"roofline": _figures(150.0, 0.9), "calibrated": _figures(9.9, 0.974)},
+            "nhwc": {"roofline": _figures(120.0, 0.9), "calibrated": _figures(10.1, 0.98)},
+            "layout": layout,
+        },
+    }
+
+
+def test_each_goal_has_its_own_row_and_verdict() -> None:
+    rows = {r["name"]: r for r in _record_rows(_record())}
+    where = "fitted on rtx3090, held out rtx4090"
+    assert rows[f"calibrated {where} nchw: MdAPE"]["passed"] is True  # 9.9 <= 10
+    assert rows[f"calibrated {where} nchw: Spearman"]["passed"] is False  # 0.974 < 0.975
+    assert rows[f"calibrated {where} nhwc: MdAPE"]["passed"] is False  # 10.1 > 10
+    assert rows[f"calibrated {where} nhwc: Spearman"]["passed"] is True
+    assert rows[f"NHWC/NCHW ratio {where}: direction agrees"]["passed"] is True
+    assert rows[f"NHWC/NCHW ratio {where}: Pearson of log ratios"]["passed"] is False
+    assert rows[f"roofline {where} nchw: MdAPE"]["goal"].startswith("report")
+    assert len(rows) == 2 * 3 + 2
