@@ -301,7 +301,8 @@ def test_registry_builds_every_builtin_and_lists_names_on_error() -> None:
     with pytest.raises(
         UnknownNameError,
         match=r"known searchers: asha, bohb, evolution, hyperband, mo-asha, model-based, "
-        r"model-based-hw, optuna-nsga2, optuna-random, optuna-tpe, optuna-tpe-hyperband, random",
+        r"model-based-hw, model-based-mf, optuna-nsga2, optuna-random, optuna-tpe, "
+        r"optuna-tpe-hyperband, random",
     ):
         make_searcher("reinforcement")
     with pytest.raises(ValueError, match=re.escape("cannot build searcher 'random[lr=1]'")):
