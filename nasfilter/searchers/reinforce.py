@@ -35,7 +35,7 @@ import numpy as np
 
 from nasfilter.checks import check_real
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_CHOICES, N_LAYERS, Arch, all_channels, arch_from_index
+from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, all_channels, arch_from_index
 from nasfilter.trial import Trial
 
 REWARDS = ("accuracy", "mnas")
@@ -92,6 +92,19 @@ def _flat_actions() -> np.ndarray:
     flat = all_channels() // 8 - 1 + _ROW_OFFSET
     flat.setflags(write=False)
     return flat
+
+
+# Row i of _flat_actions() once built (a read-only view): indexing a list is cheaper than
+# building the view each step; filled as architectures are proposed, shared by every run
+_FLAT_ROWS: list[np.ndarray | None] = [None] * N_ARCHS
+
+
+def _flat_row(index: int) -> np.ndarray:
+    """The flat logits of architecture ``index``'s actions, int64 (5,), read-only."""
+    row = _FLAT_ROWS[index]
+    if row is None:
+        row = _FLAT_ROWS[index] = _flat_actions()[index]
+    return row
 
 
 class Reinforce(Searcher):
@@ -178,7 +191,6 @@ class Reinforce(Searcher):
         self._pos = 0  # the block's next unused draw
         self._key = b""  # theta's bytes at the last draw
         self._ahead: list[int] = []  # indices of the draws from _pos on under that theta
-        self._flat_of = _flat_actions()
         # per trial id: the flat logits of its actions (5,) and the MnasNet reward's factor
         # (throughput / target_throughput) ** w of its architecture (NaN: accuracy reward)
         self._proposed: list[tuple[np.ndarray, float]] = []
@@ -244,7 +256,10 @@ class Reinforce(Searcher):
             if factor != factor:  # NaN: not queried yet
                 throughput = self.proxy.query(index).throughput
                 factor = self._factor[index] = (throughput / self.target_throughput) ** self.w
-        self._proposed.append((self._flat_of[index], factor))  # proposal k: trial id k
+        flat = _FLAT_ROWS[index]
+        if flat is None:
+            flat = _flat_row(index)
+        self._proposed.append((flat, factor))  # proposal k: trial id k
         return arch
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
