@@ -45,10 +45,12 @@ DEFAULT_W = 0.07
 _BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam defaults
 _ROOT_1MB2 = math.sqrt(1.0 - _BETA2)
 _ROW_OFFSET = np.arange(N_LAYERS) * N_CHOICES  # (5,) flat offset of each layer's logits
-_ONES = np.ones(N_CHOICES)
+# (40, 40) block-diagonal ones: its product with the flat exp(theta) is each layer's row sum
+# at each of that layer's logits. One gemv, in the order of a (5, 8) row-sum gemv
+# (((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7))): the other layers' zeros add nothing
+_ROW_SUMS = np.kron(np.eye(N_LAYERS), np.ones((N_CHOICES, N_CHOICES)))
 # (2, 40): the decay of each Adam moment, one row each (full, not broadcast: see reset)
 _BETAS = np.repeat([[_BETA1], [_BETA2]], N_LAYERS * N_CHOICES, axis=1)
-_ROW_OF = np.repeat(np.arange(N_LAYERS), N_CHOICES)  # (40,) the layer of each flat logit
 _BLOCK = 256  # draws of Gumbel noise (5, 8) per call of the generator
 _AHEAD = 32  # draws taken at once while theta is unchanged
 _PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # (5,) base-8 place values, layer 1 first
@@ -172,7 +174,7 @@ class Reinforce(Searcher):
         self._gg = np.zeros((2, n))
         self._grad, self._grad_sq = self._gg[0], self._gg[1]
         self._grad58 = self._grad.reshape(N_LAYERS, N_CHOICES)  # (5, 8) view
-        self._rows = np.zeros(N_LAYERS)  # (5,) per-layer scale of the softmax
+        self._rows = np.zeros(n)  # (40,) the softmax's scale at each logit (its row's)
         self._tmp = np.zeros(n)
         self._pick = np.zeros((N_LAYERS, N_CHOICES))
         # 0-d arrays holding this step's advantage and Adam's offset and scale (the latter
@@ -294,10 +296,11 @@ class Reinforce(Searcher):
         adv[...] = advantage
         _exp(self.theta, g58)
         # The row sums by ndarray.dot (BLAS gemv, as matmul; a cheaper call), in the order
-        # ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)): the same bits
-        g58.dot(_ONES, rows)
+        # ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)): the same bits; already spread
+        # to each logit of the row (see _ROW_SUMS), so no gather follows
+        _ROW_SUMS.dot(grad, rows)
         _divide(adv, rows, rows)
-        _multiply(grad, rows[_ROW_OF], grad)
+        _multiply(grad, rows, grad)
         grad[flat] -= adv
         self._step += 1
         t = self._step
