@@ -49,6 +49,7 @@ _ROW_OFFSET = np.arange(N_LAYERS) * N_CHOICES  # (5,) flat offset of each layer'
 # at each of that layer's logits. One gemv, in the order of a (5, 8) row-sum gemv
 # (((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7))): the other layers' zeros add nothing
 _ROW_SUMS = np.kron(np.eye(N_LAYERS), np.ones((N_CHOICES, N_CHOICES)))
+_ROW_SUMS.setflags(write=False)
 # (2, 40): the decay of each Adam moment, one row each (full, not broadcast: see reset)
 _BETAS = np.repeat([[_BETA1], [_BETA2]], N_LAYERS * N_CHOICES, axis=1)
 _BLOCK = 256  # draws of Gumbel noise (5, 8) per call of the generator
