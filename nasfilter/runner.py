@@ -234,6 +234,10 @@ class _Loop:
         self.running: list[tuple[float, int, int, Trial, float, int, bool]] = []
         self.started = 0
         self.tally = _Tally()
+        # What _fill calls for every trial, bound once per run instead of once per call
+        keep = None if filter is None else _unchecked_keep(filter)
+        self._hot = (searcher.ask, searcher.tell, keep, problem.record_drop,
+                     problem.start_evaluation)  # fmt: skip
 
     def run(self) -> _Tally:
         tally = self.tally
@@ -251,12 +255,9 @@ class _Loop:
 
     def _fill(self) -> None:
         """Start trials until no worker is free or the run must stop."""
-        tally, problem, free = self.tally, self.problem, self.free
-        ask, tell, flt = self.searcher.ask, self.searcher.tell, self.filter
-        keep_fn = None if flt is None else _unchecked_keep(flt)
-        drop = problem.record_drop
-        on_progress = self.on_progress
-        start, retrain = problem.start_evaluation, self.retrain
+        tally, problem, free, flt = self.tally, self.problem, self.free, self.filter
+        ask, tell, keep_fn, drop, start = self._hot
+        on_progress, retrain = self.on_progress, self.retrain
         while free and tally.status is None:
             if problem.exhausted:
                 tally.status = "budget"
@@ -347,12 +348,15 @@ class _Loop:
             self.searcher.tell(trial, accuracy)
         except BudgetExhausted:  # a proxy query in tell after the budget was spent
             tally.status = tally.status or "budget"
-        self._note_recommendation()
-
-    def _note_recommendation(self) -> None:
         rec = self.searcher.recommend()
+        if rec is not None and rec is not tally.recommended:  # the rest only on a change
+            self._note_recommendation(rec)
+
+    def _note_recommendation(self, rec: object) -> None:
+        """Log ``rec``, the searcher's recommendation, as a ``recommend`` event if it
+        changed; ValueError if it is not an architecture this run evaluated in full."""
         tally = self.tally
-        if rec is None or rec is tally.recommended or rec == tally.recommended:
+        if rec == tally.recommended:
             return
         if type(rec) is not Arch or index_of(rec) not in tally.seen:
             raise ValueError(

@@ -2,7 +2,8 @@
 
 REINFORCE's draws (one at a time, or ahead while theta is unchanged) against Gumbel-max
 computed here from the same generator; the unchecked front and indicator cores against the
-checked public functions; the packed event log against the values appended.
+checked public functions; the packed event log against the values appended; REINFORCE's
+spread row sums against the per-layer gemv.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from nasfilter.pareto import (
 )
 from nasfilter.problem import Budget, Problem
 from nasfilter.searchers import Reinforce
+from nasfilter.searchers.reinforce import _ROW_SUMS
 from nasfilter.space import CHANNEL_CHOICES
 from tests.tables import random_proxy, random_table
 
@@ -90,3 +92,14 @@ def test_packed_event_log_keeps_every_value() -> None:
     assert type(first.trial) is int and type(first.accuracy) is float
     log.append_instant(EventKind.ASK, 2, 9, math.nan, 4.0, 4.0)  # appends after a read
     assert len(log) == 5 and log.arrays()["index"].tolist() == [32767, 0, 5, 6, 9]
+
+
+def test_reinforce_spread_row_sums_equal_the_per_layer_gemv_bit_for_bit() -> None:
+    # REINFORCE's update sums each layer's exp(theta) by one (40, 40) gemv, spread to the
+    # layer's logits; the traces were made with a (5, 8) row-sum gemv: the same bits
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        e = np.exp(rng.standard_normal((5, 8)) * rng.uniform(0.1, 30.0))
+        by_layer = e.dot(np.ones(8))
+        spread = _ROW_SUMS.dot(e.reshape(-1))
+        assert spread.tobytes() == np.repeat(by_layer, 8).tobytes()

@@ -35,7 +35,7 @@ import numpy as np
 
 from nasfilter.checks import check_real
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_CHOICES, N_LAYERS, Arch, all_channels, arch_from_index
+from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, all_channels, arch_from_index
 from nasfilter.trial import Trial
 
 REWARDS = ("accuracy", "mnas")
@@ -45,10 +45,13 @@ DEFAULT_W = 0.07
 _BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam defaults
 _ROOT_1MB2 = math.sqrt(1.0 - _BETA2)
 _ROW_OFFSET = np.arange(N_LAYERS) * N_CHOICES  # (5,) flat offset of each layer's logits
-_ONES = np.ones(N_CHOICES)
+# (40, 40) block-diagonal ones: its product with the flat exp(theta) is each layer's row sum
+# at each of that layer's logits. One gemv, in the order of a (5, 8) row-sum gemv
+# (((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7))): the other layers' zeros add nothing
+_ROW_SUMS = np.kron(np.eye(N_LAYERS), np.ones((N_CHOICES, N_CHOICES)))
+_ROW_SUMS.setflags(write=False)
 # (2, 40): the decay of each Adam moment, one row each (full, not broadcast: see reset)
 _BETAS = np.repeat([[_BETA1], [_BETA2]], N_LAYERS * N_CHOICES, axis=1)
-_ROW_OF = np.repeat(np.arange(N_LAYERS), N_CHOICES)  # (40,) the layer of each flat logit
 _BLOCK = 256  # draws of Gumbel noise (5, 8) per call of the generator
 _AHEAD = 32  # draws taken at once while theta is unchanged
 _PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # (5,) base-8 place values, layer 1 first
@@ -92,6 +95,19 @@ def _flat_actions() -> np.ndarray:
     flat = all_channels() // 8 - 1 + _ROW_OFFSET
     flat.setflags(write=False)
     return flat
+
+
+# Row i of _flat_actions() once built (a read-only view): indexing a list is cheaper than
+# building the view each step; filled as architectures are proposed, shared by every run
+_FLAT_ROWS: list[np.ndarray | None] = [None] * N_ARCHS
+
+
+def _flat_row(index: int) -> np.ndarray:
+    """The flat logits of architecture ``index``'s actions, int64 (5,), read-only."""
+    row = _FLAT_ROWS[index]
+    if row is None:
+        row = _FLAT_ROWS[index] = _flat_actions()[index]
+    return row
 
 
 class Reinforce(Searcher):
@@ -159,12 +175,17 @@ class Reinforce(Searcher):
         self._gg = np.zeros((2, n))
         self._grad, self._grad_sq = self._gg[0], self._gg[1]
         self._grad58 = self._grad.reshape(N_LAYERS, N_CHOICES)  # (5, 8) view
-        self._rows = np.zeros(N_LAYERS)  # (5,) per-layer scale of the softmax
+        self._rows = np.zeros(n)  # (40,) the softmax's scale at each logit (its row's)
         self._tmp = np.zeros(n)
         self._pick = np.zeros((N_LAYERS, N_CHOICES))
         # 0-d arrays holding this step's advantage and Adam's offset and scale (the latter
         # past the steps of _adam_constants' cache)
         self._adv, self._offset, self._scale = np.zeros(()), np.zeros(()), np.zeros(())
+        # the arrays _learn writes, in one tuple: one attribute look-up instead of eleven
+        self._buffers = (
+            *(self._adv, self._grad58, self._rows, self._grad, self._tmp, self._mv),
+            *(self._gg, self._grad_sq, self._m, self._v, self._flat),
+        )
         self._constants = _ADAM_CONSTANTS.setdefault(self.lr, [])  # see _adam_constants
         self._step = 0
         self._numerator = 0.0
@@ -173,10 +194,10 @@ class Reinforce(Searcher):
         self._pos = 0  # the block's next unused draw
         self._key = b""  # theta's bytes at the last draw
         self._ahead: list[int] = []  # indices of the draws from _pos on under that theta
-        self._flat_of = _flat_actions()
-        # per trial id: the flat logits of its actions (5,), its throughput
+        # per trial id: the flat logits of its actions (5,) and the MnasNet reward's factor
+        # (throughput / target_throughput) ** w of its architecture (NaN: accuracy reward)
         self._proposed: list[tuple[np.ndarray, float]] = []
-        self._throughput: dict[int, float] = {}
+        self._factor: dict[int, float] = {}  # that factor per index, once its proxy is paid
         self._best: tuple[float, Arch] | None = None
 
     @property
@@ -232,28 +253,29 @@ class Reinforce(Searcher):
     def propose(self) -> Arch:
         index = self._draw()
         arch = arch_from_index(index)
-        throughput = math.nan
+        factor = math.nan
         if self.needs_proxy:
-            throughput = self._throughput.get(index, math.nan)
-            if math.isnan(throughput):
+            factor = self._factor.get(index, math.nan)
+            if factor != factor:  # NaN: not queried yet
                 throughput = self.proxy.query(index).throughput
-                self._throughput[index] = throughput
-        self._proposed.append((self._flat_of[index], throughput))  # proposal k: trial id k
+                factor = self._factor[index] = (throughput / self.target_throughput) ** self.w
+        flat = _FLAT_ROWS[index]
+        if flat is None:
+            flat = _flat_row(index)
+        self._proposed.append((flat, factor))  # proposal k: trial id k
         return arch
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
-        flat, throughput = self._proposed[trial.id]
-        arch = trial.arch
+        flat, factor = self._proposed[trial.id]
         if accuracy is None:
             if self.dropped_reward is None:
                 return
             reward = self.dropped_reward
-        elif self.needs_proxy:
-            reward = accuracy * (throughput / self.target_throughput) ** self.w
         else:
-            reward = accuracy
-        if accuracy is not None and (self._best is None or reward > self._best[0]):
-            self._best = (reward, arch)
+            reward = accuracy * factor if self.needs_proxy else accuracy
+            best = self._best
+            if best is None or reward > best[0]:
+                self._best = (reward, trial.arch)
         self._learn(flat, reward)
 
     def recommend(self) -> Arch | None:
@@ -271,15 +293,15 @@ class Reinforce(Searcher):
         self._denominator = mom * self._denominator + (1.0 - mom)
         advantage = reward - self._numerator / self._denominator
         # grad = advantage * (softmax(theta) - onehot(actions)), flat (40,)
-        adv = self._adv
+        adv, g58, rows, grad, tmp, mv, gg, grad_sq, m, v, flat_theta = self._buffers
         adv[...] = advantage
-        g58, rows, grad, tmp = self._grad58, self._rows, self._grad, self._tmp
         _exp(self.theta, g58)
         # The row sums by ndarray.dot (BLAS gemv, as matmul; a cheaper call), in the order
-        # ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)): the same bits
-        g58.dot(_ONES, rows)
+        # ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)): the same bits; already spread
+        # to each logit of the row (see _ROW_SUMS), so no gather follows
+        _ROW_SUMS.dot(grad, rows)
         _divide(adv, rows, rows)
-        _multiply(grad, rows[_ROW_OF], grad)
+        _multiply(grad, rows, grad)
         grad[flat] -= adv
         self._step += 1
         t = self._step
@@ -287,19 +309,18 @@ class Reinforce(Searcher):
         # theta -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
         # Kept as m' = m / (1 - b1) and v' = v / (1 - b2), with the constants folded into
         # one offset and one scale, which saves array operations on this hot path.
-        mv = self._mv
         _multiply(mv, _BETAS, mv)
-        _multiply(grad, grad, self._grad_sq)
-        _add(mv, self._gg, mv)
+        _multiply(grad, grad, grad_sq)
+        _add(mv, gg, mv)
         consts = self._constants
         if t <= len(consts):
             offset, scale = consts[t - 1]
         else:
             offset, scale = _adam_constants(self.lr, t, self._offset, self._scale)
-        _sqrt(self._v, tmp)
+        _sqrt(v, tmp)
         _add(tmp, offset, tmp)
         _multiply(tmp, scale, tmp)
-        _divide(self._m, tmp, tmp)
-        _subtract(self._flat, tmp, self._flat)
+        _divide(m, tmp, tmp)
+        _subtract(flat_theta, tmp, flat_theta)
         if t % _RECENTER == 0:
             self.theta -= self.theta.max(axis=1, keepdims=True)
