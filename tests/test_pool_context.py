@@ -29,6 +29,10 @@ def test_a_single_threaded_linux_process_forks_and_a_threaded_one_spawns(
     assert before == ("fork" if threading.active_count() == 1 else "spawn")
     monkeypatch.setattr(experiment.threading, "active_count", lambda: 1)
     assert pool_context().get_start_method() == "fork"
+    monkeypatch.setitem(sys.modules, "torch", sys.modules["threading"])  # as if imported
+    assert pool_context().get_start_method() == "spawn"  # its thread pool rules out a fork
+    monkeypatch.delitem(sys.modules, "torch")
+    assert pool_context().get_start_method() == "fork"
     monkeypatch.setattr(experiment.sys, "platform", "darwin")
     assert pool_context().get_start_method() == "spawn"  # macOS: fork is unsafe there
 
