@@ -18,11 +18,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.context import BaseContext
 from typing import Any
 
 import numpy as np
@@ -196,6 +198,27 @@ def _worker_init() -> None:
     ).start()
 
 
+FORK_UNSAFE = ("torch", "onnxruntime", "ray", "tensorflow")  # modules that rule out a fork
+
+
+def pool_context() -> BaseContext:
+    """How :func:`run_grids` starts its own workers: forked on Linux from a process running
+    no other Python thread, so that they begin with this process's imports and the inputs
+    it loaded while planning (about 1.3 CPU s less each than a fresh interpreter); spawned
+    elsewhere, or while a thread runs (a progress bar's monitor, say), which a fork could
+    copy in the middle of holding a lock. Runs are pure functions of (spec, seed), so
+    either way gives the same results. A process that has imported a library running its
+    own native thread pool (:data:`FORK_UNSAFE`: torch, say, whose forked children can hang
+    in it) spawns too."""
+    if (
+        sys.platform == "linux"
+        and threading.active_count() == 1
+        and not any(name in sys.modules for name in FORK_UNSAFE)
+    ):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
 class WorkerDied(RuntimeError):
     """A worker process died (killed, or out of memory); completed runs are kept."""
 
@@ -222,23 +245,30 @@ def _preload(spec: RunSpec | None) -> None:
             pass
 
 
+def _own_pool(n_tasks: int, jobs: int) -> ProcessPoolExecutor | None:
+    """The worker pool :func:`run_grids` makes for ``n_tasks`` runs, its processes started
+    now (before a progress bar starts its thread, so that they may fork: :func:`pool_context`);
+    None when the runs are made in this process (one job, or at most one run)."""
+    if jobs == 1 or n_tasks <= 1:
+        return None
+    size = min(jobs, n_tasks)
+    pool = ProcessPoolExecutor(
+        max_workers=size, mp_context=pool_context(), initializer=_worker_init
+    )
+    for _ in range(size):  # each submission starts a process while none is idle
+        pool.submit(_preload, None)
+    return pool
+
+
 def _records(
     tasks: list[tuple[RunSpec, int]],
-    jobs: int,
     on_progress: Callable[[Problem, int], None] | None = None,
     pool: ProcessPoolExecutor | None = None,
 ) -> Iterator[ScoredRun]:
-    if pool is None and (jobs == 1 or len(tasks) <= 1):  # here: a run shows its progress
+    if pool is None:  # here: a run shows its progress
         for spec, seed in tasks:
             yield run_one(spec, seed, on_progress)
         return
-    own = pool is None
-    if pool is None:
-        pool = ProcessPoolExecutor(
-            max_workers=min(jobs, len(tasks)),
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init,
-        )
     done = False
     try:
         yield from pool.map(_run_task, tasks, chunksize=1)
@@ -248,7 +278,7 @@ def _records(
             "a worker process died (killed, or out of memory) before finishing its runs"
         ) from exc
     finally:
-        if own or not done:  # a pool of the caller's is kept, unless the runs stopped
+        if not done:  # a pool is kept for the caller to shut down, unless the runs stopped
             pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -342,11 +372,27 @@ def run_grids(
     which take longest, first and on fewer seeds than the study's searchers); ``pool``, one
     of :func:`start_pool`, is used instead of a pool made here (``jobs`` is then its size)."""
     tasks = _plan(grids, store, jobs)
+    own = None if pool is not None else _own_pool(len(tasks), jobs)
+    try:
+        return _run_tasks(tasks, store, progress, on_record, pool or own)
+    finally:
+        if own is not None:
+            own.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_tasks(
+    tasks: list[tuple[RunSpec, int]],
+    store: Storage | None,
+    progress: bool,
+    on_record: Callable[[ScoredRun], None] | None,
+    pool: ProcessPoolExecutor | None,
+) -> list[ScoredRun]:
+    """Run ``tasks`` (in ``pool``, or here when None), storing each in grid order."""
     runs: list[ScoredRun] = []
     inner = _RunBar()
     with tqdm(total=len(tasks), disable=not progress, unit="run", desc="runs", leave=False) as bar:
         try:
-            for run in _records(tasks, jobs, inner.show if progress else None, pool):
+            for run in _records(tasks, inner.show if progress else None, pool):
                 inner.close()
                 if store is not None:
                     store_run(store, run)
@@ -393,6 +439,7 @@ __all__ = [  # the experiment's names, and those of the leaf types it runs with
     "grid",
     "inputs",
     "load_proxy",
+    "pool_context",
     "provenance",
     "run_experiment",
     "run_grids",
