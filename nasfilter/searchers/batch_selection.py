@@ -37,9 +37,26 @@ def greedy_batch(
             j = int(np.flatnonzero(alive)[np.argmax(below[alive])])
         alive[j] = False
         chosen.append(j)
-        merged = np.concatenate([front, mean[j : j + 1]])
-        front = merged[nondominated_mask(merged)]
+        front = join_front(front, mean[j])
     return chosen
+
+
+def join_front(front: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """The non-dominated points of ``front`` (m, 2, non-dominated, both maximized) with
+    ``point`` (2,) added, in the order ``nondominated_mask`` of the two concatenated keeps:
+    the front's points ``point`` does not dominate, then ``point`` unless a front point
+    dominates it (copies are kept). O(m), without a sort; a non-finite point takes the
+    checked path (which raises ValueError)."""
+    if not np.isfinite(point).all():
+        merged = np.concatenate([front, point[None, :]])
+        return merged[nondominated_mask(merged)]
+    ge = front >= point  # (m, 2): front point at least as good, per axis
+    le = front <= point
+    eq = ge & le
+    beaten = le.all(axis=1) & ~eq.all(axis=1)  # the point dominates these
+    dominated = (ge.all(axis=1) & ~eq.all(axis=1)).any()
+    kept = front[~beaten]
+    return kept if dominated else np.concatenate([kept, point[None, :]])
 
 
 def layer_batch(

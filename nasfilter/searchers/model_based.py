@@ -248,7 +248,10 @@ class ModelBased(Searcher):
         pts_opt = pts_mean.copy()
         if self.beta:
             pts_opt[:, 1] += self.beta * fit.sd(pool) / space.span_a
-        cost = self._predicted_cost(pool) ** self.cost_power
+        # x ** 0 is 1 for every x: without cost_power, no cost model is fitted.
+        cost = (
+            self._predicted_cost(pool) ** self.cost_power if self.cost_power else np.ones(len(pool))
+        )
         return [int(pool[j]) for j in greedy_batch(front, pts_mean, pts_opt, cost, size)]
 
     def _measured_pool(self, pool: np.ndarray) -> np.ndarray:
