@@ -209,12 +209,11 @@ class ModelBased(Searcher):
         used within its round only)."""
         if not self.hardware:
             return self._x
-        hardware = self._readings.hardware_columns()
         d = self._x.shape[1]
         if self._design_buffer is None:
-            self._design_buffer = np.empty((len(self._x), d + hardware.shape[1]))
+            self._design_buffer = np.empty((len(self._x), d + 4))
             self._design_buffer[:, :d] = self._x
-        self._design_buffer[:, d:] = hardware
+        self._readings.hardware_columns(out=self._design_buffer[:, d:])
         return self._design_buffer
 
     def _plan_model(self, n_obs: int) -> list[int]:
