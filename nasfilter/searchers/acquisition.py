@@ -59,8 +59,9 @@ def hypervolume_gain(
     lo = np.concatenate([[r0], f[:, 0]])
     hi = np.concatenate([f[:, 0], [np.inf]])
     height = np.concatenate([f[:, 1], [r1]])
-    width = np.clip(np.minimum(points[:, :1], hi[None, :]) - lo[None, :], 0.0, None)
-    rise = np.clip(points[:, 1:] - height[None, :], 0.0, None)
+    # np.maximum(., 0.0): np.clip's numbers (-0.0 and NaN included) without its overhead.
+    width = np.maximum(np.minimum(points[:, :1], hi[None, :]) - lo[None, :], 0.0)
+    rise = np.maximum(points[:, 1:] - height[None, :], 0.0)
     return np.asarray((width * rise).sum(axis=1))
 
 

@@ -28,17 +28,38 @@ def greedy_batch(
     then joins the front, so the next choice spreads over the throughput range."""
     chosen: list[int] = []
     alive = np.ones(len(mean), dtype=bool)
+    # Once no candidate adds any hypervolume, none does after more points join the front
+    # (its dominated region only grows), so the gains are not computed again; exact where
+    # no product of coordinate differences underflows (:func:`_no_underflow`).
+    settled = False
+    exact = _no_underflow(front, mean, optimistic)
     for _ in range(min(size, len(mean))):
-        g = hypervolume_gain(front, optimistic) / cost
-        if g[alive].max() > 0:
-            j = int(np.flatnonzero(alive)[np.argmax(g[alive])])
-        else:  # nothing is predicted to improve: the closest below the front
+        j = -1
+        if not settled:
+            gain = hypervolume_gain(front, optimistic)
+            g = gain / cost
+            if g[alive].max() > 0:
+                j = int(np.flatnonzero(alive)[np.argmax(g[alive])])
+            else:
+                settled = exact and not gain[alive].any()
+        if j < 0:  # nothing is predicted to improve: the closest below the front
             below = -behind(front, optimistic)
             j = int(np.flatnonzero(alive)[np.argmax(below[alive])])
         alive[j] = False
         chosen.append(j)
         front = join_front(front, mean[j])
     return chosen
+
+
+def _no_underflow(*arrays: np.ndarray) -> bool:
+    """Whether every coordinate is finite and 0 or at least 1e-100 in magnitude: then a
+    difference of two of them is 0 or above 1e-117, and a hypervolume strip's area
+    (a product of two) is 0 only when one difference is."""
+    for a in arrays:
+        mag = np.abs(a)
+        if not (np.isfinite(a).all() and ((mag >= 1e-100) | (mag == 0)).all()):
+            return False
+    return True
 
 
 def join_front(front: np.ndarray, point: np.ndarray) -> np.ndarray:
