@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from nasfilter.pareto import nondominated_mask
-from nasfilter.searchers.acquisition import behind, hypervolume_gain, layer_order
+from nasfilter.searchers.acquisition import behind, hypervolume_gain, layer_order, no_underflow
 
 
 def batch_size(limit: int, n_evaluated: int) -> int:
@@ -30,9 +30,9 @@ def greedy_batch(
     alive = np.ones(len(mean), dtype=bool)
     # Once no candidate adds any hypervolume, none does after more points join the front
     # (its dominated region only grows), so the gains are not computed again; exact where
-    # no product of coordinate differences underflows (:func:`_no_underflow`).
+    # no strip's area underflows (acquisition.no_underflow).
     settled = False
-    exact = _no_underflow(front, mean, optimistic)
+    exact = no_underflow(front, mean, optimistic)
     for _ in range(min(size, len(mean))):
         j = -1
         if not settled:
@@ -49,17 +49,6 @@ def greedy_batch(
         chosen.append(j)
         front = join_front(front, mean[j])
     return chosen
-
-
-def _no_underflow(*arrays: np.ndarray) -> bool:
-    """Whether every coordinate is finite and 0 or at least 1e-100 in magnitude: then a
-    difference of two of them is 0 or above 1e-117, and a hypervolume strip's area
-    (a product of two) is 0 only when one difference is."""
-    for a in arrays:
-        mag = np.abs(a)
-        if not (np.isfinite(a).all() and ((mag >= 1e-100) | (mag == 0)).all()):
-            return False
-    return True
 
 
 def join_front(front: np.ndarray, point: np.ndarray) -> np.ndarray:
