@@ -93,12 +93,25 @@ class ProxyReadings:
         """Measured log throughput where measured, else predicted, (32768,)."""
         return np.where(self.measured, self.log_thr, self.predictions()[0])
 
-    def hardware_columns(self) -> np.ndarray:
+    def hardware_columns(self, out: np.ndarray | None = None) -> np.ndarray:
         """Standardized log throughput, log utilization and their squares (measured where
-        measured, else predicted), (32768, 4): the accuracy features of ``hardware=True``."""
+        measured, else predicted), (32768, 4): the accuracy features of ``hardware=True``;
+        written into ``out`` (32768, 4) when given."""
         thr, util = self.predictions()
         t = np.where(self.measured, self.log_thr, thr)
         u = np.where(self.measured, self.log_util, util)
-        cols = np.stack([t, u, t * t, u * u], axis=1)
-        std = cols.std(axis=0)
-        return (cols - cols.mean(axis=0)) / np.where(std > 0, std, 1.0)
+        out = np.empty((len(t), 4)) if out is None else out
+        for j, col in enumerate((t, u, t * t, u * u)):
+            out[:, j] = standardized(col)
+        return out
+
+
+def standardized(col: np.ndarray) -> np.ndarray:
+    """``(col - mean) / std`` of a column (n,) (std 0 divides by 1), the numbers of numpy's
+    ``mean(axis=0)`` and ``std(axis=0)`` of a stack of columns, which sum each column in
+    row order: so does a cumulative sum, many times faster than a strided reduction."""
+    n = len(col)
+    mean = np.cumsum(col)[-1] / n
+    dev = col - mean
+    std = np.sqrt(np.cumsum(dev * dev)[-1] / n)
+    return dev / (std if std > 0 else 1.0)

@@ -59,8 +59,9 @@ def hypervolume_gain(
     lo = np.concatenate([[r0], f[:, 0]])
     hi = np.concatenate([f[:, 0], [np.inf]])
     height = np.concatenate([f[:, 1], [r1]])
-    width = np.clip(np.minimum(points[:, :1], hi[None, :]) - lo[None, :], 0.0, None)
-    rise = np.clip(points[:, 1:] - height[None, :], 0.0, None)
+    # np.maximum(., 0.0): np.clip's numbers (-0.0 and NaN included) without its overhead.
+    width = np.maximum(np.minimum(points[:, :1], hi[None, :]) - lo[None, :], 0.0)
+    rise = np.maximum(points[:, 1:] - height[None, :], 0.0)
     return np.asarray((width * rise).sum(axis=1))
 
 
@@ -119,5 +120,31 @@ def hypervolume_pool(
     ``bonus`` (m,) added to its accuracy (optimism), then by its optimistic gap (m,)."""
     optimistic = points.copy()
     optimistic[:, 1] += bonus
-    gain = hypervolume_gain(front, optimistic)
-    return np.lexsort((-(gap + bonus), -gain))[:k]
+    return np.lexsort((-(gap + bonus), -nonzero_gain(front, optimistic)))[:k]
+
+
+def nonzero_gain(front: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """:func:`hypervolume_gain` at the reference (0, 0), computed only for the points (k, 2)
+    that no front point (m, 2) weakly dominates: a dominated point adds none (+0.0 exactly),
+    and each point's gain is a sum over the same strips however many points are scored.
+    The shortcut needs coordinates >= 0 (the reference's quadrant) that cannot underflow a
+    strip's area (:func:`no_underflow`); otherwise every point is scored."""
+    if len(front) == 0 or not no_underflow(front, points) or min(front.min(), points.min()) < 0:
+        return hypervolume_gain(front, points)
+    height = front_height(front, points[:, 0], -np.inf)
+    scored = np.flatnonzero((points[:, 1] > height) & (points[:, 0] > 0) & (points[:, 1] > 0))
+    gain = np.zeros(len(points))
+    if len(scored):
+        gain[scored] = hypervolume_gain(front, points[scored])
+    return gain
+
+
+def no_underflow(*arrays: np.ndarray) -> bool:
+    """Whether every coordinate is finite and 0 or at least 1e-100 in magnitude: then a
+    difference of two of them is 0 or above 1e-117, and a hypervolume strip's area (a
+    product of two) is 0 only when one of them is."""
+    for a in arrays:
+        mag = np.abs(a)
+        if not (np.isfinite(a).all() and ((mag >= 1e-100) | (mag == 0)).all()):
+            return False
+    return True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from nasfilter.pareto import nondominated_mask
-from nasfilter.searchers.acquisition import behind, hypervolume_gain, layer_order
+from nasfilter.searchers.acquisition import behind, hypervolume_gain, layer_order, no_underflow
 
 
 def batch_size(limit: int, n_evaluated: int) -> int:
@@ -28,18 +28,45 @@ def greedy_batch(
     then joins the front, so the next choice spreads over the throughput range."""
     chosen: list[int] = []
     alive = np.ones(len(mean), dtype=bool)
+    # Once no candidate adds any hypervolume, none does after more points join the front
+    # (its dominated region only grows), so the gains are not computed again; exact where
+    # no strip's area underflows (acquisition.no_underflow).
+    settled = False
+    exact = no_underflow(front, mean, optimistic)
     for _ in range(min(size, len(mean))):
-        g = hypervolume_gain(front, optimistic) / cost
-        if g[alive].max() > 0:
-            j = int(np.flatnonzero(alive)[np.argmax(g[alive])])
-        else:  # nothing is predicted to improve: the closest below the front
+        j = -1
+        if not settled:
+            gain = hypervolume_gain(front, optimistic)
+            g = gain / cost
+            if g[alive].max() > 0:
+                j = int(np.flatnonzero(alive)[np.argmax(g[alive])])
+            else:
+                settled = exact and not gain[alive].any()
+        if j < 0:  # nothing is predicted to improve: the closest below the front
             below = -behind(front, optimistic)
             j = int(np.flatnonzero(alive)[np.argmax(below[alive])])
         alive[j] = False
         chosen.append(j)
-        merged = np.concatenate([front, mean[j : j + 1]])
-        front = merged[nondominated_mask(merged)]
+        front = join_front(front, mean[j])
     return chosen
+
+
+def join_front(front: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """The non-dominated points of ``front`` (m, 2, non-dominated, both maximized) with
+    ``point`` (2,) added, in the order ``nondominated_mask`` of the two concatenated keeps:
+    the front's points ``point`` does not dominate, then ``point`` unless a front point
+    dominates it (copies are kept). O(m), without a sort; a non-finite point takes the
+    checked path (which raises ValueError)."""
+    if not np.isfinite(point).all():
+        merged = np.concatenate([front, point[None, :]])
+        return merged[nondominated_mask(merged)]
+    ge = front >= point  # (m, 2): front point at least as good, per axis
+    le = front <= point
+    eq = ge & le
+    beaten = le.all(axis=1) & ~eq.all(axis=1)  # the point dominates these
+    dominated = (ge.all(axis=1) & ~eq.all(axis=1)).any()
+    kept = front[~beaten]
+    return kept if dominated else np.concatenate([kept, point[None, :]])
 
 
 def layer_batch(

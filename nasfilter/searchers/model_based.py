@@ -209,12 +209,11 @@ class ModelBased(Searcher):
         used within its round only)."""
         if not self.hardware:
             return self._x
-        hardware = self._readings.hardware_columns()
         d = self._x.shape[1]
         if self._design_buffer is None:
-            self._design_buffer = np.empty((len(self._x), d + hardware.shape[1]))
+            self._design_buffer = np.empty((len(self._x), d + 4))
             self._design_buffer[:, :d] = self._x
-        self._design_buffer[:, d:] = hardware
+        self._readings.hardware_columns(out=self._design_buffer[:, d:])
         return self._design_buffer
 
     def _plan_model(self, n_obs: int) -> list[int]:
@@ -248,7 +247,10 @@ class ModelBased(Searcher):
         pts_opt = pts_mean.copy()
         if self.beta:
             pts_opt[:, 1] += self.beta * fit.sd(pool) / space.span_a
-        cost = self._predicted_cost(pool) ** self.cost_power
+        # x ** 0 is 1 for every x: without cost_power, no cost model is fitted.
+        cost = (
+            self._predicted_cost(pool) ** self.cost_power if self.cost_power else np.ones(len(pool))
+        )
         return [int(pool[j]) for j in greedy_batch(front, pts_mean, pts_opt, cost, size)]
 
     def _measured_pool(self, pool: np.ndarray) -> np.ndarray:
