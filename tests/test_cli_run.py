@@ -87,7 +87,8 @@ def test_plugins_run_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
         (
             ["--searchers", "reinforcement"],
             "asha, bohb, evolution, hyperband, mo-asha, model-based, model-based-hw, "
-            "optuna-nsga2, optuna-random, optuna-tpe, optuna-tpe-hyperband, random",
+            "model-based-mf, optuna-nsga2, optuna-random, optuna-tpe, optuna-tpe-hyperband, "
+            "random",
         ),
         (["--searchers", "random", "--filters", "paretoo"], "known filters: drop-all, none"),
         (["--searchers", "random", "--seeds", ","], "--seeds ',' is empty"),
