@@ -1,4 +1,4 @@
-"""Argument validators shared by searchers, filters and the runner (no other dependencies)."""
+"""Argument validators of the searchers, filters, runner and Pareto metrics (numpy only)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,41 @@ def check_workers(workers: object) -> int:
             f"workers), got {workers!r}"
         )
     return int(workers)
+
+
+def finite_points(points: object, name: str, n_obj: int | None = 2) -> np.ndarray:
+    """``points`` as a finite float64 array (n, n_obj); ValueError naming ``name`` if not."""
+    want = f"(n, {n_obj})" if n_obj is not None else "(n, m)"
+    try:
+        arr = np.asarray(points, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric array of shape {want}: {exc}") from None
+    if arr.ndim == 1 and arr.size == 0:
+        arr = arr.reshape(0, n_obj if n_obj is not None else 0)
+    if (
+        arr.ndim != 2
+        or (n_obj is not None and arr.shape[1] != n_obj)
+        or (arr.shape[1] == 0 and arr.shape[0] > 0)
+    ):
+        raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+    if arr.size and not np.isfinite(arr).all():
+        row = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
+        raise ValueError(
+            f"{name} holds a non-finite value (NaN or inf) in row {row}: {arr[row].tolist()}; "
+            "drop rows without a value first"
+        )
+    return arr
+
+
+def finite_vector(value: object, name: str, length: int | None) -> np.ndarray:
+    """``value`` as a finite float64 vector (length,); ValueError naming ``name`` if not."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric vector: {exc}") from None
+    if arr.ndim != 1 or arr.size == 0 or (length is not None and arr.shape[0] != length):
+        want = f"({length},)" if length is not None else "(m,)"
+        raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite, got {arr.tolist()}")
+    return arr

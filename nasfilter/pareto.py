@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nasfilter.checks import finite_points, finite_vector
+
 DEFAULT_MARGIN = 0.01  # fraction of each objective's range added below the worst value
 
 # Pairwise metrics work on blocks of about this many float64 values (32 MiB).
@@ -34,44 +36,6 @@ _BLOCK_VALUES = 1 << 22
 
 
 # ---------------------------------------------------------------------------- validation
-
-
-def _as_points(points: object, name: str, n_obj: int | None = 2) -> np.ndarray:
-    """``points`` as a finite float64 array (n, n_obj); ValueError naming ``name`` if not."""
-    want = f"(n, {n_obj})" if n_obj is not None else "(n, m)"
-    try:
-        arr = np.asarray(points, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array of shape {want}: {exc}") from None
-    if arr.ndim == 1 and arr.size == 0:
-        arr = arr.reshape(0, n_obj if n_obj is not None else 0)
-    if (
-        arr.ndim != 2
-        or (n_obj is not None and arr.shape[1] != n_obj)
-        or (arr.shape[1] == 0 and arr.shape[0] > 0)
-    ):
-        raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
-    if arr.size and not np.isfinite(arr).all():
-        row = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
-        raise ValueError(
-            f"{name} holds a non-finite value (NaN or inf) in row {row}: {arr[row].tolist()}; "
-            "drop rows without a value first"
-        )
-    return arr
-
-
-def _as_vector(value: object, name: str, length: int | None) -> np.ndarray:
-    """``value`` as a finite float64 vector (length,); ValueError naming ``name`` if not."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric vector: {exc}") from None
-    if arr.ndim != 1 or arr.size == 0 or (length is not None and arr.shape[0] != length):
-        want = f"({length},)" if length is not None else "(m,)"
-        raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite, got {arr.tolist()}")
-    return arr
 
 
 def _signs(maximize: bool | Sequence[bool], n_obj: int) -> np.ndarray:
@@ -89,7 +53,7 @@ def _signs(maximize: bool | Sequence[bool], n_obj: int) -> np.ndarray:
 
 def _pair(points: object, name: str, other: np.ndarray, other_name: str) -> np.ndarray:
     """Validate ``points`` with the same number of objectives as ``other``."""
-    arr = _as_points(points, name, n_obj=None)
+    arr = finite_points(points, name, n_obj=None)
     if arr.shape[0] == 0 and arr.shape[1] == 0:
         return arr.reshape(0, other.shape[1])
     if arr.shape[1] != other.shape[1]:
@@ -150,7 +114,7 @@ def nondominated_mask(points: object, maximize: bool | Sequence[bool] = (True, T
     A point beaten in one objective and tied in the other is dominated; every copy of a
     duplicated front point is kept (True). O(n log n), one sort.
     """
-    return finite_front_mask(_as_points(points, "points") * _signs(maximize, 2))
+    return finite_front_mask(finite_points(points, "points") * _signs(maximize, 2))
 
 
 def finite_front_mask(p: np.ndarray) -> np.ndarray:
@@ -194,7 +158,7 @@ def nondominated_ranks(
     :func:`nondominated_mask`. O(n log L) for L layers: one sort, then one sweep that keeps
     the best y seen in each layer and places each point by binary search.
     """
-    p = _as_points(points, "points") * _signs(maximize, 2)
+    p = finite_points(points, "points") * _signs(maximize, 2)
     n = len(p)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -234,8 +198,8 @@ def hypervolume_2d(
     0.0. Dominated and repeated points leave the result unchanged bit for bit. O(n log n).
     """
     signs = _signs(maximize, 2)
-    p = _as_points(points, "points") * signs
-    return _hypervolume(p, _as_vector(reference, "reference", 2) * signs)
+    p = finite_points(points, "points") * signs
+    return _hypervolume(p, finite_vector(reference, "reference", 2) * signs)
 
 
 def _hypervolume(p: np.ndarray, ref: np.ndarray) -> float:
@@ -256,7 +220,7 @@ def _hypervolume(p: np.ndarray, ref: np.ndarray) -> float:
 
 
 def _reference_set(reference_front: object) -> np.ndarray:
-    ref = _as_points(reference_front, "reference_front", n_obj=None)
+    ref = finite_points(reference_front, "reference_front", n_obj=None)
     if ref.shape[0] == 0:
         raise ValueError("reference_front is empty; it needs at least one point")
     return ref
@@ -398,8 +362,8 @@ class Normalization:
     margin: float = DEFAULT_MARGIN
 
     def __post_init__(self) -> None:
-        ideal = _as_vector(self.ideal, "ideal", None).copy()
-        nadir = _as_vector(self.nadir, "nadir", len(ideal)).copy()
+        ideal = finite_vector(self.ideal, "ideal", None).copy()
+        nadir = finite_vector(self.nadir, "nadir", len(ideal)).copy()
         signs = _signs(self.maximize, len(ideal))
         flat = (ideal - nadir) * signs <= 0
         if flat.any():
@@ -428,7 +392,7 @@ class Normalization:
         margin: float = DEFAULT_MARGIN,
     ) -> Normalization:
         """Ideal and nadir over ``all_points`` (n, 2): every architecture of the table."""
-        pts = _as_points(all_points, "all_points")
+        pts = finite_points(all_points, "all_points")
         if len(pts) == 0:
             raise ValueError("all_points is empty; pass every architecture's objectives")
         signs = _signs(maximize, pts.shape[1])
@@ -452,7 +416,7 @@ class Normalization:
 
     def transform(self, points: object) -> np.ndarray:
         """Normalized scores (n, m) of ``points`` (n, m), maximized, 1 = the ideal."""
-        pts = _as_points(points, "points", n_obj=len(self.ideal))
+        pts = finite_points(points, "points", n_obj=len(self.ideal))
         lower = self.lower
         return (pts - lower) / (self.ideal - lower)
 
@@ -487,8 +451,8 @@ def compare_fronts(run_points: object, true_points: object, norm: Normalization)
     n_obj = len(norm.ideal)
     if n_obj != 2:
         raise ValueError(f"compare_fronts needs 2 objectives, the normalization has {n_obj}")
-    run = norm.transform(_as_points(run_points, "run_points"))
-    true = norm.transform(_as_points(true_points, "true_points"))
+    run = norm.transform(finite_points(run_points, "run_points"))
+    true = norm.transform(finite_points(true_points, "true_points"))
     if len(true) == 0:
         raise ValueError("true_points is empty; pass the true Pareto front")
     true = np.unique(true[nondominated_mask(true)], axis=0)
