@@ -327,6 +327,25 @@ def _run(plan: _Plan, jobs: int, quiet: bool) -> StudyRuns:
 
 
 # ------------------------------------------------------------------ the study
+def _spec_fields(
+    dataset: str,
+    proxy_cost: float,
+    table: str | os.PathLike[str] | None,
+    backend: str,
+    device: str | None,
+    oracle_cache: str | os.PathLike[str] | None,
+) -> dict[str, Any]:
+    """The run-spec fields every method of the study shares."""
+    return {
+        "dataset": dataset,
+        "proxy_cost": proxy_cost,
+        "table": None if table is None else str(table),
+        "oracle": backend,
+        "device": device,
+        "oracle_cache": None if oracle_cache is None else str(oracle_cache),
+    }
+
+
 def reproduce(
     out_dir: str | os.PathLike[str],
     table: str | os.PathLike[str] | None = None,
@@ -376,14 +395,7 @@ def reproduce(
     ValueError (or MissingColumnError, FileExistsError) before running anything on bad input.
     """
     started = time.perf_counter()
-    fields: dict[str, Any] = {
-        "dataset": dataset,
-        "proxy_cost": proxy_cost,
-        "table": None if table is None else str(table),
-        "oracle": backend,
-        "device": device,
-        "oracle_cache": None if oracle_cache is None else str(oracle_cache),
-    }
+    fields = _spec_fields(dataset, proxy_cost, table, backend, device, oracle_cache)
     chosen = _methods(methods, fields, peers_every_k)
     plan = _plan(out_dir, force, seeds, budget, jobs, chosen, workers, fields)
     loaded = _load_inputs(plan, fields)

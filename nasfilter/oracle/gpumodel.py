@@ -259,6 +259,30 @@ def seconds_from_work(
 TERMS = ("compute", "memory", "kernel", "eager", "layout")
 
 
+def _efficiencies(
+    work: LayerWork, params: GpuModelParams, *, eager: bool, nchw: bool | np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(where the data is channels-first, tensor efficiency, grouped efficiency), each
+    broadcastable to (B, L): per layout in the eager engine, the better kernel when fused."""
+    if eager:
+        nchw = np.asarray(nchw) & (work.channels_last == 0)  # where the data is channels-first
+        unaligned = np.where(nchw, 0.0, work.unaligned) > 0
+        tensor_eff = np.where(unaligned, params.unaligned_efficiency, params.tensor_efficiency)
+        grouped_eff = np.where(
+            work.depthwise > 0,
+            np.where(nchw, params.depthwise_efficiency, params.nhwc_depthwise_efficiency),
+            np.where(nchw, params.grouped_efficiency, params.nhwc_grouped_efficiency),
+        )
+    else:  # the engine pads channels itself and picks the faster grouped kernel
+        tensor_eff = np.asarray(params.tensor_efficiency)
+        grouped_eff = np.where(
+            work.depthwise > 0,
+            max(params.depthwise_efficiency, params.nhwc_depthwise_efficiency),
+            max(params.grouped_efficiency, params.nhwc_grouped_efficiency),
+        )
+    return np.asarray(nchw), tensor_eff, grouped_eff
+
+
 def layer_terms(
     work: LayerWork,
     peak: float | np.ndarray,
@@ -276,22 +300,7 @@ def layer_terms(
     copies. A layer takes ``max(compute, memory) + kernel + eager + layout``.
     """
     bw = bandwidth * params.memory_efficiency
-    if eager:
-        nchw = np.asarray(nchw) & (work.channels_last == 0)  # where the data is channels-first
-        unaligned = np.where(nchw, 0.0, work.unaligned) > 0
-        tensor_eff = np.where(unaligned, params.unaligned_efficiency, params.tensor_efficiency)
-        grouped_eff = np.where(
-            work.depthwise > 0,
-            np.where(nchw, params.depthwise_efficiency, params.nhwc_depthwise_efficiency),
-            np.where(nchw, params.grouped_efficiency, params.nhwc_grouped_efficiency),
-        )
-    else:  # the engine pads channels itself and picks the faster grouped kernel
-        tensor_eff = np.asarray(params.tensor_efficiency)
-        grouped_eff = np.where(
-            work.depthwise > 0,
-            max(params.depthwise_efficiency, params.nhwc_depthwise_efficiency),
-            max(params.grouped_efficiency, params.nhwc_grouped_efficiency),
-        )
+    nchw, tensor_eff, grouped_eff = _efficiencies(work, params, eager=eager, nchw=nchw)
     # Depthwise convs run on the CUDA cores, streaming their input through the caches once
     # per filter tap: their rate follows the memory system, not the tensor peak.
     depthwise_rate = bandwidth * DEPTHWISE_FLOP_PER_BYTE
