@@ -143,3 +143,22 @@ def test_a_lower_layer_imports_nothing_above_it(leaf: str, above: set[str]) -> N
             reach.add(nxt)
             todo.append(nxt)
     assert not reach & above, f"{leaf} reaches {sorted(reach & above)}"
+
+
+# docs/architecture.md: no module over 500 lines, no function over 60 (the structural step)
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 500, 60
+
+
+def test_no_module_or_function_over_its_length_limit() -> None:
+    long_modules, long_functions = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text("utf-8")
+        name = str(path.relative_to(PACKAGE.parent))
+        if text.count("\n") > MAX_MODULE_LINES:
+            long_modules.append(f"{name}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    assert long_modules == [] and long_functions == []
