@@ -27,7 +27,6 @@ so the policy is conditioned on what passes the filter; a number is used as the 
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, ClassVar
 
@@ -35,7 +34,7 @@ import numpy as np
 
 from nasfilter.checks import check_real
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, all_channels, arch_from_index
+from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index
 from nasfilter.trial import Trial
 
 REWARDS = ("accuracy", "mnas")
@@ -50,8 +49,6 @@ _ROW_OFFSET = np.arange(N_LAYERS) * N_CHOICES  # (5,) flat offset of each layer'
 # (((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7))): the other layers' zeros add nothing
 _ROW_SUMS = np.kron(np.eye(N_LAYERS), np.ones((N_CHOICES, N_CHOICES)))
 _ROW_SUMS.setflags(write=False)
-# (2, 40): the decay of each Adam moment, one row each (full, not broadcast: see reset)
-_BETAS = np.repeat([[_BETA1], [_BETA2]], N_LAYERS * N_CHOICES, axis=1)
 _BLOCK = 256  # draws of Gumbel noise (5, 8) per call of the generator
 _AHEAD = 32  # draws taken at once while theta is unchanged
 _PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # (5,) base-8 place values, layer 1 first
@@ -88,25 +85,20 @@ def _adam_constants(
     return offset, scale
 
 
-@functools.cache
-def _flat_actions() -> np.ndarray:
-    """int64 (32768, 5): the flat logit (layer * 8 + choice) of each layer's choice, per
-    architecture index; read-only."""
-    flat = all_channels() // 8 - 1 + _ROW_OFFSET
-    flat.setflags(write=False)
-    return flat
+# The flat logits (layer * 8 + choice) of each architecture's actions as a tuple of five
+# ints, by index once built; shared by every run
+_FLAT_ROWS: list[tuple[int, int, int, int, int] | None] = [None] * N_ARCHS
 
 
-# Row i of _flat_actions() once built (a read-only view): indexing a list is cheaper than
-# building the view each step; filled as architectures are proposed, shared by every run
-_FLAT_ROWS: list[np.ndarray | None] = [None] * N_ARCHS
-
-
-def _flat_row(index: int) -> np.ndarray:
-    """The flat logits of architecture ``index``'s actions, int64 (5,), read-only."""
+def _flat_row(index: int) -> tuple[int, int, int, int, int]:
+    """The flat logits of architecture ``index``'s actions: its base-8 digits (layer 1 most
+    significant, the index rule) plus each layer's offset."""
     row = _FLAT_ROWS[index]
     if row is None:
-        row = _FLAT_ROWS[index] = _flat_actions()[index]
+        row = _FLAT_ROWS[index] = (
+            index >> 12, 8 + (index >> 9 & 7), 16 + (index >> 6 & 7), 24 + (index >> 3 & 7),
+            32 + (index & 7),
+        )  # fmt: skip
     return row
 
 
@@ -164,39 +156,39 @@ class Reinforce(Searcher):
         self.theta = 1e-3 * self.rng.standard_normal((N_LAYERS, N_CHOICES))
         self._flat = self.theta.reshape(-1)  # a view: updates write through to theta
         n = N_LAYERS * N_CHOICES
-        # Preallocated buffers, so that the update is a chain of ufuncs writing in place.
-        # Every operand is an array of the output's shape or a 0-d array: numpy handles a
-        # Python scalar or a broadcast operand several times slower than a plain array,
-        # and these arrays are tiny (40 numbers), so that overhead is the whole cost.
-        # Adam's two moments are the rows of one (2, 40) array, updated by one multiply and
-        # one add from (gradient, gradient**2), the rows of _gg.
-        self._mv = np.zeros((2, n))
-        self._m, self._v = self._mv[0], self._mv[1]
-        self._gg = np.zeros((2, n))
-        self._grad, self._grad_sq = self._gg[0], self._gg[1]
-        self._grad58 = self._grad.reshape(N_LAYERS, N_CHOICES)  # (5, 8) view
-        self._rows = np.zeros(n)  # (40,) the softmax's scale at each logit (its row's)
-        self._tmp = np.zeros(n)
-        self._pick = np.zeros((N_LAYERS, N_CHOICES))
+        # Preallocated buffers, so that the update is a chain of ufuncs writing in place:
+        # on arrays of 40 numbers the call overhead is the whole cost, so the update makes
+        # as few calls as it can. Rows of one (4, 40) array: the gradient g, g**2 and Adam's
+        # moments m', v'; multiplied at once by the rows of ``_factors``: adv / row sums,
+        # 1 (g**2 is written after), beta1, beta2. So exp(theta) * adv / row sum and both
+        # moments' decays are one multiply, and both moments' increments one add.
+        self._state = np.zeros((4, n))
+        self._factors = np.ones((4, n))
+        self._factors[2:] = np.repeat([[_BETA1], [_BETA2]], n, axis=1)
         # 0-d arrays holding this step's advantage and Adam's offset and scale (the latter
         # past the steps of _adam_constants' cache)
         self._adv, self._offset, self._scale = np.zeros(()), np.zeros(()), np.zeros(())
-        # the arrays _learn writes, in one tuple: one attribute look-up instead of eleven
+        grad, grad_sq, m, v = self._state
+        # the arrays _learn uses, in one tuple: one attribute look-up instead of twelve;
+        # the gradient also as a memoryview, whose items Python subtracts from in place
         self._buffers = (
-            *(self._adv, self._grad58, self._rows, self._grad, self._tmp, self._mv),
-            *(self._gg, self._grad_sq, self._m, self._v, self._flat),
+            *(self._adv, self._flat, self._state, self._factors, self._factors[0]),
+            *(np.zeros(n), grad, grad.data.cast("B").cast("d"), grad_sq),
+            *(self._state[2:], self._state[:2], m, v),
         )
         self._constants = _ADAM_CONSTANTS.setdefault(self.lr, [])  # see _adam_constants
         self._step = 0
         self._numerator = 0.0
         self._denominator = 0.0
+        self._pick = np.zeros((N_LAYERS, N_CHOICES))
         self._noise = np.empty((0, N_LAYERS, N_CHOICES))  # a block of Gumbel draws (n, 5, 8)
+        self._draws: list[np.ndarray] = []  # its draws, each a (5, 8) view
         self._pos = 0  # the block's next unused draw
         self._key = b""  # theta's bytes at the last draw
         self._ahead: list[int] = []  # indices of the draws from _pos on under that theta
-        # per trial id: the flat logits of its actions (5,) and the MnasNet reward's factor
-        # (throughput / target_throughput) ** w of its architecture (NaN: accuracy reward)
-        self._proposed: list[tuple[np.ndarray, float]] = []
+        # per trial id: the flat logits of its actions (5 ints) and the MnasNet reward's
+        # factor (throughput / target_throughput) ** w of its architecture (NaN: accuracy)
+        self._proposed: list[tuple[tuple[int, ...], float]] = []
         self._factor: dict[int, float] = {}  # that factor per index, once its proxy is paid
         self._best: tuple[float, Arch] | None = None
 
@@ -227,13 +219,16 @@ class Reinforce(Searcher):
             self._pos += 1
             return ahead.pop()
         self._key = key
-        self._ahead = []
-        if self._pos == len(self._noise):
+        if self._ahead:
+            self._ahead = []
+        pos = self._pos
+        if pos == len(self._draws):
             self._refill()
+            pos = 0
         pick = self._pick
-        _add(self.theta, self._noise[self._pos], pick)
-        self._pos += 1
-        a0, a1, a2, a3, a4 = pick.argmax(axis=1).tolist()
+        _add(self.theta, self._draws[pos], pick)
+        self._pos = pos + 1
+        a0, a1, a2, a3, a4 = pick.argmax(1).tolist()
         return (((a0 * 8 + a1) * 8 + a2) * 8 + a3) * 8 + a4  # layer 1 most significant
 
     def _draw_ahead(self) -> list[int]:
@@ -248,6 +243,7 @@ class Reinforce(Searcher):
 
     def _refill(self) -> None:
         self._noise = self.rng.gumbel(size=(_BLOCK, N_LAYERS, N_CHOICES))
+        self._draws = list(self._noise)  # views, made once a block rather than once a draw
         self._pos = 0
 
     def propose(self) -> Arch:
@@ -284,32 +280,35 @@ class Reinforce(Searcher):
 
     def _update(self, actions: np.ndarray, reward: float) -> None:
         """One REINFORCE step for the sampled ``actions`` (5,): each layer's choice 0..7."""
-        self._learn(np.asarray(actions) + _ROW_OFFSET, reward)
+        self._learn(tuple((np.asarray(actions) + _ROW_OFFSET).tolist()), reward)
 
-    def _learn(self, flat: np.ndarray, reward: float) -> None:
-        """One REINFORCE step for the actions at flat logits ``flat`` (5,) and ``reward``."""
+    def _learn(self, flat: tuple[int, ...], reward: float) -> None:
+        """One REINFORCE step for the actions at flat logits ``flat`` (5 ints) and ``reward``."""
         mom = self.momentum
         self._numerator = mom * self._numerator + (1.0 - mom) * reward
         self._denominator = mom * self._denominator + (1.0 - mom)
         advantage = reward - self._numerator / self._denominator
         # grad = advantage * (softmax(theta) - onehot(actions)), flat (40,)
-        adv, g58, rows, grad, tmp, mv, gg, grad_sq, m, v, flat_theta = self._buffers
+        adv, theta, state, factors, ratio, tmp, grad, items, grad_sq, mv, gg, m, v = (
+            self._buffers
+        )
         adv[...] = advantage
-        _exp(self.theta, g58)
+        _exp(theta, grad)
         # The row sums by ndarray.dot (BLAS gemv, as matmul; a cheaper call), in the order
         # ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)): the same bits; already spread
         # to each logit of the row (see _ROW_SUMS), so no gather follows
-        _ROW_SUMS.dot(grad, rows)
-        _divide(adv, rows, rows)
-        _multiply(grad, rows, grad)
-        grad[flat] -= adv
+        _ROW_SUMS.dot(grad, tmp)
+        _divide(adv, tmp, ratio)
+        # grad = exp(theta) * (adv / row sum), and Adam's m' *= b1, v' *= b2 (see reset)
+        _multiply(state, factors, state)
+        for i in flat:  # the one-hot part, on five Python floats
+            items[i] -= advantage
         self._step += 1
         t = self._step
         # Adam, as torch: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
         # theta -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
         # Kept as m' = m / (1 - b1) and v' = v / (1 - b2), with the constants folded into
         # one offset and one scale, which saves array operations on this hot path.
-        _multiply(mv, _BETAS, mv)
         _multiply(grad, grad, grad_sq)
         _add(mv, gg, mv)
         consts = self._constants
@@ -321,6 +320,6 @@ class Reinforce(Searcher):
         _add(tmp, offset, tmp)
         _multiply(tmp, scale, tmp)
         _divide(m, tmp, tmp)
-        _subtract(flat_theta, tmp, flat_theta)
+        _subtract(theta, tmp, theta)
         if t % _RECENTER == 0:
             self.theta -= self.theta.max(axis=1, keepdims=True)
