@@ -119,6 +119,11 @@ class Event(NamedTuple):
 
 _NAN = math.nan
 _PACK = _ROW.pack
+ROW_SIZE = _ROW.size  # bytes of one packed event
+# One event's packed bytes from its fields in EVENT_COLUMNS order (the kind's code first;
+# as EventLog.append takes them, hp and epochs included): what a writer on the hot path
+# appends to EventLog.buffer itself, saving the call of append
+pack_event = _ROW.pack
 
 
 class EventLog:
@@ -126,16 +131,21 @@ class EventLog:
 
     Each event is packed into a few bytes at once (:data:`ROW_DTYPE`, 105 bytes an event),
     appended to one buffer: an append builds no Python object that outlives it, and
-    :meth:`arrays` reads the buffer as columns in one pass."""
+    :meth:`arrays` reads the buffer as columns in one pass. The buffer is public
+    (:attr:`buffer`): a writer may append whole rows of :func:`pack_event` to it."""
 
-    __slots__ = ("_buf", "n")
+    __slots__ = ("buffer",)
 
     def __init__(self) -> None:
-        self._buf = bytearray()
-        self.n = 0  # events so far
+        self.buffer = bytearray()  # the packed events, ROW_SIZE bytes each
+
+    @property
+    def n(self) -> int:
+        """Events so far."""
+        return len(self.buffer) // ROW_SIZE
 
     def __len__(self) -> int:
-        return self.n
+        return len(self.buffer) // ROW_SIZE
 
     def append(
         self,
@@ -156,18 +166,16 @@ class EventLog:
     ) -> None:
         """Append one event, its fields in :data:`EVENT_COLUMNS` order (``hp`` and
         ``epochs``: partial evaluations only)."""
-        self._buf += _PACK(kind, trial, index, accuracy, utilization, throughput, seed, cost,
-                           worker_seconds, start, end, worker, hp, epochs)  # fmt: skip
-        self.n += 1
+        self.buffer += _PACK(kind, trial, index, accuracy, utilization, throughput, seed, cost,
+                             worker_seconds, start, end, worker, hp, epochs)  # fmt: skip
 
     def append_instant(
         self, kind: EventKind, trial: int, index: int, accuracy: float, spent: float, now: float
     ) -> None:
         """Append an event that costs nothing and takes no time (ask, drop, recommend) at
         ``spent`` worker-seconds and wall clock ``now``."""
-        self._buf += _PACK(kind, trial, index, accuracy, _NAN, _NAN, -1, 0.0, spent, now, now,
-                           -1, -1, -1)  # fmt: skip
-        self.n += 1
+        self.buffer += _PACK(kind, trial, index, accuracy, _NAN, _NAN, -1, 0.0, spent, now, now,
+                             -1, -1, -1)  # fmt: skip
 
     def extend(self, kind: EventKind, columns: dict[str, np.ndarray]) -> None:
         """Append events of one kind from arrays of equal shape (k,), one per column
@@ -178,20 +186,20 @@ class EventLog:
         for col in _NUMERIC:
             arr = columns.get(col.name)
             rows[col.name] = (-1 if col.name in _INT else _NAN) if arr is None else arr
-        self._buf += rows.tobytes()
-        self.n += n
+        self.buffer += rows.tobytes()
 
     def _table(self) -> np.ndarray:
         """The events as a structured array (:data:`ROW_DTYPE`) of shape (n,), a copy."""
-        return np.frombuffer(bytes(self._buf), dtype=ROW_DTYPE)
+        return np.frombuffer(bytes(self.buffer), dtype=ROW_DTYPE)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Columns as arrays of shape (n,): ``step`` and :data:`EVENT_COLUMNS`, ``kind`` as
         names (:data:`EVENT_KINDS`)."""
         rows = self._table()
+        n = len(rows)
         out: dict[str, np.ndarray] = {
-            "step": np.arange(self.n, dtype=np.int64),
-            "kind": _KIND_NAMES[rows["kind"]] if self.n else np.asarray([], dtype=str),
+            "step": np.arange(n, dtype=np.int64),
+            "kind": _KIND_NAMES[rows["kind"]] if n else np.asarray([], dtype=str),
         }
         for col in _NUMERIC:
             dtype = np.int64 if col.name in _INT else np.float64

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from nasfilter.events import EventKind, EventLog
+from nasfilter.events import ROW_SIZE, EventKind, EventLog, pack_event
 
 # What a trace past its limit leaves out: counts, the simulated seconds charged, and the
 # wall-clock second the last one left out ended
@@ -29,16 +29,26 @@ _NAN = math.nan
 class Trace:
     """The event log of one run with its retention policy past ``limit`` events."""
 
-    __slots__ = ("_best_done", "_completed_best", "_first_end", "limit", "log", "unlogged")
+    __slots__ = ("_best_done", "_buf", "_completed_best", "_first_end", "_full", "_limit", "log",
+                 "unlogged")  # fmt: skip
 
     def __init__(self, limit: int) -> None:
         self.log = EventLog()
-        self.limit = limit
+        self._limit = limit
+        # the log's bytes, which evaluation and proxy events are packed onto directly (the
+        # hot path), and their length at the limit
+        self._buf = self.log.buffer
+        self._full = limit * ROW_SIZE
         self.unlogged: dict[str, float] = dict.fromkeys(UNLOGGED_FIELDS, 0.0)
         self._first_end: dict[int, float] = {}  # wall-clock end of each index's first eval
         # (end, -accuracy) of logged evaluations that may raise _best_done when complete
         self._completed_best: list[tuple[float, float]] = []
         self._best_done = -math.inf  # best accuracy of evaluations completed so far
+
+    @property
+    def limit(self) -> int:
+        """Events logged in full (see the module docstring)."""
+        return self._limit
 
     @property
     def n_unlogged(self) -> int:
@@ -64,10 +74,10 @@ class Trace:
         completed = self._completed_best
         while completed and completed[0][0] <= start:
             self._best_done = max(self._best_done, -heapq.heappop(completed)[1])
-        log = self.log
-        if log.n < self.limit or first_end >= end or accuracy > self._best_done:
-            log.append(_EVALUATE, trial, index, accuracy, _NAN, _NAN, seed, cost, spent,
-                       start, end, worker)  # fmt: skip
+        buf = self._buf
+        if len(buf) < self._full or first_end >= end or accuracy > self._best_done:
+            buf += pack_event(_EVALUATE, trial, index, accuracy, _NAN, _NAN, seed, cost, spent,
+                              start, end, worker, -1, -1)  # fmt: skip
             if accuracy > self._best_done:
                 heapq.heappush(completed, (end, -accuracy))
             return
@@ -100,9 +110,9 @@ class Trace:
     ) -> None:  # fmt: skip
         """A proxy query from wall clock ``start`` to ``start + cost``; ``first``: the run's
         first query of ``index`` (always logged)."""
-        if first or self.log.n < self.limit:
-            self.log.append(_PROXY, -1, index, _NAN, utilization, throughput, -1, cost, spent,
-                            start, start + cost, -1)  # fmt: skip
+        if first or len(self._buf) < self._full:
+            self._buf += pack_event(_PROXY, -1, index, _NAN, utilization, throughput, -1, cost,
+                                    spent, start, start + cost, -1, -1, -1)  # fmt: skip
         else:
             u = self.unlogged
             u["proxy"] += 1
