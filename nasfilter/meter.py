@@ -194,7 +194,9 @@ class Meter:
         """The batch of one :meth:`proxies` would answer for ``index``, in scalars: charged
         ``proxy_cost`` unless already queried (and repeats are free), serially on the
         wall clock."""
-        proxy = self._proxy_table()
+        proxy = self.proxy
+        if proxy is None:
+            proxy = self._proxy_table()  # raises ValueError: no proxy
         clock = self.clock
         if clock.spent >= clock.limit or clock.now >= clock.wall_limit:
             clock.check_open("query the proxy")  # raises BudgetExhausted

@@ -18,12 +18,13 @@ from nasfilter.space import ArchLike
 class ProxyHandle:
     """Proxy queries and the clock of one run; every query is charged by the problem."""
 
-    __slots__ = ("__problem",)
+    __slots__ = ("__problem", "__query")
 
     def __init__(self, problem: Problem) -> None:
         if not isinstance(problem, Problem):
             raise ValueError(f"a ProxyHandle wraps a Problem, got {type(problem).__name__}")
         self.__problem = problem
+        self.__query = problem.query_proxy  # bound once: a searcher may query every step
 
     @property
     def available(self) -> bool:
@@ -96,7 +97,7 @@ class ProxyHandle:
 
     def query(self, arch: ArchLike) -> ProxyReading:
         """Utilization (fraction of peak) and throughput (images/s) of ``arch``, charged."""
-        return self.__problem.query_proxy(arch)
+        return self.__query(arch)
 
     def query_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Query indices (k,) in order until the budget runs out, charging each.

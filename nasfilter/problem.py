@@ -18,6 +18,7 @@ schema is :mod:`nasfilter.events`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -350,6 +351,14 @@ class Problem:
         if type(arch) is not int or not 0 <= arch < N_ARCHS:  # the hot path: a plain index
             arch = as_arch(arch).index
         return self._meter.evaluate(arch, trial, worker)
+
+    def loop_calls(
+        self,
+    ) -> tuple[Callable[[int, int, int], tuple[float, float]], Callable[[float], None]]:
+        """The calls a run's loop makes per trial, to bind once per run: ``start(index, trial,
+        worker)``, :meth:`start_evaluation` of a valid plain index without its argument check
+        (the loop passes the index of an Arch), and ``advance(time)``, :meth:`advance`."""
+        return self._meter.evaluate, self._clock.advance
 
     def query_proxy(self, arch: ArchLike) -> ProxyReading:
         """Utilization and throughput of ``arch`` from the proxy, charging ``proxy_cost``

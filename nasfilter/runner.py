@@ -85,6 +85,7 @@ DEFAULT_MAX_REPEATS = 10_000  # consecutive evaluations of known architectures: 
 PROGRESS_EVERY = 4096  # proposals between two calls of run_search's on_progress
 
 STATUSES = ("budget", "searcher-done", "stalled", "space-exhausted", "converged")
+_heappop, _heappush = heapq.heappop, heapq.heappush
 
 
 class Streams(NamedTuple):
@@ -234,10 +235,14 @@ class _Loop:
         self.running: list[tuple[float, int, int, Trial, float, int, bool]] = []
         self.started = 0
         self.tally = _Tally()
-        # What _fill calls for every trial, bound once per run instead of once per call
+        # What _fill and _complete_next use for every trial, bound once per run instead of
+        # once per call, each in one tuple
         keep = None if filter is None else _unchecked_keep(filter)
-        self._hot = (searcher.ask, searcher.tell, keep, problem.record_drop,
-                     problem.start_evaluation)  # fmt: skip
+        start, advance = problem.loop_calls()
+        self._hot = (self.tally, problem, self.free, filter, searcher.ask, searcher.tell, keep,
+                     problem.record_drop, start, on_progress, self.retrain)  # fmt: skip
+        self._done = (self.running, advance, self.free, self.tally, searcher.tell,
+                      searcher.recommend)  # fmt: skip
 
     def run(self) -> _Tally:
         tally = self.tally
@@ -255,9 +260,9 @@ class _Loop:
 
     def _fill(self) -> None:
         """Start trials until no worker is free or the run must stop."""
-        tally, problem, free, flt = self.tally, self.problem, self.free, self.filter
-        ask, tell, keep_fn, drop, start = self._hot
-        on_progress, retrain = self.on_progress, self.retrain
+        tally, problem, free, flt, ask, tell, keep_fn, drop, start, on_progress, retrain = (
+            self._hot
+        )
         while free and tally.status is None:
             if problem.exhausted:
                 tally.status = "budget"
@@ -296,7 +301,7 @@ class _Loop:
                     problem.record(ASK, trial.id, index)  # kept, never started
                     tally.status = "budget"
                     return
-            worker = heapq.heappop(free)
+            worker = _heappop(free)
             fidelity = trial[2]  # trial.fidelity, without the property lookup (hot path)
             if fidelity is None and retrain:
                 accuracy, end = start(index, trial[0], worker)
@@ -305,7 +310,7 @@ class _Loop:
                 accuracy, end = problem.start_at_fidelity(index, fidelity, trial.id, worker)
                 full = is_full(fidelity)
             tally.idle = 0
-            heapq.heappush(self.running, (end, self.started, worker, trial, accuracy, index, full))
+            _heappush(self.running, (end, self.started, worker, trial, accuracy, index, full))
             self.started += 1
             self._note_novelty(index if full else (index, fidelity), full)
 
@@ -335,20 +340,20 @@ class _Loop:
                     self.tally.status = "space-exhausted"
 
     def _complete_next(self) -> None:
-        end, _, worker, trial, accuracy, index, full = heapq.heappop(self.running)
-        self.problem.advance(end)
-        heapq.heappush(self.free, worker)
-        tally = self.tally
+        running, advance, free, tally, tell, recommend = self._done
+        end, _, worker, trial, accuracy, index, full = _heappop(running)
+        advance(end)
+        _heappush(free, worker)
         if full:  # what a run returns and recommends: full evaluations only
             if accuracy > tally.seen.get(index, -math.inf):
                 tally.seen[index] = accuracy
             if accuracy > tally.first_best[1]:
                 tally.first_best = (index, accuracy)
         try:
-            self.searcher.tell(trial, accuracy)
+            tell(trial, accuracy)
         except BudgetExhausted:  # a proxy query in tell after the budget was spent
             tally.status = tally.status or "budget"
-        rec = self.searcher.recommend()
+        rec = recommend()
         if rec is not None and rec is not tally.recommended:  # the rest only on a change
             self._note_recommendation(rec)
 

@@ -301,8 +301,12 @@ class Reinforce(Searcher):
         _divide(adv, tmp, ratio)
         # grad = exp(theta) * (adv / row sum), and Adam's m' *= b1, v' *= b2 (see reset)
         _multiply(state, factors, state)
-        for i in flat:  # the one-hot part, on five Python floats
-            items[i] -= advantage
+        f0, f1, f2, f3, f4 = flat  # the one-hot part, on five Python floats
+        items[f0] -= advantage
+        items[f1] -= advantage
+        items[f2] -= advantage
+        items[f3] -= advantage
+        items[f4] -= advantage
         self._step += 1
         t = self._step
         # Adam, as torch: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
