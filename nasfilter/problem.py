@@ -18,6 +18,7 @@ schema is :mod:`nasfilter.events`.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -112,8 +113,14 @@ def _check_inputs(
     _check_costs(table)
 
 
+# Tables whose costs passed _check_costs (their columns are read-only): checked once
+_COSTS_CHECKED: weakref.WeakSet[BenchmarkTable] = weakref.WeakSet()
+
+
 def _check_costs(table: BenchmarkTable) -> None:
     """ValueError unless every present row's evaluation cost is finite and >= 0."""
+    if table in _COSTS_CHECKED:
+        return
     cost = table.eval_cost
     present_cost = cost[table.present]
     if not np.all(np.isfinite(present_cost)):
@@ -129,6 +136,7 @@ def _check_costs(table: BenchmarkTable) -> None:
             f"table {table.label!r} has negative evaluation costs (first at architecture "
             f"index {bad}: {cost[bad]!r} s); per-epoch times must be >= 0"
         )
+    _COSTS_CHECKED.add(table)
 
 
 def _check_indices(indices: np.ndarray) -> np.ndarray:

@@ -111,6 +111,12 @@ def seed_streams(seed: int | np.random.SeedSequence) -> Streams:
     return Streams(*(np.random.default_rng(c) for c in children))
 
 
+def _stream(children: list[np.random.SeedSequence], k: int) -> np.random.Generator:
+    """Generator ``k`` of :func:`seed_streams` from the spawned ``children``, built alone (the
+    same state; a run builds each generator it uses once)."""
+    return np.random.default_rng(children[k])
+
+
 def make_problem(
     table: BenchmarkTable,
     budget: float | Budget,
@@ -130,7 +136,7 @@ def make_problem(
         check_same_dataset(table, proxy)
     return Problem(
         table,
-        seed_streams(seed).problem,
+        _stream(_seed_sequence(seed).spawn(3), 0),  # seed_streams(seed).problem
         b,
         proxy=proxy,
         proxy_cost=proxy_cost,
@@ -412,11 +418,11 @@ def run_search(
     check_same_seed(problem, seed)
     if problem.proxy_table is not None:
         check_same_dataset(problem.table, problem.proxy_table)
-    streams = seed_streams(seed)
+    children = _seed_sequence(seed).spawn(3)  # seed_streams(seed) 1 and 2
     proxy = ProxyHandle(problem)
-    searcher.setup(SearchContext(streams.searcher, proxy))
+    searcher.setup(SearchContext(_stream(children, 1), proxy))
     if filt is not None:
-        filt.setup(SearchContext(streams.filter, proxy))
+        filt.setup(SearchContext(_stream(children, 2), proxy))
 
     start = time.perf_counter()
     tally = _Loop(searcher, filt, problem, k, max_idle, max_repeats, on_progress).run()
