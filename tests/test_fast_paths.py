@@ -3,7 +3,8 @@
 REINFORCE's draws (one at a time, or ahead while theta is unchanged) against Gumbel-max
 computed here from the same generator; the unchecked front and indicator cores against the
 checked public functions; the packed event log against the values appended; REINFORCE's
-spread row sums against the per-layer gemv.
+spread row sums against the per-layer gemv, its fused update against the plain formulas,
+and its flat action logits against the index rule.
 """
 
 from __future__ import annotations
