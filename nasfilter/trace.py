@@ -23,6 +23,7 @@ UNLOGGED_FIELDS = ("evaluate", "proxy", "drop", "evaluation_seconds", "proxy_sec
 
 _EVALUATE, _PROXY, _DROP = EventKind.EVALUATE, EventKind.PROXY, EventKind.DROP
 _PARTIAL = EventKind.PARTIAL
+_heappop, _heappush = heapq.heappop, heapq.heappush
 _NAN = math.nan
 
 
@@ -73,13 +74,13 @@ class Trace:
         first_end = self._first_end.setdefault(index, end)
         completed = self._completed_best
         while completed and completed[0][0] <= start:
-            self._best_done = max(self._best_done, -heapq.heappop(completed)[1])
+            self._best_done = max(self._best_done, -_heappop(completed)[1])
         buf = self._buf
         if len(buf) < self._full or first_end >= end or accuracy > self._best_done:
             buf += pack_event(_EVALUATE, trial, index, accuracy, _NAN, _NAN, seed, cost, spent,
                               start, end, worker, -1, -1)  # fmt: skip
             if accuracy > self._best_done:
-                heapq.heappush(completed, (end, -accuracy))
+                _heappush(completed, (end, -accuracy))
             return
         u = self.unlogged
         u["evaluate"] += 1

@@ -85,21 +85,27 @@ def _adam_constants(
     return offset, scale
 
 
-# The flat logits (layer * 8 + choice) of each architecture's actions as a tuple of five
-# ints, by index once built; shared by every run
-_FLAT_ROWS: list[tuple[int, int, int, int, int] | None] = [None] * N_ARCHS
+# Per index once built, shared by every run: the flat logits (layer * 8 + choice) of the
+# architecture's actions as a tuple of five ints, and the architecture
+_ROWS: list[tuple[tuple[int, int, int, int, int], Arch] | None] = [None] * N_ARCHS
 
 
-def _flat_row(index: int) -> tuple[int, int, int, int, int]:
-    """The flat logits of architecture ``index``'s actions: its base-8 digits (layer 1 most
-    significant, the index rule) plus each layer's offset."""
-    row = _FLAT_ROWS[index]
+def _row(index: int) -> tuple[tuple[int, int, int, int, int], Arch]:
+    """Architecture ``index``'s flat action logits (its base-8 digits, layer 1 most
+    significant as the index rule has it, plus each layer's offset) and its Arch."""
+    row = _ROWS[index]
     if row is None:
-        row = _FLAT_ROWS[index] = (
+        flat = (
             index >> 12, 8 + (index >> 9 & 7), 16 + (index >> 6 & 7), 24 + (index >> 3 & 7),
             32 + (index & 7),
         )  # fmt: skip
+        row = _ROWS[index] = (flat, arch_from_index(index))
     return row
+
+
+def _flat_row(index: int) -> tuple[int, int, int, int, int]:
+    """The flat logits of architecture ``index``'s actions (see :func:`_row`)."""
+    return _row(index)[0]
 
 
 class Reinforce(Searcher):
@@ -248,16 +254,16 @@ class Reinforce(Searcher):
 
     def propose(self) -> Arch:
         index = self._draw()
-        arch = arch_from_index(index)
+        row = _ROWS[index]
+        if row is None:
+            row = _row(index)
+        flat, arch = row
         factor = math.nan
         if self.needs_proxy:
             factor = self._factor.get(index, math.nan)
             if factor != factor:  # NaN: not queried yet
                 throughput = self.proxy.query(index).throughput
                 factor = self._factor[index] = (throughput / self.target_throughput) ** self.w
-        flat = _FLAT_ROWS[index]
-        if flat is None:
-            flat = _flat_row(index)
         self._proposed.append((flat, factor))  # proposal k: trial id k
         return arch
 
