@@ -29,6 +29,7 @@ def _held_out() -> Iterator[dict[str, Any]]:
 def _record_rows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """One row per goal (and one per plain-roofline figure) of a held-out record."""
     from nasfilter.oracle.validation import (
+        CONFUSION,
         GOAL_LAYOUT_DIRECTION,
         GOAL_LAYOUT_PEARSON,
         GOAL_MDAPE_PERCENT,
@@ -76,6 +77,7 @@ def _record_rows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         measured_nhwc_faster=round(lay["measured_nhwc_faster"], 3),
         predicted_nhwc_faster=round(lay["predicted_nhwc_faster"], 3),
         n=lay["n"],
+        **{name: lay[name] for name in CONFUSION if name in lay},
     )
     yield result(
         f"NHWC/NCHW ratio {where}: Pearson of log ratios",

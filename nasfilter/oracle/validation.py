@@ -43,13 +43,16 @@ def shipped_samples(device: str, tables: TableSource) -> SampleSet:
     return build_samples([shipped_benchmark_file(device, layout) for layout in LAYOUTS], tables)
 
 
-def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]:
+def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, Any]:
     """How well predicted NHWC ÷ NCHW ratios match the measured ones, per model and size.
 
     Returns n (models measured in both layouts), direction (share where predicted and
     measured ratios lie on the same side of 1), the shares measured and predicted faster in
-    NHWC, pearson and spearman of the log ratios, and the median measured and predicted
-    ratios.
+    NHWC, pearson and spearman of the log ratios, the median measured and predicted
+    ratios, the confusion of directions (:data:`CONFUSION`: counts of models measured
+    faster or slower in NHWC by the predicted direction) and ``misdirected``, the
+    ``model@size`` of every model whose direction is wrong, the largest measured
+    slowdowns in NHWC first.
     """
     truth = measured(sset)
     by_key: dict[tuple[str, int], dict[str, int]] = {}
@@ -61,9 +64,13 @@ def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]
     h, c = (np.array(idx) for idx in zip(*pairs, strict=True))
     meas = np.log(truth[h] / truth[c])
     pred = np.log(predicted[h] / predicted[c])
+    keys = [s.key for s in (sset.samples[i] for i in h)]
+    wrong = np.flatnonzero(np.sign(meas) != np.sign(pred))
     return {
         "n": len(pairs),
         "direction": float(np.mean(np.sign(meas) == np.sign(pred))),
+        **confusion(meas, pred),
+        "misdirected": [f"{keys[i][0]}@{keys[i][1]}" for i in wrong[np.argsort(meas[wrong])]],
         "measured_nhwc_faster": float(np.mean(meas > 0)),
         "predicted_nhwc_faster": float(np.mean(pred > 0)),
         "pearson_log_ratio": pearson(pred, meas),
@@ -71,6 +78,23 @@ def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]
         "median_measured_ratio": float(np.exp(np.median(meas))),
         "median_predicted_ratio": float(np.exp(np.median(pred))),
     }
+
+
+# The confusion of directions: measured (NHWC faster, slower) x predicted (faster, slower).
+CONFUSION = (
+    "measured_faster_predicted_faster",
+    "measured_faster_predicted_slower",
+    "measured_slower_predicted_faster",
+    "measured_slower_predicted_slower",
+)
+
+
+def confusion(measured_log: np.ndarray, predicted_log: np.ndarray) -> dict[str, int]:
+    """Counts of :data:`CONFUSION` from log NHWC / NCHW ratios (> 0: NHWC faster; a ratio
+    of exactly 1 counts as slower, as in the direction share)."""
+    m, p = np.asarray(measured_log) > 0, np.asarray(predicted_log) > 0
+    cells = (m & p, m & ~p, ~m & p, ~m & ~p)
+    return {name: int(np.sum(c)) for name, c in zip(CONFUSION, cells, strict=True)}
 
 
 def evaluate(sset: SampleSet, params: GpuModelParams) -> dict[str, Any]:
@@ -174,6 +198,14 @@ def format_report(records: list[dict[str, Any]]) -> str:
             f"{lay['spearman']:.2f}; median measured {lay['median_measured_ratio']:.2f}, "
             f"predicted {lay['median_predicted_ratio']:.2f}; {_verdict(meets_layout_goal(rec))}"
         )
+        if "measured_slower_predicted_faster" in lay:
+            lines.append(
+                f"{a:>7} -> {b:<8} directions: measured NHWC faster "
+                f"{lay['measured_faster_predicted_faster']} predicted faster, "
+                f"{lay['measured_faster_predicted_slower']} slower; measured NHWC slower "
+                f"{lay['measured_slower_predicted_faster']} predicted faster, "
+                f"{lay['measured_slower_predicted_slower']} slower"
+            )
     lines.append(
         f"goals held out: MdAPE <= {GOAL_MDAPE_PERCENT:g} % and Spearman >= {GOAL_SPEARMAN:g} "
         f"per layout; NHWC/NCHW direction >= {GOAL_LAYOUT_DIRECTION:.0%} and Pearson (log) "
