@@ -26,6 +26,7 @@ def _record() -> dict[str, Any]:
     }
     return {
         "fit": {"device": "rtx3090"},
+        "measured_reference": {"n": 80, "direction": 0.894, "pearson_log_ratio": 0.86},
         "held_out": {
             "device": "rtx4090",
             "nchw": {"roofline": _figures(150.0, 0.9), "calibrated": _figures(9.9, 0.974)},
@@ -44,6 +45,7 @@ def test_each_goal_has_its_own_row_and_verdict() -> None:
     assert rows[f"calibrated {where} nhwc: Spearman"]["passed"] is True
     direction = rows[f"NHWC/NCHW ratio {where}: direction agrees"]
     assert direction["passed"] is True and direction["measured_slower_predicted_faster"] == 6
+    assert direction["reference_direction"] == 0.894
     assert rows[f"NHWC/NCHW ratio {where}: Pearson of log ratios"]["passed"] is False
     assert rows[f"roofline {where} nchw: MdAPE"]["goal"].startswith("report")
     assert len(rows) == 2 * 3 + 2
