@@ -29,6 +29,7 @@ def _held_out() -> Iterator[dict[str, Any]]:
 def _record_rows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """One row per goal (and one per plain-roofline figure) of a held-out record."""
     from nasfilter.oracle.validation import (
+        CONFUSION,
         GOAL_LAYOUT_DIRECTION,
         GOAL_LAYOUT_PEARSON,
         GOAL_MDAPE_PERCENT,
@@ -76,6 +77,8 @@ def _record_rows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         measured_nhwc_faster=round(lay["measured_nhwc_faster"], 3),
         predicted_nhwc_faster=round(lay["predicted_nhwc_faster"], 3),
         n=lay["n"],
+        **{name: lay[name] for name in CONFUSION if name in lay},
+        **_reference(rec),
     )
     yield result(
         f"NHWC/NCHW ratio {where}: Pearson of log ratios",
@@ -88,6 +91,17 @@ def _record_rows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         median_predicted=round(lay["median_predicted_ratio"], 3),
         n=lay["n"],
     )
+
+
+def _reference(rec: dict[str, Any]) -> dict[str, Any]:
+    """The fitted GPU's measured ratios as the held-out prediction (a reference, no goal)."""
+    ref = rec.get("measured_reference")
+    if not ref or ref["n"] < 3:
+        return {}
+    return {
+        "reference_direction": round(ref["direction"], 3),
+        "reference_pearson": round(ref["pearson_log_ratio"], 3),
+    }
 
 
 def _nats_speed() -> Iterator[dict[str, Any]]:

@@ -19,9 +19,14 @@ def _record() -> dict[str, Any]:
         "spearman": 0.5,
         "median_measured_ratio": 1.12,
         "median_predicted_ratio": 1.1,
+        "measured_faster_predicted_faster": 75,
+        "measured_faster_predicted_slower": 2,
+        "measured_slower_predicted_faster": 6,
+        "measured_slower_predicted_slower": 7,
     }
     return {
         "fit": {"device": "rtx3090"},
+        "measured_reference": {"n": 80, "direction": 0.894, "pearson_log_ratio": 0.86},
         "held_out": {
             "device": "rtx4090",
             "nchw": {"roofline": _figures(150.0, 0.9), "calibrated": _figures(9.9, 0.974)},
@@ -38,7 +43,9 @@ def test_each_goal_has_its_own_row_and_verdict() -> None:
     assert rows[f"calibrated {where} nchw: Spearman"]["passed"] is False  # 0.974 < 0.975
     assert rows[f"calibrated {where} nhwc: MdAPE"]["passed"] is False  # 10.1 > 10
     assert rows[f"calibrated {where} nhwc: Spearman"]["passed"] is True
-    assert rows[f"NHWC/NCHW ratio {where}: direction agrees"]["passed"] is True
+    direction = rows[f"NHWC/NCHW ratio {where}: direction agrees"]
+    assert direction["passed"] is True and direction["measured_slower_predicted_faster"] == 6
+    assert direction["reference_direction"] == 0.894
     assert rows[f"NHWC/NCHW ratio {where}: Pearson of log ratios"]["passed"] is False
     assert rows[f"roofline {where} nchw: MdAPE"]["goal"].startswith("report")
     assert len(rows) == 2 * 3 + 2

@@ -10,6 +10,7 @@ direction matches, and the correlations). Everything is deterministic.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,33 +44,89 @@ def shipped_samples(device: str, tables: TableSource) -> SampleSet:
     return build_samples([shipped_benchmark_file(device, layout) for layout in LAYOUTS], tables)
 
 
-def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, float]:
+def _layout_pairs(sset: SampleSet) -> tuple[list[tuple[str, int]], np.ndarray, np.ndarray]:
+    """Every (model, size) of ``sset`` measured in both layouts, with the indices of its
+    NHWC and NCHW samples (int arrays)."""
+    by_key: dict[tuple[str, int], dict[str, int]] = {}
+    for i, s in enumerate(sset.samples):
+        by_key.setdefault(s.key, {})[s.layout] = i
+    keys = [k for k, d in by_key.items() if len(d) == 2]
+    nhwc = np.array([by_key[k]["nhwc"] for k in keys], dtype=int)
+    nchw = np.array([by_key[k]["nchw"] for k in keys], dtype=int)
+    return keys, nhwc, nchw
+
+
+def layout_agreement(sset: SampleSet, predicted: np.ndarray) -> dict[str, Any]:
     """How well predicted NHWC ÷ NCHW ratios match the measured ones, per model and size.
 
     Returns n (models measured in both layouts), direction (share where predicted and
     measured ratios lie on the same side of 1), the shares measured and predicted faster in
-    NHWC, pearson and spearman of the log ratios, and the median measured and predicted
-    ratios.
+    NHWC, pearson and spearman of the log ratios, the median measured and predicted
+    ratios, the confusion of directions (:data:`CONFUSION`: counts of models measured
+    faster or slower in NHWC by the predicted direction) and ``misdirected``, the
+    ``model@size`` of every model whose direction is wrong, the largest measured
+    slowdowns in NHWC first.
     """
     truth = measured(sset)
-    by_key: dict[tuple[str, int], dict[str, int]] = {}
-    for i, s in enumerate(sset.samples):
-        by_key.setdefault(s.key, {})[s.layout] = i
-    pairs = [(d["nhwc"], d["nchw"]) for d in by_key.values() if len(d) == 2]
-    if len(pairs) < 3:
-        raise ValueError(f"{len(pairs)} models measured in both layouts; need >= 3")
-    h, c = (np.array(idx) for idx in zip(*pairs, strict=True))
+    keys, h, c = _layout_pairs(sset)
+    if len(keys) < 3:
+        raise ValueError(f"{len(keys)} models measured in both layouts; need >= 3")
     meas = np.log(truth[h] / truth[c])
     pred = np.log(predicted[h] / predicted[c])
+    wrong = np.flatnonzero(np.sign(meas) != np.sign(pred))
     return {
-        "n": len(pairs),
+        "n": len(keys),
         "direction": float(np.mean(np.sign(meas) == np.sign(pred))),
+        **confusion(meas, pred),
+        "misdirected": [f"{keys[i][0]}@{keys[i][1]}" for i in wrong[np.argsort(meas[wrong])]],
         "measured_nhwc_faster": float(np.mean(meas > 0)),
         "predicted_nhwc_faster": float(np.mean(pred > 0)),
         "pearson_log_ratio": pearson(pred, meas),
         "spearman": spearman(pred, meas),
         "median_measured_ratio": float(np.exp(np.median(meas))),
         "median_predicted_ratio": float(np.exp(np.median(pred))),
+    }
+
+
+# The confusion of directions: measured (NHWC faster, slower) x predicted (faster, slower).
+CONFUSION = (
+    "measured_faster_predicted_faster",
+    "measured_faster_predicted_slower",
+    "measured_slower_predicted_faster",
+    "measured_slower_predicted_slower",
+)
+
+
+def confusion(measured_log: np.ndarray, predicted_log: np.ndarray) -> dict[str, int]:
+    """Counts of :data:`CONFUSION` from log NHWC / NCHW ratios (> 0: NHWC faster; a ratio
+    of exactly 1 counts as slower, as in the direction share)."""
+    m, p = np.asarray(measured_log) > 0, np.asarray(predicted_log) > 0
+    cells = (m & p, m & ~p, ~m & p, ~m & ~p)
+    return {name: int(np.sum(c)) for name, c in zip(CONFUSION, cells, strict=True)}
+
+
+def measured_log_ratios(sset: SampleSet) -> dict[tuple[str, int], float]:
+    """The measured log NHWC / NCHW throughput ratio of every (model, size) measured in both
+    layouts."""
+    truth = measured(sset)
+    keys, h, c = _layout_pairs(sset)
+    return dict(zip(keys, np.log(truth[h] / truth[c]).tolist(), strict=True))
+
+
+def measured_reference(fitted: SampleSet, held_out: SampleSet) -> dict[str, float]:
+    """The fitted GPU's own measured NHWC / NCHW ratios as a prediction of the held-out
+    GPU's, over the (model, size) pairs both measured in both layouts: n, direction (share
+    on the same side of 1) and the Pearson correlation of the log ratios. What a model that
+    knew the fitted GPU's ratios exactly, and nothing of the other GPU, would reach."""
+    a, b = measured_log_ratios(fitted), measured_log_ratios(held_out)
+    common = sorted(set(a) & set(b))
+    if len(common) < 3:
+        return {"n": len(common), "direction": math.nan, "pearson_log_ratio": math.nan}
+    x, y = np.array([a[k] for k in common]), np.array([b[k] for k in common])
+    return {
+        "n": len(common),
+        "direction": float(np.mean(np.sign(x) == np.sign(y))),
+        "pearson_log_ratio": pearson(x, y),
     }
 
 
@@ -98,8 +155,9 @@ def cross_validate(
     """Fit on each device and evaluate on every other; one record per ordered pair.
 
     Each record: ``fit`` (device, params, samples, rms log error, provenance), ``fit_data``
-    (the figures on the data it was fitted on) and ``held_out`` (:func:`evaluate` on the
-    other device). Raises CalibrationError if a fit is refused.
+    (the figures on the data it was fitted on), ``held_out`` (:func:`evaluate` on the
+    other device) and ``measured_reference`` (:func:`measured_reference`: how far the fitted
+    GPU's own layout ratios carry to the other). Raises CalibrationError if a fit is refused.
     """
     if len(devices) < 2:
         raise ValueError(f"cross-validation needs two or more devices, got {list(devices)}")
@@ -121,6 +179,7 @@ def cross_validate(
                     },
                     "fit_data": evaluate(sets[a], result.params),
                     "held_out": evaluate(sets[b], result.params),
+                    "measured_reference": measured_reference(sets[a], sets[b]),
                 }
             )
     return out
@@ -174,6 +233,21 @@ def format_report(records: list[dict[str, Any]]) -> str:
             f"{lay['spearman']:.2f}; median measured {lay['median_measured_ratio']:.2f}, "
             f"predicted {lay['median_predicted_ratio']:.2f}; {_verdict(meets_layout_goal(rec))}"
         )
+        if "measured_slower_predicted_faster" in lay:
+            lines.append(
+                f"{a:>7} -> {b:<8} directions: measured NHWC faster "
+                f"{lay['measured_faster_predicted_faster']} predicted faster, "
+                f"{lay['measured_faster_predicted_slower']} slower; measured NHWC slower "
+                f"{lay['measured_slower_predicted_faster']} predicted faster, "
+                f"{lay['measured_slower_predicted_slower']} slower"
+            )
+        ref = rec.get("measured_reference")
+        if ref and ref["n"] >= 3:
+            lines.append(
+                f"{a:>7} -> {b:<8} reference: {a}'s measured ratios as the prediction "
+                f"({ref['n']} models measured on both): direction agrees "
+                f"{ref['direction']:.1%}, Pearson (log) {ref['pearson_log_ratio']:.2f}"
+            )
     lines.append(
         f"goals held out: MdAPE <= {GOAL_MDAPE_PERCENT:g} % and Spearman >= {GOAL_SPEARMAN:g} "
         f"per layout; NHWC/NCHW direction >= {GOAL_LAYOUT_DIRECTION:.0%} and Pearson (log) "
