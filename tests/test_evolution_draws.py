@@ -10,6 +10,7 @@ from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.problem import Budget, Problem
 from nasfilter.searchers import RegularizedEvolution
 from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, arch_from_index, index_of
+from nasfilter.trial import Trial
 from tests.tables import random_table
 
 TABLE = random_table(3)
@@ -39,6 +40,7 @@ def test_blocked_draws_equal_one_call_per_proposal(size: int, tournament: int) -
     population: list[tuple[int, float]] = []
     for step in range(3000):
         trial = searcher.ask()
+        assert isinstance(trial, Trial)
         assert index_of(trial.arch) == _reference(ref_rng, population, size, tournament)
         if step % 3 == 0:  # a dropped proposal joins nothing
             searcher.tell(trial, None)
