@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from nasfilter.blas_threads import apply_thread_env
 from nasfilter.filters import Filter, make_filter
 from nasfilter.inputs import (
     FileIdentity,
@@ -190,6 +191,7 @@ def _worker_init() -> None:
     # Ctrl-C goes to the whole process group; only the parent handles it, so that it can
     # stop handing out work and leave the database consistent.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    apply_thread_env()  # a forked worker takes the BLAS thread count asked of it, too
     threading.Thread(
         target=_exit_when_orphaned,
         args=(os.getppid(), PARENT_POLL_SECONDS),
@@ -224,13 +226,13 @@ class WorkerDied(RuntimeError):
 
 
 def start_pool(jobs: int, preload: RunSpec | None = None) -> ProcessPoolExecutor:
-    """A pool of ``jobs`` worker processes for :func:`run_grids`, started now: while this
-    process goes on (checking its inputs, say), they import nasfilter and, with
-    ``preload``, load that spec's table, proxy and front reference. Use it in a ``with``
-    block; a failed preload is left to the runs, which report it."""
+    """A pool of ``jobs`` worker processes for :func:`run_grids`, started now, forked or
+    spawned by :func:`pool_context`: forked ones begin with this process's imports and
+    loaded inputs; spawned ones import nasfilter while this process goes on (checking its
+    inputs, say) and, with ``preload``, load that spec's table, proxy and front reference.
+    Use it in a ``with`` block; a failed preload is left to the runs, which report it."""
     pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-        initializer=_worker_init,
+        max_workers=jobs, mp_context=pool_context(), initializer=_worker_init
     )
     for _ in range(jobs):  # each submission starts a process while none is idle
         pool.submit(_preload, preload)

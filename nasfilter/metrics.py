@@ -139,6 +139,44 @@ def front_of(reference: FrontReference, indices: np.ndarray) -> np.ndarray:
     return unique[finite_front_mask(reference.points[unique])]  # usable rows are finite
 
 
+def front_steps(
+    reference: FrontReference, indices: np.ndarray
+) -> tuple[list[int], list[np.ndarray]]:
+    """Where the front of a run's evaluations changes: ``(counts, fronts)``, ``counts``
+    ascending, such that the front of ``indices[:k]`` (:func:`front_of`) is ``fronts[j]``
+    for the last ``counts[j] <= k`` (empty before ``counts[0]``). One pass in plain Python
+    (a front holds tens of points): an evaluation changes the front when its architecture
+    is usable, not on the front yet and dominated by no front member; it then joins and
+    drops the members it dominates. Each front is :func:`front_of`'s array (sorted
+    distinct indices, int64)."""
+    idx = np.asarray(indices, dtype=np.int64)
+    points = reference.points[idx]
+    rows = zip(
+        idx.tolist(),
+        points[:, 0].tolist(),
+        points[:, 1].tolist(),
+        reference.usable[idx].tolist(),
+        strict=True,
+    )
+    front: dict[int, tuple[float, float]] = {}
+    counts: list[int] = []
+    fronts: list[np.ndarray] = []
+    for k, (i, x, y, usable) in enumerate(rows, start=1):
+        if not usable or i in front:
+            continue
+        if any(qx >= x and qy >= y and (qx > x or qy > y) for qx, qy in front.values()):
+            continue
+        front = {
+            j: (qx, qy)
+            for j, (qx, qy) in front.items()
+            if not (x >= qx and y >= qy and (x > qx or y > qy))
+        }
+        front[i] = (x, y)
+        counts.append(k)
+        fronts.append(np.array(sorted(front), dtype=np.int64))
+    return counts, fronts
+
+
 def score(
     reference: FrontReference,
     evaluated: np.ndarray,

@@ -35,7 +35,7 @@ import numpy as np
 
 from nasfilter.inputs import inputs
 from nasfilter.meanse import MeanSE, format_mean_se, mean_se
-from nasfilter.metrics import METRICS, FrontReference, front_of, score
+from nasfilter.metrics import METRICS, FrontReference, front_steps, score
 from nasfilter.records import DEFAULT_TICKS, RunRecord, RunSpec, ScoredRun, StoredScores
 from nasfilter.registry import parse_spec
 from nasfilter.storage import Storage
@@ -115,20 +115,16 @@ def _curves(
     out["best_test_acc"] = best_test[counts]
     out["selected_test_acc"] = selected
     out["recall"] = found[counts] / len(reference.true_front)
-    # Front indicators: update the front only when new evaluations arrive, and recompute
-    # the indicators only when the front changed.
+    # Front indicators: computed once per front met at a tick (the fronts change at the
+    # evaluations front_steps finds).
     for name in ("hv_ratio", "igd_plus", "epsilon"):
         out[name] = np.empty(len(times))
-    front = np.zeros(0, dtype=np.int64)
-    values = reference.indicators(front)
-    last_k = 0
-    for i, k in enumerate(counts.tolist()):
-        if k != last_k:
-            new_front = front_of(reference, np.concatenate([front, idx[last_k:k]]))
-            if not np.array_equal(new_front, front):
-                front = new_front
-                values = reference.indicators(front)
-            last_k = k
+    steps, fronts = front_steps(reference, idx)
+    at_tick = np.searchsorted(np.asarray(steps, dtype=np.int64), counts, side="right") - 1
+    last, values = -1, reference.indicators(np.zeros(0, dtype=np.int64))
+    for i, j in enumerate(at_tick.tolist()):
+        if j != last:
+            values, last = reference.indicators(fronts[j]), j
         out["hv_ratio"][i], out["igd_plus"][i], out["epsilon"][i] = values
     return out
 

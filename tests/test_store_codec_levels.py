@@ -18,7 +18,9 @@ SCAN = RunSpec("random", "proxy-threshold", budget=20_000.0, n_ticks=4, table="s
 def test_random_floats_are_stored_and_repetitive_ints_deflated() -> None:
     noise = np.random.default_rng(0).random(4096).tobytes()  # 32 KiB of distinct float64s
     repeated = np.zeros(8192, dtype="<i4").tobytes()
+    scanned = np.random.default_rng(1).permutation(32768).astype("<i4").tobytes()
     assert column_level(noise) == 0
+    assert column_level(scanned) == 0  # a scan's indices shrink by about a third only
     assert column_level(repeated) == 1
     assert column_level(noise[: SAMPLE_BYTES - 8]) == 1  # short columns: always deflated
     stored = zlib.compress(noise, column_level(noise))
@@ -35,7 +37,7 @@ def test_a_proxy_scan_stores_its_readings_uncompressed_and_reads_back_exactly(
     blobs = dict(zip(DISK_DTYPES, encode_events(run.record.events), strict=True))
     # Stored blocks make a stream longer than its content; deflate a shorter one.
     stored = {name for name, blob in blobs.items() if len(blob) > len(zlib.decompress(blob))}
-    assert {"utilization", "throughput"} <= stored  # the scan's distinct readings
+    assert {"utilization", "throughput", "index"} <= stored  # the scan's readings, indices
     assert not stored & {"kind", "trial", "seed", "hp", "epochs"}  # repetitive: deflated
     with Store(tmp_path / "r.db") as store:
         store.add_spec(SCAN, *provenance(SCAN))

@@ -9,9 +9,10 @@ over seeds, says how many seeds each method ran.
 
 Speed (the goal: ``make demo`` within 15 s on 2 cores, ``benchmarks/bench_demo.py``): the
 peers take nearly all the time (a model refit or an Optuna trial per proposal), so they run
-first, spread over the processes, on fewer seeds; each worker process uses one BLAS thread
-(the processes fill the CPUs; the runs' results are the same, as they are for any
-``--jobs``).
+first, spread over the processes, on fewer seeds; the processes are forked where that is
+safe (:func:`~nasfilter.experiment.pool_context`) once the inputs are loaded, so that they
+start with them; each worker process uses one BLAS thread (the processes fill the CPUs; the
+runs' results are the same, as they are for any ``--jobs``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -71,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from nasfilter.cli.run import build_specs, check_inputs, parse_seeds, plan_jobs, resolve_device
-    from nasfilter.experiment import check_seeds, inputs
+    from nasfilter.cli.run import build_specs, parse_seeds, plan_jobs, resolve_device
+    from nasfilter.experiment import check_seeds
     from nasfilter.methods import PEER_METHODS, STUDY_SEARCHERS
     from nasfilter.metrics_table import format_summary, summarize
 
@@ -90,11 +91,8 @@ def _demo(args: argparse.Namespace) -> int:
     if args.db is None:  # nothing but the tables below reads the curves: score at FRACTIONS
         study, peers = _at_fractions(study), _at_fractions(peers)
     jobs, capped = plan_jobs(args.jobs, len(study) * len(seeds) + len(peers) * len(peer_seeds))
-    # The worker processes start now, and load the inputs while this one checks them.
-    with _pool(jobs, study[0]) as pool:
-        check_inputs(args)
-        with naming("--table"):  # the oracle is loaded: what can fail now is the table's
-            table, proxy, ref = inputs(study[0])
+    with _pool(jobs, study[0], lambda: _load_inputs(args, study[0])) as (pool, loaded):
+        table, proxy, ref = loaded
         print(f"nasfilter demo: the comparison of arXiv 2212.07936 on {table.dataset.name}")
         print(f"  table : {table.provenance.label}")
         print(f"  oracle: {proxy.label}; a proxy query costs {study[0].proxy_cost:g} simulated s")
@@ -121,17 +119,32 @@ def _at_fractions(specs: list[Any]) -> list[Any]:
     return [dataclasses.replace(spec, n_ticks=len(FRACTIONS)) for spec in specs]
 
 
+def _load_inputs(args: argparse.Namespace, spec: Any) -> Any:
+    """The table, proxy and front reference of ``spec``, each error naming its flag."""
+    from nasfilter.cli.run import check_inputs
+    from nasfilter.experiment import inputs
+
+    check_inputs(args)
+    with naming("--table"):  # the oracle is loaded: what can fail now is the table's
+        return inputs(spec)
+
+
 @contextmanager
-def _pool(jobs: int, preload: Any) -> Iterator[Any]:
-    """The worker processes of the runs, started now (None for one job: the runs are made in
-    this process), each with one BLAS thread (:func:`_one_blas_thread`)."""
-    from nasfilter.experiment import start_pool
+def _pool(jobs: int, preload: Any, load: Callable[[], Any]) -> Iterator[tuple[Any, Any]]:
+    """(the worker processes of the runs, what ``load`` returns): None for one job (the
+    runs are made in this process). Forked workers (:func:`~nasfilter.experiment.pool_context`)
+    start once this process has loaded the inputs, which they inherit; spawned ones start
+    first and load ``preload``'s inputs while this one loads them too. Each worker uses one
+    BLAS thread (:func:`_one_blas_thread`)."""
+    from nasfilter.experiment import pool_context, start_pool
 
     if jobs == 1:
-        yield None
+        yield None, load()
         return
-    with _one_blas_thread(jobs), start_pool(jobs, preload) as pool:
-        yield pool
+    forks = pool_context().get_start_method() == "fork"
+    loaded = load() if forks else None
+    with _one_blas_thread(jobs), start_pool(jobs, None if forks else preload) as pool:
+        yield pool, (loaded if forks else load())
 
 
 @contextmanager

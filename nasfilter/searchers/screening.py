@@ -37,7 +37,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr
 
 NODES = 24  # Gauss-Hermite nodes of the expectation over a screen's outcome
 _U, _W = np.polynomial.hermite_e.hermegauss(NODES)
@@ -46,6 +45,10 @@ _W = _W / _W.sum()  # probabilists' weights of N(0, 1)
 
 def expected_improvement(mean: np.ndarray, sd: np.ndarray, height: np.ndarray) -> np.ndarray:
     """E[max(F - height, 0)] for F ~ N(mean, sd**2), elementwise (broadcast), percent."""
+    # Imported here: scipy.special takes ~0.7 s to import, and every process that loads
+    # the searcher registry (a nine-seed comparison's parent, say) would pay it unused.
+    from scipy.special import ndtr
+
     sd = np.maximum(sd, 1e-9)
     z = (mean - height) / sd
     return np.asarray(sd * np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi) + (mean - height) * ndtr(z))
