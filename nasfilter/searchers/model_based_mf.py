@@ -36,10 +36,11 @@ import numpy as np
 from nasfilter.checks import check_positive_int
 from nasfilter.fidelity import Fidelity
 from nasfilter.pareto import nondominated_mask
-from nasfilter.searchers.accuracy_model import AccuracyFit
+from nasfilter.searchers.accuracy_model import AccuracyFit, accuracy_fit
 from nasfilter.searchers.acquisition import ObjectiveSpace, front_height
 from nasfilter.searchers.asha import rung_epochs
 from nasfilter.searchers.model_based import ModelBased
+from nasfilter.searchers.ridge_stats import RidgeStats
 from nasfilter.searchers.screening import ScreenLink, promote, screen_rates
 from nasfilter.searchers.successive_halving import HP, check_epochs_in_table, check_schedule
 from nasfilter.space import Arch, arch_from_index, index_of
@@ -60,6 +61,8 @@ class _Fidelity:
         self.pending = 0  # calibration screens not told yet
         self._prior_ratio = epochs / max_epochs
         self._link: ScreenLink | None = None
+        self.rates: dict[int, tuple[float, float]] = {}  # index -> (full, screen) rates
+        self.rates_link: ScreenLink | None = None  # the link they were computed with
         self._fitted_at = (-1, -1)
 
     def calibrated(self, n: int) -> bool:
@@ -127,20 +130,52 @@ class ModelBasedMF(ModelBased):
         self._awaiting: dict[int, tuple[_Fidelity, float, float]] = {}  # promoted screens
         self._promotions: list[int] = []
         self._round: tuple[AccuracyFit, np.ndarray] | None = None
+        self._stats: RidgeStats | None = None  # the accuracy model's statistics, grown
         self.screens = 0  # screens proposed (for tests and reports)
         self.promoted = 0
 
     # ------------------------------------------------------------- the rounds
     def _fit(self) -> tuple[AccuracyFit, np.ndarray]:
-        self._round = super()._fit()
+        """``model-based``'s round model, fitted from :class:`RidgeStats` grown by the new
+        evaluations (the same ridge model up to rounding, at O(d**3) a refit instead of
+        a Gram matrix over every evaluation)."""
+        obs = np.asarray(self._obs_index, dtype=np.int64)
+        if len(np.unique(obs)) < len(obs):  # a repeat (never, by the repeat rule): the mean
+            self._round = super()._fit()
+            return self._round
+        if self._stats is None:
+            self._stats = RidgeStats(self._x, shift=float(np.mean(self._obs_acc)))
+        new = slice(self._stats.n, len(obs))
+        self._stats.add(obs[new], np.asarray(self._obs_acc[new]))
+        design = self._design()
+        extra = design[:, self._x.shape[1]:] if self.hardware else None
+        order = np.argsort(obs)
+        fit = accuracy_fit(self._stats.fit(extra), design, obs[order],
+                           np.asarray(self._obs_acc)[order], self.calibrate)
+        log_thr = self._readings.log_throughput()
+        if not (np.isfinite(fit.mean).all() and np.isfinite(log_thr).all()):
+            raise FloatingPointError("non-finite predictions")
+        self._round = (fit, log_thr)
         return self._round
 
     def _plan(self) -> list[int]:
         self._round = None
         planned = super()._plan()
-        if self._round is not None and planned:
+        if self._round is not None and planned and self._may_screen():
             self._priors.update(self._prior(np.asarray(planned, dtype=np.int64)))
         return planned
+
+    def _may_screen(self) -> bool:
+        """Whether a fidelity is still calibrating or has a link that explains anything:
+        else no screen can pay (:func:`screen_rates` with ``rho**2 = 0``: a screen only adds
+        its cost), and the round's priors are not computed."""
+        for fid in self._fids:
+            if not fid.calibrated(self.calibration):
+                return True
+            link = fid.link()
+            if link is not None and link.explained > 0:
+                return True
+        return False
 
     def _prior(self, idx: np.ndarray) -> dict[int, Prior]:
         """The priors of the planned ``idx`` under the round's model."""
@@ -170,15 +205,27 @@ class ModelBasedMF(ModelBased):
                     return fid
                 return None  # its calibration screens are in flight: evaluate in full
         best, best_rate = None, 0.0
-        mu, sd, h, cost = (np.asarray([v]) for v in prior)
         for fid in self._fids:
             link = fid.link()
-            if link is None:
+            if link is None or link.explained <= 0:  # a flat link: the screen only costs
                 continue
-            full, screen = screen_rates(link, mu, sd, h, cost)
-            if screen[0] > max(full[0], best_rate):
-                best, best_rate = fid, float(screen[0])
+            full, screen = self._rates(fid, link, index)
+            if screen > max(full, best_rate):
+                best, best_rate = fid, screen
         return best
+
+    def _rates(self, fid: _Fidelity, link: ScreenLink, index: int) -> tuple[float, float]:
+        """:func:`screen_rates` of planned ``index`` at ``fid``, computed for every planned
+        candidate at once and kept while the link is unchanged (each row is the same
+        arithmetic as a call of its own)."""
+        if fid.rates_link is not link or index not in fid.rates:
+            idx = list(self._priors)
+            mu, sd, h, cost = np.asarray([self._priors[i] for i in idx]).T
+            full, screen = screen_rates(link, mu, sd, h, cost)
+            fid.rates = dict(zip(idx, zip(full.tolist(), screen.tolist(), strict=True),
+                                 strict=True))
+            fid.rates_link = link
+        return fid.rates[index]
 
     # ------------------------------------------------------- propose and observe
     # Wider than ModelBased.propose (Arch | None): a screen is a Proposal, WAIT waits for one.
@@ -204,16 +251,18 @@ class ModelBasedMF(ModelBased):
 
     def _proposal(self, index: int) -> Arch | Proposal:
         fid = self._choose(index)
-        prior = self._priors.pop(index, None)
+        prior = self._priors.get(index)
         if fid is None or prior is None:
+            self._priors.pop(index, None)
             self._pending[index] = self.proxy.clock
             return arch_from_index(index)
         rate = -1.0  # calibration: always promoted
         if fid.calibrated(self.calibration):
             link = fid.link()
             assert link is not None
-            rate = float(screen_rates(link, *(np.asarray([v]) for v in prior))[1][0])
-        else:
+            rate = self._rates(fid, link, index)[1]
+        del self._priors[index]
+        if rate < 0:
             fid.pending += 1
         self._screening[index] = (fid, prior, rate, self.proxy.clock)
         self.screens += 1
