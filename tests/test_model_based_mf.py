@@ -124,13 +124,23 @@ def _run(exact: bool, budget: float = 16_000.0) -> ModelBasedMF:
     return searcher
 
 
+def test_significance_is_students_t_on_the_pairs() -> None:
+    # r^2 = 1 / (1 + 1) = 0.5: t = sqrt(0.5 df / 0.5) = sqrt(df)
+    link = ScreenLink(a=0.0, b=0.0, sd_y=1.0, c=1.0, sd_post=1.0, cost_ratio=0.1, n_pairs=10)
+    assert link.significant()  # t = sqrt(7) = 2.646 > t(0.975, 7) = 2.365 (tables)
+    few = ScreenLink(a=0.0, b=0.0, sd_y=1.0, c=-1.0, sd_post=1.0, cost_ratio=0.1, n_pairs=6)
+    assert not few.significant()  # t = sqrt(3) = 1.732 < t(0.975, 3) = 3.182
+    assert few.significant(level=0.2)  # t(0.9, 3) = 1.638 (tables)
+
+
 @pytest.mark.slow
 def test_noise_screens_stop_after_calibration() -> None:
     searcher = _run(exact=False)
-    # 10 calibration screens at 1 epoch and 10 at 4, all promoted; never again after
-    assert searcher.screens == 20
-    assert searcher.promoted == 20
-    assert [len(f.pairs) for f in searcher._fids] == [10, 10]
+    # 10 calibration screens at 1 epoch, all promoted; they say nothing, so the costlier
+    # 4-epoch fidelity is never calibrated, and no screen follows
+    assert searcher.screens == 10
+    assert searcher.promoted == 10
+    assert [len(f.pairs) for f in searcher._fids] == [10, 0]
 
 
 @pytest.mark.slow
@@ -138,6 +148,7 @@ def test_exact_screens_are_kept_and_drop_candidates() -> None:
     searcher = _run(exact=True)
     assert searcher.screens > 40
     assert searcher.promoted < searcher.screens  # some screened candidates were dropped
+    assert [len(f.pairs) >= 10 for f in searcher._fids] == [True, True]  # both calibrated
 
 
 def test_bad_schedule_and_calibration_are_refused() -> None:

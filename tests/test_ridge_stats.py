@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nasfilter.searchers.accuracy_model import ProxyReadings
 from nasfilter.searchers.features import RidgeModel, base_features
-from nasfilter.searchers.ridge_stats import RidgeStats
+from nasfilter.searchers.ridge_stats import IncrementalReadings, RidgeStats
 
 X = base_features()
 
@@ -73,3 +74,22 @@ def test_too_few_or_bad_observations_are_refused() -> None:
     extra = np.full((len(X), 1), np.inf)
     with pytest.raises(ValueError, match="finite features"):
         stats.fit(extra)
+
+
+class _Proxy:
+    """A proxy handle answering every query with seeded (utilization, throughput)."""
+
+    def query_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(indices)
+        return indices, np.stack([rng.uniform(0.1, 1, len(indices)),
+                                  np.exp(X[indices, 0] + rng.normal(size=len(indices)))], 1)
+
+
+def test_incremental_readings_predict_as_the_readings_do() -> None:
+    rows = np.random.default_rng(5).choice(len(X), 400, replace=False)
+    ours, theirs = IncrementalReadings(X, True), ProxyReadings(X, True)
+    for part in (rows[:40], rows[40:45], rows[45:200], rows[200:]):
+        for readings in (ours, theirs):
+            readings.measure(_Proxy(), part)  # type: ignore[arg-type]
+        for got, want in zip(ours.predictions(), theirs.predictions(), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)

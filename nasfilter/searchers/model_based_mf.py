@@ -15,11 +15,26 @@ the model's prediction, the searcher stops screening and behaves as ``model-base
 **Calibration.** A fidelity is trusted once ``calibration`` of its screens were followed by a
 full evaluation (default 10: the smallest sample in which a correlation of 0.63 differs from
 zero at the 5 % level); until then every screen is promoted, so calibration costs the
-screens' seconds but never drops a candidate. Candidates of a round are calibration screens
-while a fidelity is short of its sample, one fidelity at a time, lowest first; the initial
-design and the exploratory rule evaluate at full fidelity. A screen's cost is learned as a
-share of the predicted full cost (its observed seconds, median), starting from its share of
-the training epochs, ``k / max_epochs``.
+screens' seconds but never drops a candidate, and the candidates it screens are ones the
+model chose for a full evaluation anyway. Fidelities are calibrated one at a time, lowest
+(cheapest) first, and a higher one only when the one below it was found informative: its
+screens' partial correlation with the final accuracy, given the model's prediction,
+differs from zero at the 5 % level (:meth:`~nasfilter.searchers.screening.ScreenLink.significant`,
+Student's t; the same test and level as the sample size). Where the cheapest screen says
+nothing significant, a costlier one is not paid for: calibration then costs ``calibration``
+screens of ``min_epochs`` (10 x 1/12 of a full evaluation with the defaults, against
+10 x (1 + 4)/12 when both are calibrated), the least that can find out whether screening
+pays. (The assumption: a learning curve whose cheapest rung carries no significant signal
+is not worth a rung several times costlier; the test's power is that of 10 pairs.) The
+initial design and the exploratory rule evaluate at full fidelity. A screen's cost is
+learned as a share of the predicted full cost (its observed seconds, median), starting
+from its share of the training epochs, ``k / max_epochs``.
+
+**Own computation.** The rounds' accuracy model is ``model-based``'s ridge model fitted
+from statistics grown by each new evaluation (:mod:`nasfilter.searchers.ridge_stats`:
+O(d**3) a refit, no Gram matrix over every evaluation; the same model up to rounding), as
+are the proxy readings' throughput models; the screening rates of a round's candidates are
+computed at once, and not at all once no fidelity can screen.
 
 Only full evaluations feed the accuracy model and count towards the front; a screened
 architecture that is not promoted is never proposed again (the repeat rule of
@@ -40,7 +55,7 @@ from nasfilter.searchers.accuracy_model import AccuracyFit, accuracy_fit
 from nasfilter.searchers.acquisition import ObjectiveSpace, front_height
 from nasfilter.searchers.asha import rung_epochs
 from nasfilter.searchers.model_based import ModelBased
-from nasfilter.searchers.ridge_stats import RidgeStats
+from nasfilter.searchers.ridge_stats import IncrementalReadings, RidgeStats
 from nasfilter.searchers.screening import ScreenLink, promote, screen_rates
 from nasfilter.searchers.successive_halving import HP, check_epochs_in_table, check_schedule
 from nasfilter.space import Arch, arch_from_index, index_of
@@ -123,6 +138,7 @@ class ModelBasedMF(ModelBased):
     def reset(self) -> None:
         check_epochs_in_table(self, self.max_epochs)
         super().reset()
+        self._readings = IncrementalReadings(self._x, with_utilization=self.hardware)
         epochs = rung_epochs(self.min_epochs, self.max_epochs, self.eta)[:-1]
         self._fids = [_Fidelity(e, self.max_epochs) for e in epochs if e < self.max_epochs]
         self._priors: dict[int, Prior] = {}  # planned index -> its prior
@@ -165,14 +181,27 @@ class ModelBasedMF(ModelBased):
             self._priors.update(self._prior(np.asarray(planned, dtype=np.int64)))
         return planned
 
+    def _calibrating(self) -> _Fidelity | None:
+        """The fidelity being calibrated: the lowest one short of its sample, provided the
+        fidelity below it (if any) was found informative (:meth:`ScreenLink.significant`);
+        None when calibration is over."""
+        for i, fid in enumerate(self._fids):
+            if fid.calibrated(self.calibration):
+                continue
+            if i == 0:
+                return fid
+            below = self._fids[i - 1].link()
+            return fid if below is not None and below.significant() else None
+        return None
+
     def _may_screen(self) -> bool:
-        """Whether a fidelity is still calibrating or has a link that explains anything:
+        """Whether a fidelity is being calibrated or has a link that explains anything:
         else no screen can pay (:func:`screen_rates` with ``rho**2 = 0``: a screen only adds
         its cost), and the round's priors are not computed."""
+        if self._calibrating() is not None:
+            return True
         for fid in self._fids:
-            if not fid.calibrated(self.calibration):
-                return True
-            link = fid.link()
+            link = fid.link() if fid.calibrated(self.calibration) else None
             if link is not None and link.explained > 0:
                 return True
         return False
@@ -199,14 +228,14 @@ class ModelBasedMF(ModelBased):
         prior = self._priors.get(index)
         if prior is None:
             return None
-        for fid in self._fids:  # calibration first, lowest fidelity first
-            if not fid.calibrated(self.calibration):
-                if len(fid.pairs) + fid.pending < self.calibration:
-                    return fid
-                return None  # its calibration screens are in flight: evaluate in full
+        fid = self._calibrating()  # calibration first, lowest fidelity first
+        if fid is not None:
+            if len(fid.pairs) + fid.pending < self.calibration:
+                return fid
+            return None  # its calibration screens are in flight: evaluate in full
         best, best_rate = None, 0.0
         for fid in self._fids:
-            link = fid.link()
+            link = fid.link() if fid.calibrated(self.calibration) else None
             if link is None or link.explained <= 0:  # a flat link: the screen only costs
                 continue
             full, screen = self._rates(fid, link, index)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nasfilter.searchers.accuracy_model import ProxyReadings
 from nasfilter.searchers.features import RIDGE_PENALTIES, RidgeModel
 
 
@@ -117,4 +118,32 @@ def _gcv_fit(
     return RidgeModel(coef, intercept, center, inv, max(float(np.sqrt(var)), 1e-9), lam)
 
 
-__all__ = ["RidgeStats"]
+class IncrementalReadings(ProxyReadings):
+    """:class:`ProxyReadings` whose two ridge models (log throughput, log utilization) are
+    fitted from :class:`RidgeStats` grown by the new readings, on the same refit schedule
+    (when the readings have grown by a quarter)."""
+
+    def __init__(self, features: np.ndarray, with_utilization: bool) -> None:
+        super().__init__(features, with_utilization)
+        self._added = np.zeros(len(features), dtype=bool)
+        self._stats: tuple[RidgeStats, RidgeStats] | None = None
+
+    def predictions(self) -> tuple[np.ndarray, np.ndarray]:
+        n = int(self.measured.sum())
+        if self._predicted is None or n >= 1.25 * self._predicted_at:
+            new = np.flatnonzero(self.measured & ~self._added)
+            if self._stats is None:
+                self._stats = (RidgeStats(self.features, float(self.log_thr[new].mean())),
+                               RidgeStats(self.features, float(self.log_util[new].mean())))
+            thr_stats, util_stats = self._stats
+            thr_stats.add(new, self.log_thr[new])
+            if self.with_utilization:
+                util_stats.add(new, self.log_util[new])
+            self._added[new] = True
+            thr = thr_stats.fit().mean(self.features)
+            util = util_stats.fit().mean(self.features) if self.with_utilization else thr
+            self._predicted, self._predicted_at = (thr, util), n
+        return self._predicted
+
+
+__all__ = ["IncrementalReadings", "RidgeStats"]

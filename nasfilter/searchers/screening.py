@@ -38,8 +38,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr
+from scipy.stats import t as student_t
 
 NODES = 24  # Gauss-Hermite nodes of the expectation over a screen's outcome
+SIGNIFICANCE = 0.05  # two-sided level of ScreenLink.significant, the conventional one
 _U, _W = np.polynomial.hermite_e.hermegauss(NODES)
 _W = _W / _W.sum()  # probabilists' weights of N(0, 1)
 
@@ -99,6 +101,19 @@ class ScreenLink:
         p = self.n_pairs
         return max(0.0, 1.0 - (1.0 - r2) * (p - 1) / (p - 3)) if p > 3 else 0.0
 
+    def significant(self, level: float = SIGNIFICANCE) -> bool:
+        """Whether the screen's partial correlation with the final accuracy (given the
+        model's prediction; ``r**2`` unadjusted) differs from zero at ``level``, two-sided:
+        ``t = r sqrt(df / (1 - r**2))`` on ``df = p - 3`` degrees of freedom (the residual
+        degrees of freedom of ``F`` on ``(1, mu, e_y)``), against Student's t."""
+        df = self.n_pairs - 3
+        if df < 1:
+            return False
+        signal = (self.c * self.sd_y) ** 2
+        r2 = signal / (signal + self.sd_post**2)
+        t = np.sqrt(r2 * df / max(1.0 - r2, 1e-300))
+        return bool(t > student_t.ppf(1.0 - level / 2.0, df))
+
     def posterior(self, mu: float, sd: float, y: float) -> tuple[float, float]:
         """(mean, sd) of the final accuracy after a screen returned ``y``, for a candidate
         with prior ``N(mu, sd**2)`` (percent)."""
@@ -138,4 +153,4 @@ def promote(link: ScreenLink, prior: tuple[float, float, float, float], y: float
     return value / cost >= rate
 
 
-__all__ = ["NODES", "ScreenLink", "expected_improvement", "promote", "screen_rates"]
+__all__ = ["NODES", "SIGNIFICANCE", "ScreenLink", "expected_improvement", "promote", "screen_rates"]
