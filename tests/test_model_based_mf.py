@@ -12,6 +12,7 @@ from nasfilter.experiment import cached_proxy
 from nasfilter.problem import Budget
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import ModelBasedMF, make_searcher
+from nasfilter.searchers.accuracy_model import fit_accuracy
 from nasfilter.searchers.screening import (
     ScreenLink,
     expected_improvement,
@@ -141,6 +142,11 @@ def test_noise_screens_stop_after_calibration() -> None:
     assert searcher.screens == 10
     assert searcher.promoted == 10
     assert [len(f.pairs) for f in searcher._fids] == [10, 0]
+    # its incrementally grown model is model-based's, fitted from the rows, up to rounding
+    fit, _ = searcher._fit()
+    want = fit_accuracy(searcher._design(), searcher._obs_index, searcher._obs_acc, False)
+    np.testing.assert_allclose(fit.mean, want.mean, rtol=1e-9)
+    np.testing.assert_array_equal(fit.evaluated, want.evaluated)
 
 
 @pytest.mark.slow
