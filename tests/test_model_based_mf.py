@@ -57,6 +57,24 @@ def test_screen_link_fits_the_hand_example() -> None:
     assert (m, sd) == pytest.approx((math.sqrt(5 / 11) * 3 / math.sqrt(2), 3 * math.sqrt(6 / 11)))
 
 
+def test_screen_link_sums_match_least_squares_on_the_rows() -> None:
+    rng = np.random.default_rng(4)
+    mu = 85.0 + rng.normal(size=60)
+    y = 40.0 + 0.5 * mu + rng.normal(size=60)
+    f = 10.0 + 0.9 * mu + 0.3 * (y - 0.5 * mu) + 0.2 * rng.normal(size=60)
+    link = ScreenLink.fit(np.stack([mu, y], 1), np.stack([mu, y, f], 1)[::3], 0.1)
+    assert link is not None
+    # independent reference: numpy's least squares on the explicit designs
+    b, a = np.polyfit(mu, y, 1)
+    e = (y - a - b * mu)[::3]
+    design = np.stack([np.ones(20), mu[::3], e], 1)
+    coef, rss, *_ = np.linalg.lstsq(design, f[::3], rcond=None)
+    assert (link.a, link.b) == pytest.approx((a, b), rel=1e-9)
+    assert link.sd_y == pytest.approx(np.std(y - a - b * mu) * math.sqrt(60 / 58), rel=1e-9)
+    assert link.c == pytest.approx(coef[2], rel=1e-8)
+    assert link.sd_post == pytest.approx(math.sqrt(rss[0] / 17), rel=1e-8)
+
+
 def test_screen_link_needs_three_screens_and_four_pairs() -> None:
     screens = np.array([[0, 3.0], [1, 1.5], [2, 2.0]])
     assert ScreenLink.fit(screens[:2], np.zeros((3, 3)), 0.25) is None

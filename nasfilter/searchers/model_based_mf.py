@@ -43,6 +43,7 @@ architecture that is not promoted is never proposed again (the repeat rule of
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import ClassVar
 
@@ -56,7 +57,7 @@ from nasfilter.searchers.acquisition import ObjectiveSpace, front_height
 from nasfilter.searchers.asha import rung_epochs
 from nasfilter.searchers.model_based import ModelBased
 from nasfilter.searchers.ridge_stats import IncrementalReadings, RidgeStats
-from nasfilter.searchers.screening import ScreenLink, promote, screen_rates
+from nasfilter.searchers.screening import LinkStats, ScreenLink, promote, screen_rates
 from nasfilter.searchers.successive_halving import HP, check_epochs_in_table, check_schedule
 from nasfilter.space import Arch, arch_from_index, index_of
 from nasfilter.trial import WAIT, Proposal, Trial, Wait
@@ -66,10 +67,19 @@ Prior = tuple[float, float, float, float]
 
 
 class _Fidelity:
-    """The screens of one fidelity in a run: (mu, y) of each, (mu, y, F) of the promoted."""
+    """The screens of one fidelity in a run: (mu, y) of each, (mu, y, F) of the promoted.
 
-    def __init__(self, epochs: int, max_epochs: int) -> None:
+    Its link is refitted (from :class:`~nasfilter.searchers.screening.LinkStats`, O(1))
+    whenever a pair arrives while it has at most ``calibration`` pairs, and after that once
+    the screens and pairs have grown by the square root of their number at the last fit:
+    the most that ``m`` new points can move an estimate from ``n`` is about ``m / sqrt(n)``
+    of its standard error, so a refit waits until that reaches one (a geometric schedule,
+    about ``2 sqrt(n)`` refits in all instead of one per screen)."""
+
+    def __init__(self, epochs: int, max_epochs: int, calibration: int) -> None:
         self.epochs = epochs
+        self.calibration = calibration
+        self.stats = LinkStats()
         self.screens: list[tuple[float, float]] = []
         self.pairs: list[tuple[float, float, float]] = []
         self.ratios: list[float] = []  # observed seconds / predicted full seconds
@@ -83,15 +93,26 @@ class _Fidelity:
     def calibrated(self, n: int) -> bool:
         return len(self.pairs) >= n
 
+    def add_screen(self, mu: float, y: float, ratio: float) -> None:
+        self.screens.append((mu, y))
+        self.ratios.append(ratio)
+        self.stats.add_screen(mu, y)
+
+    def add_pair(self, mu: float, y: float, f: float) -> None:
+        self.pairs.append((mu, y, f))
+        self.stats.add_pair(mu, y, f)
+
     def link(self) -> ScreenLink | None:
-        """The link fitted on the screens so far (refitted when they changed)."""
-        if self._fitted_at != (len(self.screens), len(self.pairs)):
+        """The link fitted on the screens so far (refitted on the schedule above)."""
+        n, p = len(self.screens), len(self.pairs)
+        last_n, last_p = self._fitted_at
+        due = (p != last_p and p <= self.calibration) or (
+            n + p - last_n - last_p >= max(1.0, math.sqrt(max(last_n + last_p, 0)))
+        )
+        if due:
             ratio = statistics.median(self.ratios) if self.ratios else self._prior_ratio
-            self._link = ScreenLink.fit(
-                np.asarray(self.screens).reshape(-1, 2), np.asarray(self.pairs).reshape(-1, 3),
-                ratio,
-            )
-            self._fitted_at = (len(self.screens), len(self.pairs))
+            self._link = self.stats.link(ratio)
+            self._fitted_at = (n, p)
         return self._link
 
 
@@ -140,7 +161,8 @@ class ModelBasedMF(ModelBased):
         super().reset()
         self._readings = IncrementalReadings(self._x, with_utilization=self.hardware)
         epochs = rung_epochs(self.min_epochs, self.max_epochs, self.eta)[:-1]
-        self._fids = [_Fidelity(e, self.max_epochs) for e in epochs if e < self.max_epochs]
+        self._fids = [_Fidelity(e, self.max_epochs, self.calibration)
+                      for e in epochs if e < self.max_epochs]
         self._priors: dict[int, Prior] = {}  # planned index -> its prior
         self._screening: dict[int, tuple[_Fidelity, Prior, float, float]] = {}
         self._awaiting: dict[int, tuple[_Fidelity, float, float]] = {}  # promoted screens
@@ -303,7 +325,7 @@ class ModelBasedMF(ModelBased):
             awaiting = self._awaiting.pop(index, None)
             if awaiting is not None and accuracy is not None:
                 fid, mu, y = awaiting
-                fid.pairs.append((mu, y, float(accuracy)))
+                fid.add_pair(mu, y, float(accuracy))
             super().observe(trial, accuracy)
             return
         fid, prior, rate, asked_at = self._screening.pop(index)
@@ -313,8 +335,7 @@ class ModelBasedMF(ModelBased):
             return
         mu, _, _, cost = prior
         y = float(accuracy)
-        fid.screens.append((mu, y))
-        fid.ratios.append((self.proxy.clock - asked_at) / cost)
+        fid.add_screen(mu, y, (self.proxy.clock - asked_at) / cost)
         link = fid.link()
         if rate < 0 or link is None or promote(link, prior, y, rate):
             self._awaiting[index] = (fid, mu, y)
