@@ -19,16 +19,19 @@ screens' seconds but never drops a candidate, and the candidates it screens are 
 model chose for a full evaluation anyway. Fidelities are calibrated one at a time, lowest
 (cheapest) first, and a higher one only when the one below it was found informative: its
 screens' partial correlation with the final accuracy, given the model's prediction,
-differs from zero at the 5 % level (:meth:`~nasfilter.searchers.screening.ScreenLink.significant`,
-Student's t; the same test and level as the sample size). Where the cheapest screen says
-nothing significant, a costlier one is not paid for: calibration then costs ``calibration``
-screens of ``min_epochs`` (10 x 1/12 of a full evaluation with the defaults, against
-10 x (1 + 4)/12 when both are calibrated), the least that can find out whether screening
-pays. (The assumption: a learning curve whose cheapest rung carries no significant signal
-is not worth a rung several times costlier; the test's power is that of 10 pairs.) The
-initial design and the exploratory rule evaluate at full fidelity. A screen's cost is
-learned as a share of the predicted full cost (its observed seconds, median), starting
-from its share of the training epochs, ``k / max_epochs``.
+differs from zero at the 5 % level
+(:meth:`~nasfilter.searchers.screening.ScreenLink.significant`, Student's t; the test and
+level the sample size was chosen by). The same test decides whether a calibrated
+fidelity's screens are considered at all, and keeps deciding as its pairs grow: a link
+that is not significant buys no screens, whatever its point estimate. Where the cheapest
+screen says nothing significant, a costlier one is not paid for: calibration then costs
+``calibration`` screens of ``min_epochs`` (10 x 1/12 of a full evaluation with the
+defaults, against 10 x (1 + 4)/12 when both are calibrated), the least that can find out
+whether screening pays. (The assumption: a learning curve whose cheapest rung carries no
+significant signal is not worth a rung several times costlier; the test has the power of
+10 pairs.) The initial design and the exploratory rule evaluate at full fidelity. A
+screen's cost is learned as a share of the predicted full cost (its observed seconds,
+median), starting from its share of the training epochs, ``k / max_epochs``.
 
 **Own computation.** The rounds' accuracy model is ``model-based``'s ridge model fitted
 from statistics grown by each new evaluation (:mod:`nasfilter.searchers.ridge_stats`:
@@ -114,6 +117,14 @@ class _Fidelity:
             self._link = self.stats.link(ratio)
             self._fitted_at = (n, p)
         return self._link
+
+
+def _usable(link: ScreenLink | None) -> bool:
+    """Whether a calibrated fidelity's screens are considered at all: its link explains
+    something (``rho**2 > 0``; else a screen only adds its cost) and its partial
+    correlation is significant (:meth:`ScreenLink.significant`, the calibration gate's
+    test), so a chance correlation of the calibration sample buys no screens."""
+    return link is not None and link.explained > 0 and link.significant()
 
 
 class ModelBasedMF(ModelBased):
@@ -224,7 +235,7 @@ class ModelBasedMF(ModelBased):
             return True
         for fid in self._fids:
             link = fid.link() if fid.calibrated(self.calibration) else None
-            if link is not None and link.explained > 0:
+            if _usable(link):
                 return True
         return False
 
@@ -258,7 +269,7 @@ class ModelBasedMF(ModelBased):
         best, best_rate = None, 0.0
         for fid in self._fids:
             link = fid.link() if fid.calibrated(self.calibration) else None
-            if link is None or link.explained <= 0:  # a flat link: the screen only costs
+            if not _usable(link):
                 continue
             full, screen = self._rates(fid, link, index)
             if screen > max(full, best_rate):
