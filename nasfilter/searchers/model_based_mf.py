@@ -269,7 +269,7 @@ class ModelBasedMF(ModelBased):
         best, best_rate = None, 0.0
         for fid in self._fids:
             link = fid.link() if fid.calibrated(self.calibration) else None
-            if not _usable(link):
+            if link is None or not _usable(link):
                 continue
             full, screen = self._rates(fid, link, index)
             if screen > max(full, best_rate):
