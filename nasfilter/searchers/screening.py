@@ -140,8 +140,10 @@ class LinkStats:
         self.n_screens += 1
 
     def add_pair(self, mu: float, y: float, f: float) -> None:
-        """A screened architecture's final accuracy ``f``, its screen added before."""
-        assert self._shift is not None, "a pair's screen is added first"
+        """A screened architecture's final accuracy ``f`` (its screen added before, as a
+        rule; else the pair sets the shift)."""
+        if self._shift is None:
+            self._shift = (mu, y)
         if self.n_pairs == 0:
             self._f0 = f
         row = np.array([1.0, mu - self._shift[0], y - self._shift[1]])
