@@ -12,6 +12,7 @@ from nasfilter.experiment import cached_proxy
 from nasfilter.problem import Budget
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import ModelBasedMF, make_searcher
+from nasfilter.searchers.accuracy_model import fit_accuracy
 from nasfilter.searchers.screening import (
     ScreenLink,
     expected_improvement,
@@ -54,6 +55,24 @@ def test_screen_link_fits_the_hand_example() -> None:
     # prior N(0, 3^2), y = 3: z = 1 / sqrt 2, m = sqrt(5/11) 3 z, sd = 3 sqrt(6/11)
     m, sd = link.posterior(0.0, 3.0, 3.0)
     assert (m, sd) == pytest.approx((math.sqrt(5 / 11) * 3 / math.sqrt(2), 3 * math.sqrt(6 / 11)))
+
+
+def test_screen_link_sums_match_least_squares_on_the_rows() -> None:
+    rng = np.random.default_rng(4)
+    mu = 85.0 + rng.normal(size=60)
+    y = 40.0 + 0.5 * mu + rng.normal(size=60)
+    f = 10.0 + 0.9 * mu + 0.3 * (y - 0.5 * mu) + 0.2 * rng.normal(size=60)
+    link = ScreenLink.fit(np.stack([mu, y], 1), np.stack([mu, y, f], 1)[::3], 0.1)
+    assert link is not None
+    # independent reference: numpy's least squares on the explicit designs
+    b, a = np.polyfit(mu, y, 1)
+    e = (y - a - b * mu)[::3]
+    design = np.stack([np.ones(20), mu[::3], e], 1)
+    coef, rss, *_ = np.linalg.lstsq(design, f[::3], rcond=None)
+    assert (link.a, link.b) == pytest.approx((a, b), rel=1e-9)
+    assert link.sd_y == pytest.approx(np.std(y - a - b * mu) * math.sqrt(60 / 58), rel=1e-9)
+    assert link.c == pytest.approx(coef[2], rel=1e-8)
+    assert link.sd_post == pytest.approx(math.sqrt(rss[0] / 17), rel=1e-8)
 
 
 def test_screen_link_needs_three_screens_and_four_pairs() -> None:
@@ -124,13 +143,28 @@ def _run(exact: bool, budget: float = 16_000.0) -> ModelBasedMF:
     return searcher
 
 
+def test_significance_is_students_t_on_the_pairs() -> None:
+    # r^2 = 1 / (1 + 1) = 0.5: t = sqrt(0.5 df / 0.5) = sqrt(df)
+    link = ScreenLink(a=0.0, b=0.0, sd_y=1.0, c=1.0, sd_post=1.0, cost_ratio=0.1, n_pairs=10)
+    assert link.significant()  # t = sqrt(7) = 2.646 > t(0.975, 7) = 2.365 (tables)
+    few = ScreenLink(a=0.0, b=0.0, sd_y=1.0, c=-1.0, sd_post=1.0, cost_ratio=0.1, n_pairs=6)
+    assert not few.significant()  # t = sqrt(3) = 1.732 < t(0.975, 3) = 3.182
+    assert few.significant(level=0.2)  # t(0.9, 3) = 1.638 (tables)
+
+
 @pytest.mark.slow
 def test_noise_screens_stop_after_calibration() -> None:
     searcher = _run(exact=False)
-    # 10 calibration screens at 1 epoch and 10 at 4, all promoted; never again after
-    assert searcher.screens == 20
-    assert searcher.promoted == 20
-    assert [len(f.pairs) for f in searcher._fids] == [10, 10]
+    # 10 calibration screens at 1 epoch, all promoted; they say nothing, so the costlier
+    # 4-epoch fidelity is never calibrated, and no screen follows
+    assert searcher.screens == 10
+    assert searcher.promoted == 10
+    assert [len(f.pairs) for f in searcher._fids] == [10, 0]
+    # its incrementally grown model is model-based's, fitted from the rows, up to rounding
+    fit, _ = searcher._fit()
+    want = fit_accuracy(searcher._design(), searcher._obs_index, searcher._obs_acc, False)
+    np.testing.assert_allclose(fit.mean, want.mean, rtol=1e-9)
+    np.testing.assert_array_equal(fit.evaluated, want.evaluated)
 
 
 @pytest.mark.slow
@@ -138,6 +172,7 @@ def test_exact_screens_are_kept_and_drop_candidates() -> None:
     searcher = _run(exact=True)
     assert searcher.screens > 40
     assert searcher.promoted < searcher.screens  # some screened candidates were dropped
+    assert [len(f.pairs) >= 10 for f in searcher._fids] == [True, True]  # both calibrated
 
 
 def test_bad_schedule_and_calibration_are_refused() -> None:

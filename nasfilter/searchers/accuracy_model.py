@@ -43,7 +43,18 @@ def fit_accuracy(
     acc = np.asarray(accuracy)
     uniq, inv = np.unique(obs, return_inverse=True)
     acc_mean = np.bincount(inv, weights=acc) / np.bincount(inv)
-    model = RidgeModel.fit(design[uniq], acc_mean)
+    return accuracy_fit(RidgeModel.fit(design[uniq], acc_mean), design, uniq, acc_mean,
+                        calibrate)
+
+
+def accuracy_fit(
+    model: RidgeModel, design: np.ndarray, uniq: np.ndarray, acc_mean: np.ndarray,
+    calibrate: bool,
+) -> AccuracyFit:
+    """The :class:`AccuracyFit` of a ridge ``model`` fitted on the distinct evaluated
+    ``uniq`` (u,) ascending, with their accuracies ``acc_mean`` (u,), percent: its
+    predictions over ``design`` (32768, d), through :func:`fit_accuracy`'s cubic with
+    ``calibrate``."""
     mu = model.mean(design)
     if calibrate and len(uniq) >= CALIBRATE_FROM:
         coef = np.polyfit(mu[uniq], acc_mean, 3)

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 NODES = 24  # Gauss-Hermite nodes of the expectation over a screen's outcome
+SIGNIFICANCE = 0.05  # two-sided level of ScreenLink.significant, the conventional one
 _U, _W = np.polynomial.hermite_e.hermegauss(NODES)
 _W = _W / _W.sum()  # probabilists' weights of N(0, 1)
 
@@ -74,22 +75,13 @@ class ScreenLink:
         cost_ratio: float,
     ) -> ScreenLink | None:
         """The link from ``screens`` (n, 2: mu, y) and ``pairs`` (p, 3: mu, y, F), or None
-        with fewer than 3 screens or 4 pairs, or no spread."""
-        if len(screens) < 3 or len(pairs) < 4 or np.ptp(screens[:, 0]) <= 0:
-            return None
-        b, a = np.polyfit(screens[:, 0], screens[:, 1], 1)
-        resid = screens[:, 1] - (a + b * screens[:, 0])
-        sd_y = float(np.sqrt(resid @ resid / max(len(screens) - 2, 1)))
-        e_y = pairs[:, 1] - (a + b * pairs[:, 0])
-        if sd_y <= 0 or e_y @ e_y <= 0:
-            return None
-        # F on (1, mu, e_y): the intercept and mu absorb a miscalibrated accuracy model
-        design = np.stack([np.ones(len(pairs)), pairs[:, 0], e_y], axis=1)
-        coef, *_ = np.linalg.lstsq(design, pairs[:, 2], rcond=None)
-        eta = pairs[:, 2] - design @ coef
-        sd_post = float(np.sqrt(eta @ eta / (len(pairs) - 3)))
-        return cls(float(a), float(b), sd_y, float(coef[2]), max(sd_post, 1e-6),
-                   float(cost_ratio), len(pairs))
+        with fewer than 3 screens or 4 pairs, or no spread (:class:`LinkStats`)."""
+        stats = LinkStats()
+        for mu, y in np.asarray(screens).reshape(-1, 2):
+            stats.add_screen(float(mu), float(y))
+        for mu, y, f in np.asarray(pairs).reshape(-1, 3):
+            stats.add_pair(float(mu), float(y), float(f))
+        return stats.link(cost_ratio)
 
     @property
     def explained(self) -> float:
@@ -102,12 +94,91 @@ class ScreenLink:
         p = self.n_pairs
         return max(0.0, 1.0 - (1.0 - r2) * (p - 1) / (p - 3)) if p > 3 else 0.0
 
+    def significant(self, level: float = SIGNIFICANCE) -> bool:
+        """Whether the screen's partial correlation with the final accuracy (given the
+        model's prediction; ``r**2`` unadjusted) differs from zero at ``level``, two-sided:
+        ``t = r sqrt(df / (1 - r**2))`` on ``df = p - 3`` degrees of freedom (the residual
+        degrees of freedom of ``F`` on ``(1, mu, e_y)``), against Student's t."""
+        df = self.n_pairs - 3
+        if df < 1:
+            return False
+        signal = (self.c * self.sd_y) ** 2
+        r2 = signal / (signal + self.sd_post**2)
+        t = np.sqrt(r2 * df / max(1.0 - r2, 1e-300))
+        from scipy.stats import t as student_t  # ~1 s to import: only when a link is tested
+
+        return bool(t > student_t.ppf(1.0 - level / 2.0, df))
+
     def posterior(self, mu: float, sd: float, y: float) -> tuple[float, float]:
         """(mean, sd) of the final accuracy after a screen returned ``y``, for a candidate
         with prior ``N(mu, sd**2)`` (percent)."""
         rho2 = self.explained
         z = (y - self.a - self.b * mu) / self.sd_y
         return mu + np.sign(self.c) * np.sqrt(rho2) * sd * z, sd * np.sqrt(1.0 - rho2)
+
+
+class LinkStats:
+    """Sums of the screens (mu, y) and pairs (mu, y, F) of one fidelity, from which
+    :class:`ScreenLink` is fitted in O(1) however many there are: the least-squares line of
+    ``y`` on ``mu``, and the regression of ``F`` on ``(1, mu, e_y)``, which has the
+    coefficient ``c`` and the residuals of ``F`` on ``(1, mu, y)`` (``e_y`` is ``y`` less
+    a line in ``mu``), so its normal equations need only the pairs' 3 x 3 sums. Values are
+    summed less the first screen's (``mu``, ``y``) and the first pair's ``F``, so the
+    sums of squares keep their digits."""
+
+    def __init__(self) -> None:
+        self.n_screens = 0
+        self.n_pairs = 0
+        self._shift: tuple[float, float] | None = None
+        self._f0 = 0.0
+        self._s = np.zeros(6)  # 1, mu, y, mu^2, mu y, y^2 of the screens
+        self._g = np.zeros((3, 3))  # (1, mu, y)' (1, mu, y) of the pairs
+        self._gf = np.zeros(3)  # (1, mu, y)' F
+        self._ff = 0.0
+
+    def add_screen(self, mu: float, y: float) -> None:
+        if self._shift is None:
+            self._shift = (mu, y)
+        m, v = mu - self._shift[0], y - self._shift[1]
+        self._s += (1.0, m, v, m * m, m * v, v * v)
+        self.n_screens += 1
+
+    def add_pair(self, mu: float, y: float, f: float) -> None:
+        """A screened architecture's final accuracy ``f`` (its screen added before, as a
+        rule; else the pair sets the shift)."""
+        if self._shift is None:
+            self._shift = (mu, y)
+        if self.n_pairs == 0:
+            self._f0 = f
+        row = np.array([1.0, mu - self._shift[0], y - self._shift[1]])
+        g = f - self._f0
+        self._g += np.outer(row, row)
+        self._gf += g * row
+        self._ff += g * g
+        self.n_pairs += 1
+
+    def link(self, cost_ratio: float) -> ScreenLink | None:
+        """The link, or None with fewer than 3 screens or 4 pairs, or no spread."""
+        n, p = self.n_screens, self.n_pairs
+        if n < 3 or p < 4 or self._shift is None:
+            return None
+        _, sm, sy, smm, smy, syy = self._s
+        sxx = smm - sm * sm / n
+        if sxx <= 0:
+            return None
+        b = (smy - sm * sy / n) / sxx
+        a = (sy - b * sm) / n  # in shifted units
+        rss_y = max(syy - sy * sy / n - b * (smy - sm * sy / n), 0.0)
+        sd_y = float(np.sqrt(rss_y / max(n - 2, 1)))
+        v = np.array([-a, -b, 1.0])
+        if sd_y <= 0 or v @ self._g @ v <= 0:  # e_y of the pairs all zero
+            return None
+        coef, *_ = np.linalg.lstsq(self._g, self._gf, rcond=None)
+        rss = max(self._ff - float(coef @ self._gf), 0.0)
+        sd_post = float(np.sqrt(rss / (p - 3)))
+        a_full = a + self._shift[1] - b * self._shift[0]
+        return ScreenLink(float(a_full), float(b), sd_y, float(coef[2]), max(sd_post, 1e-6),
+                          float(cost_ratio), p)
 
 
 def screen_rates(
@@ -141,4 +212,7 @@ def promote(link: ScreenLink, prior: tuple[float, float, float, float], y: float
     return value / cost >= rate
 
 
-__all__ = ["NODES", "ScreenLink", "expected_improvement", "promote", "screen_rates"]
+__all__ = [
+    "NODES", "SIGNIFICANCE", "LinkStats", "ScreenLink", "expected_improvement", "promote",
+    "screen_rates",
+]
