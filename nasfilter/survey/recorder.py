@@ -155,10 +155,22 @@ def _op_name(func: Any) -> str:
         return name
 
 
+def _tensor_class() -> Any:
+    """``torch.Tensor``, imported once (this module is imported without torch)."""
+    global _TENSOR
+    if _TENSOR is None:
+        from torch import Tensor
+
+        _TENSOR = Tensor
+    return _TENSOR
+
+
+_TENSOR: Any = None
+
+
 def _tensors(args: Any, kwargs: dict[str, Any]) -> list[Any]:
     """The tensors among an op's arguments, lists and tuples searched, in order."""
-    from torch import Tensor
-
+    Tensor = _TENSOR or _tensor_class()
     found: list[Any] = []
     stack = [kwargs.values(), args] if kwargs else [args]
     while stack:
@@ -172,8 +184,7 @@ def _tensors(args: Any, kwargs: dict[str, Any]) -> list[Any]:
 
 def _outputs(out: Any) -> list[Any]:
     """The tensors an op returned."""
-    from torch import Tensor
-
+    Tensor = _TENSOR or _tensor_class()
     if isinstance(out, Tensor):
         return [out]
     if isinstance(out, (list, tuple)):
