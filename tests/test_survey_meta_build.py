@@ -1,6 +1,7 @@
-"""Building on the meta device without initialisation: torch's own resets are skipped only
-for meta modules and only inside the context, and the tables are those of a plain meta build
-(tests/test_survey_meta_rules.py checks them against a full initialisation)."""
+"""Building on the meta device without initialisation: torch's own resets and timm's own
+weight initialisation are skipped only for meta modules and only inside their contexts, and
+the tables are those of a build with the initialisation run
+(tests/test_survey_meta_rules.py checks them against torch's full initialisation too)."""
 
 from __future__ import annotations
 
