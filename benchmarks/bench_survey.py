@@ -11,14 +11,15 @@ Which architectures are CNNs (>= 90 % of MACs in convolutions) is found by a fir
 pass over every timm architecture with a published ImageNet result; a first, untimed survey
 fills the cache with the folded tables.
 
-On a shared machine the wall time depends on the other load, so each row also reports the
-1-minute load average before and after, and the CPU seconds the work took (user + system of
-the timed process and its workers): CPU seconds / 2 is about the wall time the same work
-takes on 2 idle cores for the cold analysis (``idle_2_core_seconds``); the cached survey runs
-in one process, so its CPU seconds are about its idle wall time. Each row gives both against
-the goal (``*_over_goal``, below 1 meets it) and against the margin aimed at
-(``aim_seconds``: a noisy CI machine must still meet the goal). ``passed`` is judged on the
-idle estimate, since the wall time on a loaded machine measures the others' load.
+``passed`` is the wall time against the goal on the machine the benchmark runs on, as a
+user meets it. Beside it each row reports what that wall time depends on: the CPU seconds
+the work took (user + system of the timed process and its workers), the 1-minute load
+average before and after, and the CPU count; the cold row also gives the wall time the same
+CPU seconds take on 2 idle cores (``idle_2_core_seconds``: CPU / 2) and its own verdict
+(``idle_estimate_passed``), since on a loaded machine the wall time also measures the
+others' load. Each row gives the wall time against the goal and against the margin aimed at
+(``*_over_goal``, ``*_over_aim``, below 1 meets it; ``aim_seconds``: a noisy CI machine must
+still meet the goal).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from typing import Any
 
 from benchmarks import result
 
-ANALYSIS_GOAL, ANALYSIS_AIM = 60.0, 45.0
-SURVEY_GOAL, SURVEY_AIM = 5.0, 3.0
+ANALYSIS_GOAL, ANALYSIS_AIM = 60.0, 48.0
+SURVEY_GOAL, SURVEY_AIM = 5.0, 3.5
 JOBS = 2
 
 _COLD = (
@@ -71,13 +72,15 @@ def run() -> Iterator[dict[str, Any]]:
             f"survey: analyse every timm CNN at its native size, empty cache, --jobs {JOBS}",
             wall,
             "s",
-            f"< {ANALYSIS_GOAL:g} s on 2 idle cores (aim {ANALYSIS_AIM:g} s)",
-            cpu / 2 < ANALYSIS_GOAL,
+            f"< {ANALYSIS_GOAL:g} s wall on this machine (aim {ANALYSIS_AIM:g} s)",
+            wall < ANALYSIS_GOAL,
             n_cnn=len(cnns),
             n_architectures=len(archs),
+            wall_over_goal=round(wall / ANALYSIS_GOAL, 3),
+            wall_over_aim=round(wall / ANALYSIS_AIM, 3),
             cpu_seconds=round(cpu, 1),
             idle_2_core_seconds=round(cpu / 2, 1),
-            idle_estimate_over_goal=round(cpu / 2 / ANALYSIS_GOAL, 3),
+            idle_estimate_passed=cpu / 2 < ANALYSIS_GOAL,
             idle_estimate_over_aim=round(cpu / 2 / ANALYSIS_AIM, 3),
             aim_seconds=ANALYSIS_AIM,
             **loads,
@@ -100,12 +103,13 @@ def run() -> Iterator[dict[str, Any]]:
                 f"NCHW, fold 4), a fresh process, figures {figures}",
                 wall,
                 "s",
-                f"< {SURVEY_GOAL:g} s (aim {SURVEY_AIM:g} s)",
-                cpu < SURVEY_GOAL,
+                f"< {SURVEY_GOAL:g} s wall on this machine (aim {SURVEY_AIM:g} s)",
+                wall < SURVEY_GOAL,
                 n_rows=summary["n_rows"],
                 n_folded=summary["n_folded"],
+                wall_over_goal=round(wall / SURVEY_GOAL, 3),
+                wall_over_aim=round(wall / SURVEY_AIM, 3),
                 cpu_seconds=round(cpu, 2),
-                cpu_over_goal=round(cpu / SURVEY_GOAL, 3),
                 cpu_over_aim=round(cpu / SURVEY_AIM, 3),
                 aim_seconds=SURVEY_AIM,
                 **loads,

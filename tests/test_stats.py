@@ -35,3 +35,19 @@ def test_undefined_is_nan(x: list[float], y: list[float]) -> None:
 def test_lengths_must_agree() -> None:
     with pytest.raises(ValueError, match="3 and 2"):
         spearman([1, 2, 3], [1, 2])
+
+
+def test_spearman_is_scipys_to_the_bit() -> None:
+    """The numpy Spearman equals scipy.stats.spearmanr exactly, ties included (the survey's
+    summary.json must not change with the implementation)."""
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(7)
+    for n in (3, 10, 57, 600):
+        for ties in (False, True):
+            x = rng.normal(size=n)
+            y = x + rng.normal(size=n)
+            if ties:
+                x, y = np.round(x, 1), np.round(y * 3) / 3
+            got = spearman(x, y)
+            assert got == float(spearmanr(x, y).statistic), (n, ties)

@@ -221,3 +221,13 @@ def test_timm_convnext_is_a_cnn_its_pointwise_linears_are_convs() -> None:
     assert profile.conv_mac_fraction > 0.99 and profile.is_cnn
     # A vision transformer's Linear layers act on tokens: still not a CNN.
     assert not timm_profile("vit_small_patch16_224", 224).is_cnn
+
+
+def test_the_recording_mode_is_outside_dynamos_guard() -> None:
+    """torch wraps a dispatch mode's __torch_dispatch__ in its dynamo guard unless the mode
+    opts out; the recorder's does (nothing is compiled), and is one class per process."""
+    from nasfilter.survey.recorder import _mode_class
+
+    cls = _mode_class()
+    assert cls is _mode_class()
+    assert not hasattr(cls.__dict__["__torch_dispatch__"], "__wrapped__")

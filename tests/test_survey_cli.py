@@ -167,3 +167,29 @@ def test_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "--out" in err and "--measured" in err and "input" in err
     assert own.read_text().startswith("model,infer_img_size")
     assert not (tmp_path / "o").exists()  # nothing refused above created its output
+
+
+def test_a_command_parses_as_with_every_command_registered(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """main() registers only the command it runs (the others' imports cost a cached survey
+    about a second); its help and its errors are those of the full parser."""
+    import subprocess
+    import sys
+
+    from nasfilter.cli import build_parser
+
+    assert main(["survey", "--help"]) == 0
+    alone = capsys.readouterr().out
+    full = build_parser()
+    assert full._subparsers is not None
+    sub = next(a for a in full._subparsers._group_actions if a.choices)
+    assert alone == sub.choices["survey"].format_help()
+    script = "import sys; from nasfilter.cli import main; main(['survey', '--help'])\n"
+    script += "print('nasfilter.searchers' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.stdout.splitlines()[-1] == "False"  # the other commands' imports not made
+    assert main(["survey", "--jobs", "0"]) == 2
+    assert "argument --jobs" in capsys.readouterr().err
+    assert main(["bogus"]) == 2
+    assert "invalid choice: 'bogus'" in capsys.readouterr().err

@@ -31,7 +31,9 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of ``only`` that one (what a run of it needs:
+    registering the others imports their modules, up to a second for a cached survey)."""
     parser = argparse.ArgumentParser(
         prog="nasfilter",
         description="Simulated neural architecture search on the NATS-Bench size space.",
@@ -42,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"nasfilter {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else (only,):
         importlib.import_module(f"nasfilter.cli.{name}").register(sub)
     return parser
 
@@ -52,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Argument errors name their flag (argparse's ``argument --FLAG: ...``); ``--help`` and
     ``--version`` return 0 after printing."""
-    parser = build_parser()
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(given[0] if given and given[0] in COMMAND_MODULES else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help, --version, or a bad argument (named)

@@ -7,7 +7,9 @@ builds on the meta device (``torch.get_default_device()`` says meta inside it) a
 that work:
 
 - one torch-function mode, ``torch.device("meta")``'s own class, returns the target of every
-  in-place op (a name ending in ``_``) on a meta tensor at once, deciding once per function;
+  in-place op (a name ending in ``_``) on a meta tensor at once, and builds ``torch.zeros``
+  and ``torch.ones`` as ``torch.empty`` (their meta kernels are Python), deciding what to do
+  once per function;
 - the ``reset_parameters`` (and ``reset_running_stats``) of torch's convolutions, linear
   layers and norms return at once for a module whose own tensors are on the meta device
   (only initialisation happens there; no shape depends on it). Modules elsewhere are
@@ -24,28 +26,33 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-# Per function: whether it is an in-place op (its result is its first argument).
-_IN_PLACE_NAME: dict[Any, bool] = {}
+# Per function, what the mode does with it (decided once per function): pass it through,
+# give a constructor the meta device, skip an in-place op on a meta tensor.
+_PASS, _CONSTRUCT, _IN_PLACE = 0, 1, 2
+_ACTIONS: dict[Any, int] = {}
 
 
-def _in_place(func: Any) -> bool:
+def _action(func: Any, constructors: Any) -> int:
     try:
-        known = _IN_PLACE_NAME.get(func)
+        known = _ACTIONS.get(func)
     except TypeError:  # an unhashable callable
         known = None
     if known is None:
         name = getattr(func, "__name__", "")
-        known = name.endswith("_") and not name.endswith("__")
+        if func in constructors:
+            known = _CONSTRUCT
+        elif name.endswith("_") and not name.endswith("__"):
+            known = _IN_PLACE
+        else:
+            known = _PASS
         with contextlib.suppress(TypeError):
-            _IN_PLACE_NAME[func] = known
+            _ACTIONS[func] = known
     return known
 
 
 def _skipped(func: Any, args: Any, kwargs: Any) -> Any:
     """The tensor an in-place op (``normal_``, ``kaiming_uniform_`` ...) would initialise
     when it is on the meta device (there it does nothing but cost time), else None."""
-    if not _in_place(func):
-        return None
     import torch
 
     target = args[0] if args else (kwargs or {}).get("tensor")  # torch.nn.init: by keyword
@@ -56,22 +63,32 @@ def _skipped(func: Any, args: Any, kwargs: Any) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _mode_class() -> Any:
-    """``DeviceContext`` with the skipping added (None with a torch that lacks the class)."""
+    """``DeviceContext`` with the skipping added (None with a torch that lacks the class).
+
+    On the meta device a tensor's values do not exist, so ``torch.zeros`` and ``torch.ones``
+    (whose meta kernels are Python) become ``torch.empty`` with the same arguments."""
     try:
+        import torch
         from torch.utils._device import DeviceContext, _device_constructors
     except ImportError:  # pragma: no cover - another torch layout
         return None
     constructors = _device_constructors()
+    as_empty = {torch.zeros: torch.empty, torch.ones: torch.empty}
 
     class MetaNoInit(DeviceContext):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            target = _skipped(func, args, kwargs)
-            if target is not None:
-                return target
-            kwargs = kwargs or {}
-            if func in constructors and kwargs.get("device") is None:
-                kwargs["device"] = self.device
-            return func(*args, **kwargs)
+            action = _action(func, constructors)
+            if action == _CONSTRUCT:
+                kwargs = kwargs or {}
+                if kwargs.get("device") is None:
+                    kwargs["device"] = self.device
+                    if self.device.type == "meta" and "names" not in kwargs:
+                        func = as_empty.get(func, func)
+            elif action == _IN_PLACE:
+                target = _skipped(func, args, kwargs)
+                if target is not None:
+                    return target
+            return func(*args, **(kwargs or {}))
 
     return MetaNoInit
 
@@ -145,7 +162,7 @@ def _skip_mode() -> Any:  # pragma: no cover - only without torch.utils._device
 
     class SkipInit(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            target = _skipped(func, args, kwargs)
+            target = _skipped(func, args, kwargs) if _action(func, ()) == _IN_PLACE else None
             return func(*args, **(kwargs or {})) if target is None else target
 
     return SkipInit()

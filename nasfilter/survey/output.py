@@ -6,8 +6,11 @@ import csv
 import io
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from nasfilter.files import atomic_write
 from nasfilter.layers import ARRAY_FIELDS, LayerTable
@@ -27,20 +30,36 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _layer_rows(row: dict[str, Any], table: LayerTable) -> list[list[Any]]:
-    """The ``layers.csv`` rows of one survey row's table (:data:`LAYER_COLUMNS`): each
-    column converted to Python floats once (``tolist``), not element by element."""
-    columns = [getattr(table, a)[0].astype(float).tolist() for a in ARRAY_FIELDS]
-    columns.append(table.intensity(int(row["batch"]))[0].astype(float).tolist())
-    # _cell of a float, inlined (a million calls for every timm CNN): NaN -> "", else .10g.
-    cells = [["" if v != v else f"{v:.10g}" for v in col] for col in columns]
-    model, size = row["model"], row["img_size"]
-    return [
-        [model, size, i, name, kind, *values]
-        for i, (name, kind, *values) in enumerate(
-            zip(table.names, table.kinds, *cells, strict=True)
-        )
-    ]
+def _formatted(values: np.ndarray) -> list[str]:
+    """Each float of ``values`` as :func:`_cell` formats it (NaN -> "", else ``.10g``), each
+    distinct value formatted once: a survey of every timm CNN writes two million cells of a
+    few ten thousand distinct values (channel counts, shapes)."""
+    if ((values == 0) & np.signbit(values)).any():  # -0.0 and 0.0 are one value to np.unique
+        return ["" if v != v else f"{v:.10g}" for v in values.tolist()]
+    distinct, where = np.unique(values, return_inverse=True)
+    text = np.array(["" if v != v else f"{v:.10g}" for v in distinct.tolist()], dtype=object)
+    return list(text[where.ravel()])
+
+
+def _layer_rows(rows: list[dict[str, Any]], tables: list[LayerTable]) -> Iterator[tuple[Any, ...]]:
+    """The ``layers.csv`` rows (:data:`LAYER_COLUMNS`) of the survey ``rows`` and their
+    ``tables``: every column of every table formatted in one pass (:func:`_formatted`)."""
+    columns = [[getattr(t, a)[0] for t in tables] for a in ARRAY_FIELDS]
+    columns.append([t.intensity(int(r["batch"]))[0] for r, t in zip(rows, tables, strict=True)])
+    cells = [_formatted(np.concatenate(c).astype(float)) if tables else [] for c in columns]
+    models: list[Any] = []
+    sizes: list[Any] = []
+    index: list[int] = []
+    names: list[str] = []
+    kinds: list[str] = []
+    for row, table in zip(rows, tables, strict=True):
+        n = len(table.names)
+        models += [row["model"]] * n
+        sizes += [row["img_size"]] * n
+        index += range(n)
+        names += table.names
+        kinds += table.kinds
+    return zip(models, sizes, index, names, kinds, *cells, strict=True)
 
 
 def write_survey(
@@ -61,8 +80,8 @@ def write_survey(
     with atomic_write(out / "layers.csv", "w") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(LAYER_COLUMNS)
-        for row in result.rows:
-            w.writerows(_layer_rows(row, result.tables[(row["model"], row["img_size"])]))
+        tables = [result.tables[(row["model"], row["img_size"])] for row in result.rows]
+        w.writerows(_layer_rows(result.rows, tables))
     written.append(out / "layers.csv")
     with atomic_write(out / "summary.json", "w") as fh:
         json.dump(result.summary, fh, indent=2, sort_keys=True)

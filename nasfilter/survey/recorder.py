@@ -9,6 +9,7 @@ the :class:`~nasfilter.layers.LayerTable`. Operators' outputs come from
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -154,10 +155,22 @@ def _op_name(func: Any) -> str:
         return name
 
 
+def _tensor_class() -> Any:
+    """``torch.Tensor``, imported once (this module is imported without torch)."""
+    global _TENSOR
+    if _TENSOR is None:
+        from torch import Tensor
+
+        _TENSOR = Tensor
+    return _TENSOR
+
+
+_TENSOR: Any = None
+
+
 def _tensors(args: Any, kwargs: dict[str, Any]) -> list[Any]:
     """The tensors among an op's arguments, lists and tuples searched, in order."""
-    from torch import Tensor
-
+    Tensor = _TENSOR or _tensor_class()
     found: list[Any] = []
     stack = [kwargs.values(), args] if kwargs else [args]
     while stack:
@@ -171,13 +184,42 @@ def _tensors(args: Any, kwargs: dict[str, Any]) -> list[Any]:
 
 def _outputs(out: Any) -> list[Any]:
     """The tensors an op returned."""
-    from torch import Tensor
-
+    Tensor = _TENSOR or _tensor_class()
     if isinstance(out, Tensor):
         return [out]
     if isinstance(out, (list, tuple)):
         return [o for o in out if isinstance(o, Tensor)]
     return []
+
+
+@functools.lru_cache(maxsize=1)
+def _mode_class() -> Any:
+    """The dispatch mode that records every ATen call into a :class:`Recorder`.
+
+    Defined once per process (not per model), and outside torch's dynamo guard: torch wraps a
+    mode's ``__torch_dispatch__`` in ``torch._disable_dynamo`` unless the mode says it need
+    not (``_should_skip_dynamo``); nothing here is compiled, and the wrapper cost about as
+    much per call as the recording."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class RecordMode(TorchDispatchMode):
+        def __init__(self, recorder: Recorder) -> None:
+            super().__init__()
+            self.recorder = recorder
+
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            return False
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            kwargs = kwargs or {}
+            out = shortcut(func, args, kwargs)
+            if out is None:
+                out = func(*args, **kwargs)
+            self.recorder.record(func, args, kwargs, out)
+            return out
+
+    return RecordMode
 
 
 class Recorder:
@@ -210,9 +252,7 @@ class Recorder:
             register_module_forward_hook,
             register_module_forward_pre_hook,
         )
-        from torch.utils._python_dispatch import TorchDispatchMode
 
-        recorder = self
         # One global pair of hooks (not one per module: registering thousands costs more than
         # the forward), acting only on this model's modules.
         names = {id(module): name for name, module in self.modules.items()}
@@ -228,19 +268,11 @@ class Recorder:
                 self._stack.pop()
                 self._types.pop()
 
-        class Mode(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-                out = shortcut(func, args, kwargs or {})
-                if out is None:
-                    out = func(*args, **(kwargs or {}))
-                recorder.record(func, args, kwargs or {}, out)
-                return out
-
         self._producer[id(x)] = -1
         self._alive.append(x)
         handles = [register_module_forward_pre_hook(push), register_module_forward_hook(pop)]
         try:
-            with torch.no_grad(), Mode():
+            with torch.no_grad(), _mode_class()(self):
                 self.model(x)
         finally:
             for h in handles:

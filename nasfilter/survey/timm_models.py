@@ -17,6 +17,7 @@ from nasfilter.survey.fold import fold
 from nasfilter.survey.meta_build import meta_without_init
 from nasfilter.survey.timm_import import import_timm
 from nasfilter.survey.timm_index import _default_size, timm_index
+from nasfilter.survey.timm_init import timm_inits_skipped
 
 __all__ = ["_default_size"]  # re-exported: the default input size of an architecture
 
@@ -82,7 +83,7 @@ def build_timm_model(name: str, img_size: int | None = None) -> Any:
 
     timm = import_timm()
     arch = check_names([name])[0]
-    with meta_without_init():
+    with meta_without_init(), timm_inits_skipped():
         if img_size is not None and _default_size(timm, arch) != img_size:
             try:
                 return timm.create_model(arch, pretrained=False, img_size=img_size)
