@@ -64,7 +64,7 @@ import numpy as np
 from nasfilter.checks import MAX_WORKERS as MAX_WORKERS
 from nasfilter.checks import check_workers
 from nasfilter.fidelity import Fidelity, LearningCurves, is_full
-from nasfilter.filters.base import Filter, validate_filter
+from nasfilter.filters.base import Filter, index_keep, validate_filter
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.problem import (
     ASK,
@@ -202,19 +202,6 @@ class _Tally:
     recommended: Arch | None = None
 
 
-def _unchecked_keep(flt: Filter) -> Callable[[Arch], bool]:
-    """``flt.keep`` without the argument and setup checks that every filter's ``keep`` is
-    wrapped in (:meth:`~nasfilter.filters.base.Filter.__init_subclass__`): the loop calls
-    it after setup, with the Arch that ``ask`` checked, so they could not fail, and a
-    call fewer per proposal is measurable on the hot path."""
-    keep = type(flt).keep
-    inner = getattr(keep, "__wrapped__", None)
-    if getattr(keep, "_checked", False) and callable(inner):
-        bound: Callable[[Arch], bool] = inner.__get__(flt, type(flt))
-        return bound
-    return flt.keep
-
-
 class _Loop:
     """The simulation of one run: trials onto free workers, outcomes in completion order."""
 
@@ -243,9 +230,10 @@ class _Loop:
         self.tally = _Tally()
         # What _fill and _complete_next use for every trial, bound once per run instead of
         # once per call, each in one tuple
-        keep = None if filter is None else _unchecked_keep(filter)
+        keep = None if filter is None else index_keep(filter)
         start, advance = problem.loop_calls()
-        self._hot = (self.tally, problem, self.free, filter, searcher.ask, searcher.tell, keep,
+        ask, dropped = searcher.loop_calls()
+        self._hot = (self.tally, problem, self.free, filter, ask, dropped, keep,
                      problem.record_drop, start, on_progress, self.retrain)  # fmt: skip
         self._done = (self.running, advance, self.free, self.tally, searcher.tell,
                       searcher.recommend)  # fmt: skip
@@ -266,7 +254,7 @@ class _Loop:
 
     def _fill(self) -> None:
         """Start trials until no worker is free or the run must stop."""
-        tally, problem, free, flt, ask, tell, keep_fn, drop, start, on_progress, retrain = (
+        tally, problem, free, flt, ask, dropped, keep_fn, drop, start, on_progress, retrain = (
             self._hot
         )
         while free and tally.status is None:
@@ -283,11 +271,11 @@ class _Loop:
             tally.n_asked += 1
             if on_progress is not None and tally.n_asked % PROGRESS_EVERY == 0:
                 on_progress(problem, self.n_full)
-            arch = trial.arch
+            arch = trial[1]  # trial.arch, without the property look-up
             index = index_of(arch)
             if keep_fn is not None:
                 try:
-                    keep = keep_fn(arch)
+                    keep = keep_fn(arch, index)
                 except BudgetExhausted:
                     problem.record(ASK, trial.id, index)  # asked, never judged
                     raise
@@ -297,8 +285,8 @@ class _Loop:
                     )
                 if not keep:  # dropped: told at once, as a None outcome
                     tally.n_dropped += 1
-                    drop(trial.id, index)
-                    tell(trial, None)
+                    drop(trial[0], index)
+                    dropped(trial)  # searcher.tell(trial, None)
                     tally.idle += 1
                     if tally.idle >= self.max_idle:
                         tally.status = "stalled"

@@ -136,8 +136,10 @@ class Trace:
 
     def drop(self, trial: int, index: int, spent: float, now: float) -> None:
         """A filter dropped ``trial`` (no cost); past the limit it is only counted."""
-        if self.log.n < self.limit:
-            self.log.append_instant(_DROP, trial, index, _NAN, spent, now)
+        buf = self._buf
+        if len(buf) < self._full:  # EventLog.append_instant, packed here (the hot path)
+            buf += pack_event(_DROP, trial, index, _NAN, _NAN, _NAN, -1, 0.0, spent, now, now,
+                              -1, -1, -1)  # fmt: skip
         else:
             self.unlogged["drop"] += 1
 

@@ -15,6 +15,7 @@ epochs). A searcher asks for a lower fidelity by proposing a :class:`Proposal`; 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 from nasfilter.fidelity import Fidelity
@@ -91,6 +92,11 @@ class TrialBook:
             f"{who!r}.tell(): trial id {trial.id} was asked for {found.arch}, "
             f"told with {trial.arch}"
         )
+
+    def popper(self) -> Callable[[int], Trial]:
+        """``pop(id)``: remove the pending trial ``id`` and return it, unchecked (KeyError
+        if it is not pending), for a caller that holds the trial :meth:`open` returned."""
+        return self._pending.pop
 
     @property
     def pending(self) -> tuple[Trial, ...]:

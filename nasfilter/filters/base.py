@@ -72,6 +72,14 @@ class Filter(Plugin):
         Called once per proposal, in ask order; may query ``self.proxy`` (charged)."""
         raise NotImplementedError(f"{type(self).__name__} must implement keep(arch) -> bool")
 
+    def keep_index(self, arch: Arch, index: int) -> bool:
+        """:meth:`keep` of ``arch``, whose NATS index ``index`` the caller already knows (the
+        runner's loop, after setup). Default: ``keep(arch)``. A filter may override it with
+        a look-up by index; it must answer, and change its state, exactly as ``keep``
+        would, and the runner uses it only when the class that defines ``keep`` defines it
+        too (:func:`index_keep`)."""
+        return self.keep(arch)
+
 
 def _checked_keep(keep: Callable[[Any, Arch], bool]) -> Callable[[Any, Arch], bool]:
     """``keep`` behind the argument and setup checks of :meth:`Filter.__init_subclass__`."""
@@ -96,6 +104,35 @@ def _checked_keep(keep: Callable[[Any, Arch], bool]) -> Callable[[Any, Arch], bo
     return checked
 
 
+def _unchecked(flt: Filter) -> Callable[[Arch], bool]:
+    """``flt.keep`` without the argument and setup checks of :func:`_checked_keep` (for a
+    caller that passes the Arch that ``ask`` checked, after setup)."""
+    keep = type(flt).keep
+    inner = getattr(keep, "__wrapped__", None)
+    if getattr(keep, "_checked", False) and callable(inner):
+        bound: Callable[[Arch], bool] = inner.__get__(flt, type(flt))
+        return bound
+    return flt.keep
+
+
+def index_keep(flt: Filter) -> Callable[[Arch, int], bool]:
+    """``keep_index(arch, index)`` of ``flt`` for the runner's loop, after setup: its own
+    :meth:`Filter.keep_index` when the class that defines ``keep`` also defines it (a
+    subclass that overrides only ``keep`` is not bypassed), else ``keep(arch)`` without its
+    argument checks."""
+    cls = type(flt)
+    owner = next(c for c in cls.__mro__ if "keep" in c.__dict__)
+    if "keep_index" in owner.__dict__ and owner is not Filter:
+        fast: Callable[[Arch, int], bool] = flt.keep_index
+        return fast
+    keep = _unchecked(flt)
+
+    def by_arch(arch: Arch, index: int) -> bool:
+        return keep(arch)
+
+    return by_arch
+
+
 def validate_filter(filter: object) -> Filter:
     """``filter`` itself when it is a usable :class:`Filter`; ValueError otherwise: not a
     Filter, no :meth:`~Filter.keep`, or only ``select`` (the earlier interface, with how to
@@ -113,4 +150,4 @@ def validate_filter(filter: object) -> Filter:
     return filter
 
 
-__all__ = ["MIGRATE_FILTER", "Filter", "validate_filter"]
+__all__ = ["MIGRATE_FILTER", "Filter", "index_keep", "validate_filter"]

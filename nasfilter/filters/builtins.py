@@ -130,11 +130,15 @@ class SuccessiveFrontiers(Filter):
         self._drops = 0
 
     def keep(self, arch: Arch) -> bool:
-        if self._ranks is None:
-            self._start(self.proxy)
+        return self.keep_index(arch, index_of(arch))
+
+    def keep_index(self, arch: Arch, index: int) -> bool:
+        """:meth:`keep` of ``arch`` with its index ``index`` known: a list look-up."""
         ranks = self._ranks
-        assert ranks is not None
-        index = index_of(arch)
+        if ranks is None:
+            self._start(self.proxy)
+            ranks = self._ranks
+            assert ranks is not None
         rank = ranks[index]
         if 0 <= rank <= self._level and not self._passed[index]:
             self._passed[index] = 1
@@ -226,19 +230,17 @@ class ProxyThreshold(Filter):
         self._near = near.tolist()
         self._scanned = scanned.tolist()
 
-    def _judge(self, arch: Arch, proxy: ProxyHandle) -> bool:
-        """Scan mode, a candidate outside the scanned sample: query it, judge it."""
-        index = index_of(arch)
+    def _judge(self, index: int, proxy: ProxyHandle) -> bool:
+        """Scan mode, candidate ``index`` outside the scanned sample: query it, judge it."""
         util, thr = proxy.query(index)
         eps = log_epsilon(np.array([[thr, util]]), self._front)[0]
         self._near[index] = bool(eps <= self._slack)  # type: ignore[index]
         self._scanned[index] = True
         return bool(eps <= self._slack)
 
-    def _online(self, arch: Arch, proxy: ProxyHandle) -> bool:
+    def _online(self, index: int, proxy: ProxyHandle) -> bool:
         # Plain Python on purpose: the front of what was seen is small (tens of points)
         # and one candidate at a time is far cheaper without numpy's per-call overhead.
-        index = index_of(arch)
         point = self._readings.get(index)
         if point is None:
             util, thr = proxy.query(index)
@@ -254,11 +256,16 @@ class ProxyThreshold(Filter):
         return eps <= self._slack
 
     def keep(self, arch: Arch) -> bool:
+        return self.keep_index(arch, index_of(arch))
+
+    def keep_index(self, arch: Arch, index: int) -> bool:
+        """:meth:`keep` of ``arch`` with its index ``index`` known: a list look-up in scan
+        mode."""
         if not self.scan:
-            return self._online(arch, self.proxy)
-        if self._near is None:
-            self._start_scan(self.proxy)
+            return self._online(index, self.proxy)
         near = self._near
-        assert near is not None
-        index = index_of(arch)
-        return near[index] if self._scanned[index] else self._judge(arch, self.proxy)
+        if near is None:
+            self._start_scan(self.proxy)
+            near = self._near
+            assert near is not None
+        return near[index] if self._scanned[index] else self._judge(index, self.proxy)

@@ -43,6 +43,7 @@ migrate (:data:`MIGRATE_SEARCHER`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -110,6 +111,11 @@ class Searcher(Plugin):
         out = self.propose()
         if type(out) is Arch:
             return book.open(out)
+        return self._open(book, out)
+
+    def _open(self, book: TrialBook, out: object) -> Trial | Wait | None:
+        """What :meth:`ask` returns for ``out``, which :meth:`propose` returned and is not
+        an Arch; ValueError for anything it may not return."""
         if out is None or out is WAIT:
             return out
         if type(out) is Proposal and type(out.arch) is Arch:
@@ -137,6 +143,34 @@ class Searcher(Plugin):
         if accuracy is not None and (type(accuracy) is not float or not 0.0 <= accuracy <= 100.0):
             check_accuracy(accuracy, self)
         self.observe(book.close(trial, self), accuracy)
+
+    def loop_calls(self) -> tuple[Callable[[], Trial | Wait | None], Callable[[Trial], None]]:
+        """The calls a run's loop makes per proposal, to bind once per run after
+        :meth:`setup`: ``ask()``, :meth:`ask` bound to this run's trials, and
+        ``dropped(trial)``, :meth:`tell` with None for a pending trial that ``ask``
+        returned, without tell's checks (which it passes) and without calling
+        :meth:`observe` when the searcher keeps the default (which ignores it)."""
+        book = self._book()
+        propose, open_trial, opened, pop = self.propose, book.open, self._open, book.popper()
+
+        def ask() -> Trial | Wait | None:
+            out = propose()
+            if type(out) is Arch:
+                return open_trial(out)
+            return opened(book, out)
+
+        if type(self).observe is Searcher.observe:
+
+            def dropped(trial: Trial) -> None:
+                pop(trial[0])
+
+        else:
+            observe = self.observe
+
+            def dropped(trial: Trial) -> None:
+                observe(pop(trial[0]), None)
+
+        return ask, dropped
 
     @property
     def pending(self) -> tuple[Trial, ...]:
