@@ -137,3 +137,27 @@ def test_each_figure_is_saved_as_png_and_svg_with_its_title(tmp_path: Path) -> N
     svg = files.svg.read_text()
     assert "Fig. 2a: the throughput–accuracy front" in svg and "intensity ≥ CMR 164 (2)" in svg
     assert files.title.startswith("Fig. 2a")
+
+
+def test_every_label_lies_inside_its_figure() -> None:
+    pytest.importorskip("matplotlib")
+    rows = [dict(r) for r in ROWS]
+    rows[1].update(folded_utilization=0.4, folded_predicted_throughput=150_000.0)
+    figures = (
+        plots.fig1_fronts(rows, CTX),
+        plots.fig2a_intensity(rows, 164.0, CTX),
+        plots.fig2b_folding(rows, 4, 1e12, CTX),  # a y axis to 100,000: the widest labels
+    )
+    for fig in figures:
+        fig.draw_without_rendering()  # places the axis labels
+        renderer = fig.canvas.get_renderer()
+        width, height = fig.canvas.get_width_height()
+        for ax in fig.axes:
+            for text in (ax.xaxis.label, ax.yaxis.label):
+                box = text.get_window_extent(renderer)
+                assert box.x0 >= 0 and box.y0 >= 0, (fig.get_suptitle()[:8], text.get_text())
+                assert box.x1 <= width and box.y1 <= height
+            for label in ax.get_yticklabels():  # those off the axis are not drawn: x only
+                assert label.get_window_extent(renderer).x0 >= 0, label.get_text()
+        title = fig.texts[0].get_window_extent(renderer)  # the suptitle
+        assert title.y1 <= height and title.y0 > max(ax.get_position().y1 for ax in fig.axes)

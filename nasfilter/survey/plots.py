@@ -229,5 +229,5 @@ def fig2b_folding(
         ax.set_ylabel("predicted " + THR_LABEL)
         ax.grid(True, which="both", alpha=0.25)
         set_title(fig, f"Fig. 2b: FoldedCNNs (f = {fold}) for the CNNs below the CMR", ctx)
-        fixed_layout(fig)
+        fixed_layout(fig, left=0.95)  # room for 100,000 on the log y axis
     return fig
