@@ -96,8 +96,10 @@ class FigureFiles:
     title: str
 
 
-def new_figure(width: float, height: float) -> Figure:
-    """A constrained-layout figure of ``width`` x ``height`` inches on its own Agg canvas."""
+def new_figure(width: float, height: float, constrained: bool = True) -> Figure:
+    """A figure of ``width`` x ``height`` inches on its own Agg canvas, laid out by
+    matplotlib's constrained layout at every save unless ``constrained`` is False (then the
+    caller places the axes, e.g. by :func:`fixed_layout`)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -105,7 +107,7 @@ def new_figure(width: float, height: float) -> Figure:
         raise PlotDependencyError(
             "figures need matplotlib; install the extra: pip install 'nasfilter[plot]'"
         ) from exc
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = Figure(figsize=(width, height), layout="constrained" if constrained else None)
     FigureCanvasAgg(fig)
     return fig
 
@@ -125,6 +127,26 @@ def set_title(fig: Figure, what: str, ctx: FigureContext) -> None:
     title = ctx.title(what, width=max(40, int(width_inches * 13)))
     fig.suptitle(title)
     fig.set_label(title)
+
+
+def fixed_layout(
+    fig: Figure, left: float = 0.7, bottom: float = 0.5, right: float = 0.15, wspace: float = 0.75
+) -> None:
+    """Place ``fig``'s subplots by fixed margins in inches (``wspace``: between panels), the
+    top one below the suptitle's lines (9 pt type): the layout constrained layout finds for
+    a figure like this, without its cost (it measures every tick label, twice a save)."""
+    width, height = (float(v) for v in fig.get_size_inches())
+    title = fig.get_suptitle()
+    top = 0.12 + 0.165 * (title.count("\n") + 1) if title else 0.15
+    n = max(1, len(fig.axes))
+    panel = (width - left - right - wspace * (n - 1)) / n
+    fig.subplots_adjust(
+        left=left / width,
+        right=1 - right / width,
+        bottom=bottom / height,
+        top=1 - top / height,
+        wspace=wspace / panel,
+    )
 
 
 def figure_title(fig: Figure) -> str:

@@ -106,21 +106,29 @@ class LayerTable:
         n_layers = len(self.names)
         if len(self.kinds) != n_layers:
             raise ValueError(f"{len(self.kinds)} kinds for {n_layers} layer names")
-        bad = sorted({k for k in self.kinds if k not in KINDS})
+        bad = set(self.kinds).difference(KINDS)
         if bad:
-            raise ValueError(f"unknown layer kind(s) {bad}; expected one of {KINDS}")
+            raise ValueError(f"unknown layer kind(s) {sorted(bad)}; expected one of {KINDS}")
         shape = np.shape(self.present)
         if len(shape) != 2 or shape[1] != n_layers:
             raise ValueError(f"present must have shape (B, {n_layers}), got {shape}")
         self._fill_defaults()
-        for name in ARRAY_FIELDS:
-            value = getattr(self, name)
+        values = [getattr(self, name) for name in ARRAY_FIELDS]
+        for name, value in zip(ARRAY_FIELDS, values, strict=True):
             if np.shape(value) != shape:
                 raise ValueError(f"{name} must have shape {shape}, got {np.shape(value)}")
-            if not np.all(np.isfinite(value)) or np.any(np.asarray(value) < 0):
-                raise ValueError(f"{name} must be finite and >= 0")
-        codes = sorted(set(KERNEL_LAYOUTS.values()))
-        if not np.all(np.isin(self.kernel_layout, codes)):
+        if not _finite_non_negative(np.concatenate(values, axis=None, dtype=np.float64)):
+            name = next(
+                n
+                for n, v in zip(ARRAY_FIELDS, values, strict=True)
+                if not _finite_non_negative(np.asarray(v, dtype=np.float64))
+            )
+            raise ValueError(f"{name} must be finite and >= 0")
+        layout = np.asarray(self.kernel_layout)
+        known = np.zeros(layout.shape, dtype=bool)
+        for code in set(KERNEL_LAYOUTS.values()):  # 3 comparisons: cheaper than np.isin
+            known |= layout == code
+        if not known.all():
             raise ValueError(f"kernel_layout must hold codes {KERNEL_LAYOUTS}")
 
     def _fill_defaults(self) -> None:
@@ -164,6 +172,11 @@ class LayerTable:
     def network_intensity(self, batch: int = 1, bytes_per_element: int = 2) -> np.ndarray:
         """Whole-network intensity (sum of FLOPs / sum of bytes, as the study defines it), (B,)."""
         return self.flops(batch).sum(axis=1) / self.bytes(batch, bytes_per_element).sum(axis=1)
+
+
+def _finite_non_negative(values: np.ndarray) -> bool:
+    """Whether every value is finite and >= 0 (NaN fails: min and max propagate it)."""
+    return values.size == 0 or bool(values.min() >= 0 and values.max() < np.inf)
 
 
 def conv_mac_fraction(table: LayerTable) -> float:

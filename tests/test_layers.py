@@ -49,6 +49,10 @@ def test_absent_layers_cost_nothing() -> None:
         ({"kinds": ("conv",)}, "1 kinds for 2"),
         ({"macs": np.array([[1.0, 2.0, 3.0]])}, "macs must have shape"),
         ({"gemm_k": np.array([[-1.0, 2.0]])}, "gemm_k must be finite"),
+        ({"macs": np.array([[np.nan, 2.0]])}, "macs must be finite"),
+        ({"output_elems": np.array([[1.0, np.inf]])}, "output_elems must be finite"),
+        ({"kinds": ("conv", "pool")}, r"unknown layer kind\(s\) \['pool'\]"),
+        ({"kernel_layout": np.array([[1.0, 3.0]])}, "kernel_layout must hold codes"),
     ],
 )
 def test_bad_tables_are_refused(overrides: dict[str, object], message: str) -> None:

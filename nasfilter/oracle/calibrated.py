@@ -50,6 +50,7 @@ from nasfilter.oracle.gpumodel import (
     layer_work,
     max_batch,
 )
+from nasfilter.oracle.gpuwork import LayerWork
 from nasfilter.proxy import ProxyTable
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "data" / "calibration"
@@ -295,8 +296,9 @@ def predict_throughput(
     The default engine is ``"eager"``, how timm's published benchmark runs (PyTorch eager,
     AMP) in ``layout``; this is what ``nasfilter calibrate`` fitted and validated.
     """
-    seconds, _ = predict_layers(table, device, batch, layout, engine, calibration)
-    return float(batch / seconds.sum())
+    work, dev, params = _prepared(table, device, batch, layout, engine, calibration)
+    seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)[0]
+    return float(batch / seconds.sum())  # the bounding terms are not needed: not computed
 
 
 def predict_layers(
@@ -313,18 +315,29 @@ def predict_layers(
     is one of :data:`~nasfilter.oracle.gpumodel.TERMS` (compute, memory, kernel, eager,
     layout), from :func:`~nasfilter.oracle.gpumodel.layer_terms`. Absent layers take 0 s.
     """
-    _check(engine, layout, batch)
-    if table.n_networks != 1:
-        raise ValueError(f"expected a one-network LayerTable (B = 1), got B = {table.n_networks}")
-    dev = get_device(device)
-    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
-    params = capped_by_measurements(cal.params, dev)
-    work = layer_work(table, dev, batch)
+    work, dev, params = _prepared(table, device, batch, layout, engine, calibration)
     seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)[0]
     terms = layer_terms(
         work, dev.peak_flops, dev.bandwidth, params, eager=engine == "eager", nchw=layout == "nchw"
     )
     return seconds, bounding_term(terms)[0]
+
+
+def _prepared(
+    table: LayerTable,
+    device: str | DeviceSpec,
+    batch: int,
+    layout: str,
+    engine: str,
+    calibration: Calibration | str | Path | None,
+) -> tuple[LayerWork, DeviceSpec, GpuModelParams]:
+    """The checked arguments of :func:`predict_layers`: the table's work, device, params."""
+    _check(engine, layout, batch)
+    if table.n_networks != 1:
+        raise ValueError(f"expected a one-network LayerTable (B = 1), got B = {table.n_networks}")
+    dev = get_device(device)
+    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
+    return layer_work(table, dev, batch), dev, capped_by_measurements(cal.params, dev)
 
 
 class CalibratedBackend(AnalyticBackend):

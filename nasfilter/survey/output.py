@@ -93,7 +93,7 @@ def write_survey(
 
 
 def _context(summary: dict[str, Any]) -> Any:
-    from nasfilter.plots import FigureContext
+    from nasfilter.drawing import FigureContext
 
     source = (
         f"measured: {summary['measured']} (predicted where unmeasured)"
@@ -131,7 +131,7 @@ def survey_figures(result: SurveyResult, out: Path, figure_cache: Path | None = 
 
 def _draw(result: SurveyResult, out: Path, stem: str) -> Any:
     """Draw and save the figure ``stem`` (one of :data:`FIGURES`)."""
-    from nasfilter import plots as base
+    from nasfilter.drawing import save_figure
     from nasfilter.survey import plots
 
     s, rows = result.summary, result.rows
@@ -142,7 +142,7 @@ def _draw(result: SurveyResult, out: Path, stem: str) -> Any:
         fig = plots.fig2a_intensity(rows, s["cmr"], ctx)
     else:
         fig = plots.fig2b_folding(rows, s["fold"], s["peak_tflops"] * 1e12, ctx)
-    return base.save_figure(fig, out, stem)
+    return save_figure(fig, out, stem)
 
 
 def report_section(result: SurveyResult, figures: list[Any]) -> tuple[list[Any], list[Any]]:

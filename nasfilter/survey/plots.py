@@ -1,7 +1,7 @@
 """The survey's figures: the counterparts of the study's Fig. 1, 2a and 2b.
 
 Each takes the rows of ``survey.csv`` (dicts, :data:`nasfilter.survey.survey.COLUMNS`) and a
-:class:`~nasfilter.plots.FigureContext` naming the device and where throughputs come from.
+:class:`~nasfilter.drawing.FigureContext` naming the device and where throughputs come from.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.plots import FigureContext, _new_figure, _rc, _set_title
+from nasfilter.drawing import FigureContext, fixed_layout, new_figure, rc, set_title
 
 TOP1_LABEL = "ImageNet top-1 (%)"
 THR_LABEL = "throughput (images/s)"
@@ -52,8 +52,10 @@ def _decade(value: float, _pos: object = None) -> str:
 
 
 def _log(ax: Any, which: str) -> None:
-    """``ax``'s ``which`` ("x" or "y") axis log-scaled, decades labelled by :func:`_decade`."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """``ax``'s ``which`` ("x" or "y") axis log-scaled, decades labelled by :func:`_decade`;
+    no minor ticks (a log axis' 8 a decade cost more to lay out and draw than the data), the
+    minor grid lines drawn instead as one collection by :func:`_minor_grid` at every save."""
+    from matplotlib.ticker import FuncFormatter, NullLocator
 
     if which == "x":
         ax.set_xscale("log")
@@ -61,7 +63,25 @@ def _log(ax: Any, which: str) -> None:
         ax.set_yscale("log")
     axis = ax.xaxis if which == "x" else ax.yaxis
     axis.set_major_formatter(FuncFormatter(_decade))
-    axis.set_minor_formatter(NullFormatter())
+    axis.set_minor_locator(NullLocator())
+    _minor_grid(ax, which)
+
+
+def _minor_grid(ax: Any, which: str) -> None:
+    """Faint lines at 2-9 x 10^k across ``ax`` within its log ``which`` axis' limits: the
+    minor grid, as one collection (call it once the data are plotted: it fixes the limits)."""
+    from matplotlib.collections import LineCollection
+
+    low, high = sorted(ax.get_xlim() if which == "x" else ax.get_ylim())
+    k = np.arange(np.floor(np.log10(low)), np.ceil(np.log10(high)) + 1)
+    at = (np.arange(2, 10)[None, :] * 10.0 ** k[:, None]).ravel()
+    at = at[(at >= low) & (at <= high)]
+    ends = [0.0, 1.0]
+    segments = [np.column_stack([[v, v], ends] if which == "x" else [ends, [v, v]]) for v in at]
+    span = ax.get_xaxis_transform() if which == "x" else ax.get_yaxis_transform()
+    grid = LineCollection(segments, transform=span, colors="#b0b0b0", linewidths=0.8, alpha=0.25)
+    grid.set_zorder(0.5)  # under the data, as the axes' own grid
+    ax.add_collection(grid, autolim=False)
 
 
 def _log_x(ax: Any) -> None:
@@ -91,8 +111,8 @@ def fig1_fronts(rows: Sequence[dict[str, Any]], ctx: FigureContext) -> Any:
         (thr, util, "pareto_throughput_utilization", THR_LABEL, UTIL_LABEL, True),
     )
     all_three = np.array([r["on_all_fronts"] for r in cnn], dtype=bool)
-    with _rc():
-        fig = _new_figure(13.5, 4.6)
+    with rc():
+        fig = new_figure(13.5, 4.6, constrained=False)
         axes = fig.subplots(1, 3)
         for ax, (x, y, key, xl, yl, logx) in zip(axes, panels, strict=True):
             ok = np.isfinite(x) & np.isfinite(y)
@@ -125,7 +145,8 @@ def fig1_fronts(rows: Sequence[dict[str, Any]], ctx: FigureContext) -> Any:
             ax.set_ylabel(yl)
             ax.grid(True, which="both", alpha=0.25)
             ax.legend(loc="lower left", fontsize=7)
-        _set_title(fig, "Fig. 1: accuracy, throughput and utilization of CNNs", ctx)
+        set_title(fig, "Fig. 1: accuracy, throughput and utilization of CNNs", ctx)
+        fixed_layout(fig)
     return fig
 
 
@@ -136,8 +157,8 @@ def fig2a_intensity(rows: Sequence[dict[str, Any]], cmr: float, ctx: FigureConte
     below = np.array([r["below_cmr"] for r in cnn], dtype=bool)
     front = np.array([r["pareto_throughput_accuracy"] for r in cnn], dtype=bool)
     ok = np.isfinite(thr) & np.isfinite(acc)
-    with _rc():
-        fig = _new_figure(7.0, 5.0)
+    with rc():
+        fig = new_figure(7.0, 5.0, constrained=False)
         ax = fig.add_subplot()
         ax.scatter(
             thr[ok & ~below],
@@ -163,7 +184,8 @@ def fig2a_intensity(rows: Sequence[dict[str, Any]], cmr: float, ctx: FigureConte
         ax.set_ylabel(TOP1_LABEL)
         ax.grid(True, which="both", alpha=0.25)
         ax.legend(loc="lower left", fontsize=8)
-        _set_title(fig, "Fig. 2a: the throughput–accuracy front and arithmetic intensity", ctx)
+        set_title(fig, "Fig. 2a: the throughput–accuracy front and arithmetic intensity", ctx)
+        fixed_layout(fig)
     return fig
 
 
@@ -175,8 +197,8 @@ def fig2b_folding(
 
     cnn = _cnn(rows, fronts=False)
     done = [r for r in cnn if r["below_cmr"] and math.isfinite(r["folded_utilization"])]
-    with _rc():
-        fig = _new_figure(7.0, 5.0)
+    with rc():
+        fig = new_figure(7.0, 5.0, constrained=False)
         ax = fig.add_subplot()
         if done:
             t0 = _col(done, "predicted_throughput")
@@ -206,5 +228,6 @@ def fig2b_folding(
         ax.set_xlabel("predicted " + UTIL_LABEL)
         ax.set_ylabel("predicted " + THR_LABEL)
         ax.grid(True, which="both", alpha=0.25)
-        _set_title(fig, f"Fig. 2b: FoldedCNNs (f = {fold}) for the CNNs below the CMR", ctx)
+        set_title(fig, f"Fig. 2b: FoldedCNNs (f = {fold}) for the CNNs below the CMR", ctx)
+        fixed_layout(fig, left=0.95)  # room for 100,000 on the log y axis
     return fig
