@@ -130,7 +130,11 @@ def count_runs(db: Path) -> int:
         return 0
 
 
-GRID = ["run", "--searchers", "random", "reinforce", "--seeds", "0-19", "--budget", "110000"]
+# 80 runs: long enough (several seconds) that the run is still going when the test has seen
+# two of them stored and signals it, even on a loaded machine (a run is ~0.1 s now)
+N_SEEDS = 40
+GRID = ["run", "--searchers", "random", "reinforce", "--seeds", f"0-{N_SEEDS - 1}"]
+GRID += ["--budget", "110000"]
 
 
 def start_run(db: Path, workers: int = 1) -> subprocess.Popen[str]:
@@ -158,6 +162,7 @@ def test_an_interrupted_run_resumes_without_loss(
     db = tmp_path / "r.db"
     proc = start_run(db, workers)
     wait_for_runs(proc, db, 2)
+    assert proc.poll() is None, "the run finished before it could be interrupted"
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     if sig == signal.SIGINT:
@@ -166,7 +171,7 @@ def test_an_interrupted_run_resumes_without_loss(
         assert proc.returncode == -signal.SIGKILL
     with Store(db) as store:
         partial = stored_rows(store)
-        assert 2 <= len(partial) < 40
+        assert 2 <= len(partial) < 2 * N_SEEDS
         assert store._con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         for row in partial:
             scores = store.scores(row["run_id"])
@@ -181,7 +186,7 @@ def test_an_interrupted_run_resumes_without_loss(
     with Store(db) as store:
         final = stored_rows(store)
     assert final[: len(partial)] == partial
-    fresh = run_experiment(grid(["random", "reinforce"], workers=workers), range(20), jobs=1)
+    fresh = run_experiment(grid(["random", "reinforce"], workers=workers), range(N_SEEDS), jobs=1)
     expected = {(r.spec.searcher, r.seed): r.metrics["hv_ratio"] for r in fresh}
     assert {(r["searcher"], r["seed"]): r["hv_ratio"] for r in final} == pytest.approx(expected)
 
