@@ -10,6 +10,7 @@ table), whose posterior gives a mean and a standard deviation per architecture.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,21 +95,34 @@ class RidgeModel:
         center = x.mean(axis=0)
         xc = x - center
         gram = xc.T @ xc
-        xty = xc.T @ yc
+
+        def rss(coef: np.ndarray) -> float:
+            resid = yc - xc @ coef
+            return float(resid @ resid)
+
+        return cls.from_gram(gram, xc.T @ yc, rss, n, b, center, penalties)
+
+    @classmethod
+    def from_gram(
+        cls, gram: np.ndarray, xty: np.ndarray, rss: Callable[[np.ndarray], float], n: int,
+        intercept: float, center: np.ndarray, penalties: tuple[float, ...],
+    ) -> RidgeModel:
+        """The GCV choice of :meth:`fit` from centred statistics: ``gram`` (d, d), ``xty``
+        (d,), ``rss(coef)`` the residual sum of squares of weights ``coef`` (d,), ``n``
+        rows; ``intercept`` and ``center`` (d,) as the fitted model's."""
         eye = np.eye(len(gram))
         best: tuple[float, float, np.ndarray, np.ndarray, float] | None = None
         for lam in penalties:
             inv = np.linalg.inv(gram + lam * eye)
             coef = inv @ xty
-            resid = yc - xc @ coef
-            rss = float(resid @ resid)
+            r = rss(coef)
             dof = float(np.sum(inv * gram))  # trace of the hat matrix
-            gcv = rss / max(n - dof, 0.5) ** 2 * n
+            gcv = r / max(n - dof, 0.5) ** 2 * n
             if best is None or gcv < best[0]:
-                best = (gcv, lam, coef, inv, rss / max(n - dof, 1.0))
+                best = (gcv, lam, coef, inv, r / max(n - dof, 1.0))
         assert best is not None
         _, lam, coef, inv, var = best
-        return cls(coef, b, center, inv, max(float(np.sqrt(var)), 1e-9), lam)
+        return cls(coef, intercept, center, inv, max(float(np.sqrt(var)), 1e-9), lam)
 
     def mean(self, x: np.ndarray) -> np.ndarray:
         """Posterior mean at rows x (k, d) -> (k,)."""

@@ -103,19 +103,11 @@ def _gcv_fit(
 ) -> RidgeModel:
     """:meth:`RidgeModel.fit`'s GCV choice from centred statistics: ``gram`` (d, d),
     ``xty`` (d,), ``yty`` (the centred targets' sum of squares)."""
-    eye = np.eye(len(gram))
-    best: tuple[float, float, np.ndarray, np.ndarray, float] | None = None
-    for lam in penalties:
-        inv = np.linalg.inv(gram + lam * eye)
-        coef = inv @ xty
-        rss = max(yty - 2.0 * float(coef @ xty) + float(coef @ gram @ coef), 0.0)
-        dof = float(np.sum(inv * gram))  # trace of the hat matrix
-        gcv = rss / max(n - dof, 0.5) ** 2 * n
-        if best is None or gcv < best[0]:
-            best = (gcv, lam, coef, inv, rss / max(n - dof, 1.0))
-    assert best is not None
-    _, lam, coef, inv, var = best
-    return RidgeModel(coef, intercept, center, inv, max(float(np.sqrt(var)), 1e-9), lam)
+
+    def rss(coef: np.ndarray) -> float:
+        return max(yty - 2.0 * float(coef @ xty) + float(coef @ gram @ coef), 0.0)
+
+    return RidgeModel.from_gram(gram, xty, rss, n, intercept, center, penalties)
 
 
 class IncrementalReadings(ProxyReadings):
