@@ -314,28 +314,34 @@ def _rows(setting: Setting, res: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def figure(path: str, rows: list[dict[str, Any]]) -> None:
-    """Mean hypervolume ratio against the budget, one panel per table (matplotlib, lazily)."""
+    """Mean hypervolume ratio against the budget, one panel per table (matplotlib, lazily):
+    a colour per method, a marker per condition, one legend below the panels."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tables = sorted({r["table"] for r in rows if r["name"].startswith("hv_")})
-    fig, axes = plt.subplots(1, len(tables), figsize=(5.2 * len(tables), 3.8), sharey=True)
+    hv = [r for r in rows if r["name"].startswith("hv_")]
+    tables = sorted({r["table"] for r in hv})
+    labels = list(dict.fromkeys(r["name"][len(f"hv_{r['table']}_"):] for r in hv))
+    colours = plt.get_cmap("tab20")(np.linspace(0.0, 1.0, 20))[: len(labels)]
+    markers = {"none": "o", "hardware": "s", "low fidelity": "^", "both": "D"}
+    fig, axes = plt.subplots(1, len(tables), figsize=(5.2 * len(tables), 4.4), sharey=True)
     for ax, table in zip(np.atleast_1d(axes), tables, strict=True):
-        for r in (r for r in rows if r["name"].startswith("hv_") and r["table"] == table):
+        for r in (r for r in hv if r["table"] == table):
             label = r["name"][len(f"hv_{table}_"):]
             ts = [t for t in TIMES if f"hv_{int(t)}" in r]
-            ys = [r[f"hv_{int(t)}"] for t in ts]
-            es = [r[f"se_{int(t)}"] for t in ts]
-            ax.errorbar(np.asarray(ts) / 1000, ys, yerr=es, marker="o", capsize=2,
+            ax.errorbar(np.asarray(ts) / 1000, [r[f"hv_{int(t)}"] for t in ts],
+                        yerr=[r[f"se_{int(t)}"] for t in ts], color=colours[labels.index(label)],
+                        marker=markers.get(r["condition"], "o"), ms=4, capsize=2,
                         label=f"{label} ({r['condition']})")
         ax.set_title(f"{table} (SYNTHETIC)")
         ax.set_xlabel("budget (thousand simulated seconds)")
         ax.axhline(GOAL_HV, color="grey", lw=0.6, ls="--")
     np.atleast_1d(axes)[0].set_ylabel("mean hypervolume ratio (9 seeds)")
-    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    handles, names = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=4, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0.0, 0.16, 1.0, 1.0))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
