@@ -19,10 +19,11 @@ import itertools
 import json
 import os
 import sys
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
-from queue import SimpleQueue
 from typing import Any
 
 import numpy as np
@@ -184,8 +185,8 @@ class Workers:
 
     :meth:`start` starts them at once (each imports torch and timm as it starts), so that
     this process can do something else meanwhile, e.g. build the timm index (importing them
-    too) on an empty cache. On an exception (Ctrl-C included) the items not yet begun are
-    cancelled; the workers finish the ones they hold (at most two each) and exit."""
+    too) on an empty cache. On exit they finish the items they hold (at most two each; on
+    Ctrl-C their own interrupt ends them) and exit."""
 
     def __init__(self, n: int) -> None:
         if n < 0:
@@ -239,19 +240,19 @@ def _analyse(
     """Run :func:`_work` on every item of ``todo`` in ``jobs`` processes: this one and
     ``jobs - 1`` spawned workers (those of ``workers`` when given, else a pool of its own).
 
-    Every item is submitted to the pool at once in :func:`~nasfilter.survey.schedule.
-    work_order`, so a worker never waits for this process to hand it the next one. This
-    process has torch and timm imported already (or imports them once), so it analyses too
-    instead of waiting: it takes items from the back of the list, each one it can still
-    cancel in the pool, until it meets the workers, who take them from the front.
-    ``progress(k, n)`` per item."""
+    This process has torch and timm imported already (or imports them once), so it analyses
+    too instead of waiting: it takes items from the back of the list (in
+    :func:`~nasfilter.survey.schedule.work_order`) while a thread of it, :class:`_Feeder`,
+    hands the workers items from the front, two in flight each, so that a worker never waits
+    for this process to finish an item of its own. ``progress(k, n)`` per item."""
     order = work_order(todo, [arch for _, arch, _, _ in todo])
-    ticks = itertools.count(1)
+    lock, ticks = threading.Lock(), itertools.count(1)
 
     def tick() -> None:
-        k = next(ticks)
-        if progress:
-            progress(k, len(order))
+        with lock:
+            k = next(ticks)
+            if progress:
+                progress(k, len(order))
 
     if jobs == 1:
         for item in order:
@@ -261,38 +262,65 @@ def _analyse(
     with contextlib.ExitStack() as stack:
         if workers is None or workers.n < 1:
             workers = stack.enter_context(Workers(jobs - 1))
-        _share(order, workers.pool(), tick)
+        stack.enter_context(_main_not_rerun())
+        _share(deque(order), workers, tick)
 
 
 def _share(
-    order: list[tuple[str, str, int, int]], pool: ProcessPoolExecutor, tick: Callable[[], None]
+    pending: deque[tuple[str, str, int, int]], workers: Workers, tick: Callable[[], None]
 ) -> None:
-    """:func:`_analyse`'s two ends: the pool's workers from the front, this process from the
-    back; returns when all are done, raises what a worker raised (a broken pool included)."""
-    finished: SimpleQueue[Future[Any]] = SimpleQueue()
-    futures: list[Future[Any]] = []
+    """:func:`_analyse`'s two ends: the workers from the front, this process from the back;
+    returns when every item is done, raises what a worker raised (a broken pool included)."""
+    feeder = _Feeder(workers, pending, tick)
+    feeder.start()
     try:
-        with _main_not_rerun():
-            for item in order:
-                futures.append(pool.submit(_work, item))
-                futures[-1].add_done_callback(finished.put)
-        waiting = len(futures)
-        for future, item in zip(reversed(futures), reversed(order), strict=True):
-            if not future.cancel():
-                break  # a worker has it: the two ends met
-            waiting -= 1
+        while feeder.error is None:
+            try:
+                item = pending.pop()  # atomic: the feeder takes from the other end
+            except IndexError:
+                break
             _work(item)
             tick()
-        while waiting:
-            done = finished.get()
-            if not done.cancelled():
-                done.result()  # a worker's exception or crash is raised here
-                waiting -= 1
-                tick()
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        raise
+    finally:
+        pending.clear()  # on an error or Ctrl-C here: the feeder hands out nothing more
+        feeder.join()
+    if feeder.error is not None:
+        raise feeder.error
+
+
+class _Feeder(threading.Thread):
+    """Hands the workers' pool items from the front of ``pending``, two in flight a worker,
+    until none is left; the first exception a worker raised (a crash included) is kept in
+    :attr:`error`, and ``pending`` is then emptied. Returns once no item is in flight."""
+
+    def __init__(
+        self, workers: Workers, pending: deque[tuple[str, str, int, int]], tick: Callable[[], None]
+    ) -> None:
+        super().__init__(name="nasfilter-survey-feeder", daemon=True)
+        self.pool, self.depth = workers.pool(), 2 * workers.n
+        self.pending, self.tick = pending, tick
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        inflight: set[Future[Any]] = set()
+        try:
+            while True:
+                while len(inflight) < self.depth:
+                    try:
+                        item = self.pending.popleft()
+                    except IndexError:
+                        break
+                    inflight.add(self.pool.submit(_work, item))
+                if not inflight:
+                    return
+                done, inflight = wait(inflight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()  # a worker's exception or crash is raised here
+                    self.tick()
+        except BaseException as exc:  # handed to the survey's thread, which raises it
+            self.error = exc
+            self.pending.clear()
+            wait(inflight)
 
 
 def profile_all(
