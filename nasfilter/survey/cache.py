@@ -18,6 +18,7 @@ import gc
 import itertools
 import json
 import os
+import signal
 import sys
 import threading
 from collections import deque
@@ -149,8 +150,13 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
 
 
 def _start_worker() -> None:
-    """A worker's start: import timm (and torch), then ``gc.freeze()`` the imported objects,
-    so that no later collection walks them again."""
+    """A worker's start: ignore Ctrl-C, import timm (and torch), then ``gc.freeze()`` the
+    imported objects, so that no later collection walks them again.
+
+    Ctrl-C reaches every process of the terminal's group; the survey's process stops handing
+    out items and waits for the workers to finish theirs (each writes its file whole), so a
+    worker is not interrupted mid-item or mid-import (which printed its traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     import_timm()
     gc.freeze()
 
@@ -185,8 +191,8 @@ class Workers:
 
     :meth:`start` starts them at once (each imports torch and timm as it starts), so that
     this process can do something else meanwhile, e.g. build the timm index (importing them
-    too) on an empty cache. On exit they finish the items they hold (at most two each; on
-    Ctrl-C their own interrupt ends them) and exit."""
+    too) on an empty cache. On exit (Ctrl-C included: workers ignore it) they finish the
+    items they hold, at most two each, and exit."""
 
     def __init__(self, n: int) -> None:
         if n < 0:
