@@ -174,3 +174,26 @@ def test_ctrl_c_during_a_cold_survey(tmp_path: Path) -> None:
         time.sleep(0.05)
     else:
         pytest.fail("a process of the interrupted survey is still running")
+
+
+@pytest.mark.slow
+def test_cold_survey_with_workers_equals_one_process_and_a_cached_rerun(tmp_path: Path) -> None:
+    """``nasfilter survey --jobs 2`` on an empty cache (workers started before the timm index,
+    then shared by the models and their folded models) writes the same rows, layers and
+    summary as ``--jobs 1`` on another empty cache, and as a cached re-run."""
+    from nasfilter.cli import main
+
+    models = "resnet18@160,regnetx_002,mobilenetv3_small_100,levit_128s@100"
+
+    def survey(cache_dir: str, out: str, jobs: int) -> dict[str, bytes]:
+        argv = ["survey", "--models", models, "--device", "rtx4090", "--measured", "shipped"]
+        argv += ["--cache", str(tmp_path / cache_dir), "--out", str(tmp_path / out)]
+        assert main([*argv, "--jobs", str(jobs), "--quiet"]) == 0
+        names = ("survey.csv", "layers.csv", "summary.json")
+        return {n: (tmp_path / out / n).read_bytes() for n in names}
+
+    pooled = survey("c2", "cold2", 2)
+    assert survey("c1", "cold1", 1) == pooled
+    assert survey("c2", "cached", 2) == pooled
+    assert b"levit_128s@100" in pooled["summary.json"]  # reported as not analysed
+    assert len(list((tmp_path / "c2").glob("timm-*/*@f4*.prof"))) >= 1  # folded ones too
