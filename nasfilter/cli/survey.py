@@ -219,19 +219,23 @@ def check_out(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.survey.cache import cache_folder
+    from nasfilter.survey.cache import Workers, cache_folder
     from nasfilter.survey.output import write_survey
     from nasfilter.survey.survey import run_survey
 
     calibration = _check_inputs(args)
     out = check_out(args)
-    settings = _settings(args, calibration)
 
     def progress(stage: str, k: int, n: int) -> None:
         if not args.quiet and (k == n or k % 50 == 0):
             print(f"{stage}: {k}/{n}", file=sys.stderr)
 
-    result = run_survey(settings, progress)
+    with Workers(args.jobs - 1) as workers:
+        # On an empty cache the workers start (importing torch and timm) before the model
+        # names are checked against the timm index, which this process then builds.
+        workers.start_if_cold(cache_folder(args.cache))
+        settings = _settings(args, calibration)
+        result = run_survey(settings, progress, workers)
     out.mkdir(exist_ok=True)
     # Figures drawn before from the same rows are copied from the cache (figure_cache.py).
     write_survey(result, out, figure_cache=cache_folder(settings.cache_root) / "figures")

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 import os
+import signal
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -30,8 +33,9 @@ from nasfilter.files import atomic_write
 from nasfilter.layers import ARRAY_FIELDS, LayerTable
 from nasfilter.survey.analysis import ModelProfile
 from nasfilter.survey.fold import FOLD_RULES
+from nasfilter.survey.schedule import work_order
 from nasfilter.survey.timm_import import import_timm
-from nasfilter.survey.timm_index import default_cache_root, timm_version
+from nasfilter.survey.timm_index import default_cache_root, has_index, timm_version
 from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
 
 ANALYSIS = 5
@@ -146,8 +150,13 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
 
 
 def _start_worker() -> None:
-    """A worker's start: import timm (and torch), then ``gc.freeze()`` the imported objects,
-    so that no later collection walks them again."""
+    """A worker's start: ignore Ctrl-C, import timm (and torch), then ``gc.freeze()`` the
+    imported objects, so that no later collection walks them again.
+
+    Ctrl-C reaches every process of the terminal's group; the survey's process stops handing
+    out items and waits for the workers to finish theirs (each writes its file whole), so a
+    worker is not interrupted mid-item or mid-import (which printed its traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     import_timm()
     gc.freeze()
 
@@ -176,45 +185,148 @@ def _main_not_rerun() -> Iterator[None]:
         main.__dict__.update(saved)
 
 
+class Workers:
+    """Up to ``n`` spawned workers (:func:`worker_pool`), started on first use, shared by
+    every analysis of one survey (its models, then their folded models), shut down on exit.
+
+    :meth:`start` starts them at once (each imports torch and timm as it starts), so that
+    this process can do something else meanwhile, e.g. build the timm index (importing them
+    too) on an empty cache. On exit (Ctrl-C included: workers ignore it) they finish the
+    items they hold, at most two each, and exit."""
+
+    def __init__(self, n: int) -> None:
+        if n < 0:
+            raise ValueError(f"workers must be >= 0, got {n}")
+        self.n = n
+        self._pool: ProcessPoolExecutor | None = None
+
+    def pool(self) -> ProcessPoolExecutor:
+        """The pool, started now if it was not (requires ``n`` >= 1)."""
+        if self.n < 1:
+            raise ValueError("no workers to start (n = 0)")
+        if self._pool is None:
+            self._pool = worker_pool(self.n)
+        return self._pool
+
+    def start(self) -> None:
+        """Spawn all ``n`` workers now (none when ``n`` is 0)."""
+        if self.n < 1 or self._pool is not None:
+            return
+        pool = self.pool()
+        with _main_not_rerun():
+            for _ in range(self.n):  # one submit spawns one worker while none is idle
+                pool.submit(_ready)
+
+    def start_if_cold(self, folder: Path) -> None:
+        """:meth:`start` when ``folder`` holds no timm index yet (an empty cache: the survey's
+        process then builds the index, importing torch and timm, while the workers import
+        them too, instead of before they start)."""
+        if not has_index(folder):
+            self.start()
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=exc is not None)
+            self._pool = None
+
+
+def _ready() -> None:
+    """A warm-up item: the worker that runs it has started (imported torch and timm)."""
+
+
 def _analyse(
     todo: list[tuple[str, str, int, int]],
     jobs: int,
     progress: Callable[[int, int], None] | None,
+    workers: Workers | None = None,
 ) -> None:
     """Run :func:`_work` on every item of ``todo`` in ``jobs`` processes: this one and
-    ``jobs - 1`` spawned workers.
+    ``jobs - 1`` spawned workers (those of ``workers`` when given, else a pool of its own).
 
     This process has torch and timm imported already (or imports them once), so it analyses
-    too instead of waiting: the workers take items from the front of the list (two each in
-    flight), this process from the back, until none is left. ``progress(k, n)`` per item."""
-    pending, n, k = deque(todo), len(todo), 0
+    too instead of waiting: it takes items from the back of the list (in
+    :func:`~nasfilter.survey.schedule.work_order`) while a thread of it, :class:`_Feeder`,
+    hands the workers items from the front, two in flight each, so that a worker never waits
+    for this process to finish an item of its own. ``progress(k, n)`` per item."""
+    order = work_order(todo, [arch for _, arch, _, _ in todo])
+    lock, ticks = threading.Lock(), itertools.count(1)
 
     def tick() -> None:
-        nonlocal k
-        k += 1
-        if progress:
-            progress(k, n)
+        with lock:
+            k = next(ticks)
+            if progress:
+                progress(k, len(order))
 
     if jobs == 1:
-        for item in pending:
+        for item in order:
             _work(item)
             tick()
         return
-    with _main_not_rerun(), worker_pool(jobs - 1) as pool:
+    with contextlib.ExitStack() as stack:
+        if workers is None or workers.n < 1:
+            workers = stack.enter_context(Workers(jobs - 1))
+        stack.enter_context(_main_not_rerun())
+        _share(deque(order), workers, tick)
+
+
+def _share(
+    pending: deque[tuple[str, str, int, int]], workers: Workers, tick: Callable[[], None]
+) -> None:
+    """:func:`_analyse`'s two ends: the workers from the front, this process from the back;
+    returns when every item is done, raises what a worker raised (a broken pool included)."""
+    feeder = _Feeder(workers, pending, tick)
+    feeder.start()
+    try:
+        while feeder.error is None:
+            try:
+                item = pending.pop()  # atomic: the feeder takes from the other end
+            except IndexError:
+                break
+            _work(item)
+            tick()
+    finally:
+        pending.clear()  # on an error or Ctrl-C here: the feeder hands out nothing more
+        feeder.join()
+    if feeder.error is not None:
+        raise feeder.error
+
+
+class _Feeder(threading.Thread):
+    """Hands the workers' pool items from the front of ``pending``, two in flight a worker,
+    until none is left; the first exception a worker raised (a crash included) is kept in
+    :attr:`error`, and ``pending`` is then emptied. Returns once no item is in flight."""
+
+    def __init__(
+        self, workers: Workers, pending: deque[tuple[str, str, int, int]], tick: Callable[[], None]
+    ) -> None:
+        super().__init__(name="nasfilter-survey-feeder", daemon=True)
+        self.pool, self.depth = workers.pool(), 2 * workers.n
+        self.pending, self.tick = pending, tick
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
         inflight: set[Future[Any]] = set()
-        while pending or inflight:
-            while pending and len(inflight) < 2 * (jobs - 1):
-                inflight.add(pool.submit(_work, pending.popleft()))
-            if pending:
-                _work(pending.pop())
-                tick()
-                finished = {f for f in inflight if f.done()}
-            else:
-                finished = wait(inflight, return_when=FIRST_COMPLETED).done
-            for future in finished:
-                future.result()  # a worker's crash (a broken pool) is raised here
-                tick()
-            inflight -= finished
+        try:
+            while True:
+                while len(inflight) < self.depth:
+                    try:
+                        item = self.pending.popleft()
+                    except IndexError:
+                        break
+                    inflight.add(self.pool.submit(_work, item))
+                if not inflight:
+                    return
+                done, inflight = wait(inflight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()  # a worker's exception or crash is raised here
+                    self.tick()
+        except BaseException as exc:  # handed to the survey's thread, which raises it
+            self.error = exc
+            self.pending.clear()
+            wait(inflight)
 
 
 def profile_all(
@@ -223,11 +335,12 @@ def profile_all(
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
     fold: int = 1,
+    workers: Workers | None = None,
 ) -> dict[tuple[str, int], ModelProfile | str]:
     """Profiles (or error messages) of every (architecture, img_size), from the cache or new.
 
     New ones are analysed in ``jobs`` processes (this one and ``jobs - 1`` spawned workers,
-    :func:`_analyse`) and cached in ``folder``. With
+    :func:`_analyse`; those of ``workers`` when given) and cached in ``folder``. With
     ``fold`` > 1, of the folded models (:func:`nasfilter.survey.fold.fold`).
     """
     if jobs < 1:
@@ -242,7 +355,7 @@ def profile_all(
         else:
             out[(arch, size)] = cached
     if todo:
-        _analyse(todo, min(jobs, len(todo)), progress)
+        _analyse(todo, min(jobs, len(todo)), progress, workers)
         for _, arch, size, _ in todo:
             loaded = load(folder, arch, size, fold)
             assert loaded is not None

@@ -11,6 +11,7 @@ figures of their folded model.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -177,9 +178,29 @@ def _front(x: np.ndarray, y: np.ndarray, among: np.ndarray) -> np.ndarray:
 
 
 def run_survey(
-    settings: SurveySettings, progress: Callable[[str, int, int], None] | None = None
+    settings: SurveySettings,
+    progress: Callable[[str, int, int], None] | None = None,
+    workers: cache_mod.Workers | None = None,
 ) -> SurveyResult:
-    """Analyse, predict and compare; see the module docstring. ``progress(stage, k, n)``."""
+    """Analyse, predict and compare; see the module docstring. ``progress(stage, k, n)``.
+
+    New analyses run in this process and ``settings.jobs - 1`` spawned workers: those of
+    ``workers`` when given (e.g. started before the caller read the timm index), else ones
+    started here, on an empty cache before the timm index is built (so that their imports of
+    torch and timm overlap this process's), else only when a model needs analysing."""
+    with contextlib.ExitStack() as stack:
+        if workers is None:
+            workers = stack.enter_context(cache_mod.Workers(settings.jobs - 1))
+            workers.start_if_cold(cache_mod.cache_folder(settings.cache_root))
+        return _survey(settings, progress, workers)
+
+
+def _survey(
+    settings: SurveySettings,
+    progress: Callable[[str, int, int], None] | None,
+    workers: cache_mod.Workers,
+) -> SurveyResult:
+    """:func:`run_survey` with its workers."""
     top1 = imagenet_top1()
     folder = cache_mod.cache_folder(settings.cache_root)
     pairs = _pairs(settings, top1, folder)
@@ -187,7 +208,9 @@ def run_survey(
     def stage(name: str) -> Callable[[int, int], None] | None:
         return (lambda k, n: progress(name, k, n)) if progress else None
 
-    profiles = cache_mod.profile_all(pairs, folder, settings.jobs, stage("analyse"))
+    profiles = cache_mod.profile_all(
+        pairs, folder, settings.jobs, stage("analyse"), workers=workers
+    )
     measured = {(m.model, m.img_size): m for m in settings.measured or ()}
     rows: list[dict[str, Any]] = []
     tables: dict[tuple[str, int], LayerTable] = {}
@@ -200,7 +223,7 @@ def run_survey(
         tables[(arch, size)] = prof.table
         rows.append(_row(settings, prof, size, measured.get((arch, size)), top1))
     _mark_fronts(rows, settings.device.cmr("spec"))
-    fold_errors = _fold_rows(rows, settings, folder, stage("fold"))
+    fold_errors = _fold_rows(rows, settings, folder, stage("fold"), workers)
     summary = _summary(settings, rows, not_analysed, fold_errors)
     return SurveyResult(rows, tables, summary, not_analysed)
 
@@ -285,12 +308,13 @@ def _fold_rows(
     settings: SurveySettings,
     folder: Path,
     progress: Callable[[int, int], None] | None,
+    workers: cache_mod.Workers | None = None,
 ) -> dict[str, str]:
     """Fold the CNNs below the CMR and fill the rows' folded columns; the fold failures."""
     f, device = settings.fold, settings.device
     candidates = [(r["model"], r["img_size"]) for r in rows if r["below_cmr"]]
     folded = (
-        cache_mod.profile_all(candidates, folder, settings.jobs, progress, fold=f)
+        cache_mod.profile_all(candidates, folder, settings.jobs, progress, f, workers)
         if f > 1 and candidates
         else {}
     )

@@ -70,18 +70,32 @@ def build_index() -> TimmIndex:
     return TimmIndex(str(timm.__version__), {n: _default_size(timm, n) for n in names})
 
 
+def _read_index(folder: Path) -> TimmIndex | None:
+    """The index kept in ``folder`` for the installed timm; None when missing or unreadable."""
+    version = timm_version()
+    try:
+        data = json.loads((folder / INDEX_FILE).read_text(encoding="utf-8"))
+        if data.get("timm_version") == version and isinstance(data.get("sizes"), dict):
+            return TimmIndex(version, {str(k): v for k, v in data["sizes"].items()})
+    except (OSError, ValueError, AttributeError):
+        pass  # missing or damaged (AttributeError: JSON that is not an object)
+    return None
+
+
+def has_index(folder: Path) -> bool:
+    """Whether ``folder`` holds a readable index of the installed timm (timm not imported)."""
+    return _read_index(folder) is not None
+
+
 @functools.lru_cache(maxsize=8)
 def timm_index(folder: Path) -> TimmIndex:
     """The index kept in ``folder`` (a versioned cache folder), written there when missing
     or unreadable (then timm is imported once)."""
     path = folder / INDEX_FILE
     version = timm_version()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("timm_version") == version and isinstance(data.get("sizes"), dict):
-            return TimmIndex(version, {str(k): v for k, v in data["sizes"].items()})
-    except (OSError, ValueError):
-        pass  # missing or damaged: rebuilt below
+    cached = _read_index(folder)
+    if cached is not None:
+        return cached
     index = build_index()
     with atomic_write(path, "w") as fh:
         json.dump({"timm_version": version, "sizes": index.sizes}, fh, sort_keys=True)
