@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,15 @@ MODULES = {
         import json
         def run():
             yield {"name": "clean", "passed": not hasattr(json, "MARKED_BY_ANOTHER_MODULE")}
+    """,
+    "bench_hangs": """
+        import os, subprocess, sys, time
+        def run():
+            worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            with open(os.environ["HANG_PIDS"], "w") as f:
+                f.write(f"{os.getpid()} {worker.pid}")
+            yield {"name": "a", "passed": True}
+            time.sleep(600)
     """,
 }
 
@@ -110,7 +120,8 @@ def test_an_unknown_module_name_is_refused_naming_it_and_the_known_ones(capsys):
 def test_main_runs_the_named_modules_in_name_order_and_fails_if_one_fails(monkeypatch):
     ran: list[str] = []
 
-    def fake_run(module: str) -> bool:
+    def fake_run(module: str, limit_s: float) -> bool:
+        assert limit_s == harness.DEFAULT_LIMIT_S
         ran.append(module)
         return module != "benchmarks.bench_demo"
 
@@ -119,3 +130,48 @@ def test_main_runs_the_named_modules_in_name_order_and_fails_if_one_fails(monkey
     assert ran == ["benchmarks.bench_demo", "benchmarks.bench_search"]
     ran.clear()
     assert harness.main(["bench_search"]) == 0 and ran == ["benchmarks.bench_search"]
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (Linux /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_module_over_its_limit_is_stopped_with_its_workers(fake, capfd, tmp_path, monkeypatch):
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("HANG_PIDS", str(pids))
+    start = time.monotonic()
+    assert harness.run_module(f"{fake}.bench_hangs", limit_s=3.0) is False
+    assert time.monotonic() - start < 30  # not the module's 600 s sleep
+    out = rows(capfd.readouterr().out)
+    assert out[0] == {"name": "a", "passed": True}
+    assert out[-1]["passed"] is False and "limit of 3 s" in out[-1]["error"]
+    module_pid, worker_pid = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 10
+    while (_alive(module_pid) or _alive(worker_pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(module_pid) and not _alive(worker_pid)
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "soon"])
+def test_a_bad_limit_is_refused_naming_it(value, capsys):
+    assert harness.main(["--limit", value, "bench_search"]) == 2
+    assert repr(value) in capsys.readouterr().err
+
+
+def test_a_limit_without_a_value_is_refused(capsys):
+    assert harness.main(["bench_search", "--limit"]) == 2
+    assert "--limit needs a number" in capsys.readouterr().err
+
+
+def test_the_limit_reaches_every_module(monkeypatch):
+    limits: list[float] = []
+    monkeypatch.setattr(
+        harness, "run_module", lambda module, limit_s: limits.append(limit_s) or True
+    )
+    assert harness.main(["--limit", "90", "bench_search", "bench_demo"]) == 0
+    assert limits == [90.0, 90.0]
