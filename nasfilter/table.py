@@ -67,10 +67,21 @@ class Provenance:
     def label(self) -> str:
         """A short human label, shown in CLI output, result files and plot titles."""
         if self.synthetic:
-            return "SYNTHETIC surrogate (not NATS-Bench data)"
+            return f"SYNTHETIC {self.synthetic_kind} (not NATS-Bench data)"
         if self.real or self.modelled:
             return "; ".join(part for part in (self.real, self.modelled) if part)
         return f"NATS-Bench archive {Path(self.source).name}"
+
+    @property
+    def synthetic_kind(self) -> str:
+        """What a SYNTHETIC table is, in a few words: ``extra["kind"]`` where its generator
+        set one, a NATS-format archive where nasfilter wrote the archive it was converted
+        from, else the embedded surrogate."""
+        if "kind" in self.extra:
+            return str(self.extra["kind"])
+        if "written_by" in self.extra:
+            return "NATS-format archive written by nasfilter"
+        return "surrogate"
 
     @property
     def legacy_record(self) -> bool:

@@ -59,7 +59,12 @@ def compact_table(bench: FullBenchmark | str | os.PathLike[str], dataset: str) -
         checksum=prov.get("checksum"),
         nats_bench_version=prov.get("nats_bench_version"),
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        extra={"n_present": int(present.sum()), "full_benchmark": str(full.root)},
+        extra={
+            "n_present": int(present.sum()),
+            "full_benchmark": str(full.root),
+            # what wrote the archive, where nasfilter did: the label names it (not the surrogate)
+            **({"written_by": prov["written_by"]} if "written_by" in prov else {}),
+        },
     )
     return BenchmarkTable(dataset=ds, seeds=tuple(seeds), valid_acc=valid, present=present,
                           provenance=provenance, **cols)

@@ -87,6 +87,6 @@ def structured_table(seed: int = DEFAULT_SEED) -> BenchmarkTable:
                 "noise; times from MACs**0.85 plus a channel term. For held-out checks of "
                 "searchers only."
             ),
-            extra={"seed": seed},
+            extra={"seed": seed, "kind": "structured test table"},
         ),
     )
