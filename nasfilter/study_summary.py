@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.signal_summary import CheapSignals
 from nasfilter.summary_json import Stat, finite_or_none, json_safe, plain_json
 from nasfilter.summary_json import json_float as _float
 from nasfilter.summary_json import json_floats as _floats
@@ -349,7 +350,8 @@ class StudySummary:
     ``table`` and ``oracle`` are the inputs' provenance records, ``oracles`` the oracles
     side by side (:func:`nasfilter.oracle.compare.oracle_figures`), ``survey`` the CNN
     survey's summary (None: not run; ``{"skipped": why}``: its extra is missing), as the
-    modules that make them write them.
+    modules that make them write them; ``cheap_signals`` the answer to "which cheap signal
+    pays" (None: the table has no learning curves, or the file predates it).
     """
 
     table_label: str
@@ -372,6 +374,7 @@ class StudySummary:
     oracle: dict[str, Any] = field(default_factory=dict)
     oracles: dict[str, Any] = field(default_factory=lambda: {"oracles": [], "skipped": {}})
     survey: dict[str, Any] | None = None
+    cheap_signals: CheapSignals | None = None
     timings_seconds: dict[str, float] = field(default_factory=dict)
     created: str = ""
     study: str = STUDY
@@ -395,6 +398,7 @@ class StudySummary:
         out |= {"table": self.table, "oracle": self.oracle, "oracles": self.oracles}
         out["parameters"] = self.parameters.to_json()
         out["survey"] = self.survey
+        out["cheap_signals"] = None if self.cheap_signals is None else self.cheap_signals.to_json()
         out |= {"timings_seconds": self.timings_seconds, "created": self.created}
         safe: dict[str, Any] = json_safe(out)
         return safe
@@ -431,6 +435,7 @@ class StudySummary:
             oracle=dict(data.get("oracle", {})),
             oracles=dict(data.get("oracles", {"oracles": [], "skipped": {}})),
             survey=data.get("survey"),
+            cheap_signals=CheapSignals.from_json(data.get("cheap_signals")),
             timings_seconds=dict(data.get("timings_seconds", {})),
             created=str(data.get("created", "")),
             study=str(data.get("study", STUDY)),
