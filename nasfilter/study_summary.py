@@ -398,7 +398,8 @@ class StudySummary:
         out |= {"table": self.table, "oracle": self.oracle, "oracles": self.oracles}
         out["parameters"] = self.parameters.to_json()
         out["survey"] = self.survey
-        out["cheap_signals"] = None if self.cheap_signals is None else self.cheap_signals.to_json()
+        if self.cheap_signals is not None:  # absent: no learning curves (as in older files)
+            out["cheap_signals"] = self.cheap_signals.to_json()
         out |= {"timings_seconds": self.timings_seconds, "created": self.created}
         safe: dict[str, Any] = json_safe(out)
         return safe
