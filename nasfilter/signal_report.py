@@ -28,19 +28,22 @@ def goal_text(g: Goal) -> str:
         return "Goal not judged: no method ran."
     head = (
         f"Goal (the best method >= {g.level:g} at {g.at:,.0f} s, above "
-        f"{' and '.join(label for label, _ in g.peers) or 'the single-fidelity peers'}): "
+        f"{' and '.join(label for label, _ in g.peers) or 'the peers'}, reading a cheap "
+        "signal): "
     )
     best = f"the best, {g.best} ({g.best_condition}), reaches {g.best_mean:.4f}"
     gap = g.best_mean - g.level
     words = [f"{best}, {gap:.4f} above the level" if gap >= 0 else f"{best}, {-gap:.4f} short"]
     for label, mean in g.peers:
         if label == g.best:
-            words.append(f"the best is itself the peer {label}: no cheap signal beat it")
+            words.append(f"the best is the peer {label} itself: no cheap signal beat it")
             continue
         relation = "above" if g.best_mean > mean else "not above"
         words.append(f"{relation} {label} ({mean:.4f})")
     if not g.peers:
-        words.append("no single-fidelity peer (model-based, optuna-tpe-hyperband) was run")
+        words.append("no peer (model-based, optuna-tpe-hyperband) was run")
+    if not g.reads_a_signal and g.best not in dict(g.peers):
+        words.append("the best reads no cheap signal")
     return head + ("met: " if g.met else "not met: ") + "; ".join(words) + "."
 
 

@@ -45,9 +45,10 @@ class SignalRow:
 
 @dataclass(frozen=True)
 class Goal:
-    """The goal verdict at ``at`` seconds: the best method's mean reaches ``level`` and is
-    above each single-fidelity peer that was run (``peers``: label -> its mean there; the
-    best itself is no peer of its own)."""
+    """The goal verdict at ``at`` seconds: a cheap signal pays when the best method's mean
+    reaches ``level``, is above each peer that was run (``peers``: label -> its mean there;
+    the best itself is no peer of its own) and the best reads a cheap signal (its condition
+    is not "none")."""
 
     level: float
     at: float
@@ -65,14 +66,19 @@ class Goal:
         return all(self.best_mean > mean for label, mean in self.peers if label != self.best)
 
     @property
+    def reads_a_signal(self) -> bool:
+        return self.best_condition not in ("", "none")
+
+    @property
     def met(self) -> bool:
-        return bool(self.best) and self.reaches_level and self.beats_peers
+        return bool(self.best) and self.reaches_level and self.beats_peers and self.reads_a_signal
 
     def to_json(self) -> dict[str, Any]:
         return {
             "level": self.level, "at": self.at, "best": self.best,
             "best_condition": self.best_condition, "best_mean": finite_or_none(self.best_mean),
             "peers": {label: finite_or_none(mean) for label, mean in self.peers},
+            "reaches_level": self.reaches_level, "beats_peers": self.beats_peers,
             "met": self.met,
         }  # fmt: skip
 
