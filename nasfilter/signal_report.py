@@ -120,7 +120,8 @@ def cheap_signal_tables(
         why = (
             f"Left out: the table {table_label!r} has no learning curves, which the "
             "multi-fidelity searchers and the ablation need. To add them, "
-            f"{HOW_TO_ADD_CURVES}; or pass --table synthetic (the surrogate's SYNTHETIC curves)."
+            f"{HOW_TO_ADD_CURVES}; or pass --table synthetic (the embedded surrogate's "
+            "curves, not NATS-Bench data)."
         )
         return [ReportTable(TITLE, ("condition", "method"), (), caption=why)]
     return [_goal_table(cs, synthetic), _ablation_table(cs.ablation, synthetic)]

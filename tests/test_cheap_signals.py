@@ -357,8 +357,10 @@ def test_without_curves_the_section_says_why(tmp_path: Path) -> None:
         workers=(1,), survey=False,
     )  # fmt: skip
     assert "cheap_signals" not in summary  # as in a summary.json from before the section
-    caption, rows = _sections((out / "report.html").read_text("utf-8"))["Which cheap signal pays"]
+    page = (out / "report.html").read_text("utf-8")
+    caption, rows = _sections(page)["Which cheap signal pays"]
     assert rows == []
+    assert "SYNTHETIC" not in page  # the real table's report labels nothing synthetic
     assert "has no learning curves" in caption and HOW_TO_ADD_CURVES in caption
 
 
