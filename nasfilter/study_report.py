@@ -129,7 +129,8 @@ def workers_note(s: StudySummary) -> str:
     first_only = [label for label, per_k in wc.methods.items() if len(per_k) < len(wc.workers)]
     note = (
         f"At K = {wc.workers[0]} only: {', '.join(first_only)} (the synchronous Hyperband "
-        "and BOHB wait for their rungs; the peers run at every K with --peers-every-k). "
+        "and BOHB wait for their rungs; the peers run at every K with --peers-every-k; the "
+        "other cheap-signal methods are for the goal table). "
         if first_only and len(wc.workers) > 1 else ""
     )
     if not any(m.label in wc.methods for m in MULTI_FIDELITY_METHODS):

@@ -17,7 +17,13 @@ from scipy import stats
 from benchmarks import bench_multifidelity
 from nasfilter.cheap_signals import ablation, condition, goal, goal_times
 from nasfilter.fidelity import HOW_TO_ADD_CURVES, SyntheticCurves
-from nasfilter.methods import METHODS, MULTI_FIDELITY_METHODS, PEER_METHODS, Method
+from nasfilter.methods import (
+    CHEAP_SIGNAL_METHODS,
+    METHODS,
+    MULTI_FIDELITY_METHODS,
+    PEER_METHODS,
+    Method,
+)
 from nasfilter.report import ReportTable, render_report
 from nasfilter.reproduce import FILTERING, REINFORCE_MNAS, reproduce
 from nasfilter.signal_report import goal_text
@@ -50,6 +56,9 @@ CATALOGUE_CONDITIONS = {
     "MO-ASHA (accuracy and throughput)": "low fidelity",
     "Hyperband": "low fidelity",
     "BOHB": "low fidelity",
+    "model-based + low-fidelity screens": "low fidelity",
+    "model-based + screens + utilization features": "both",
+    "MO-ASHA + online proxy-threshold filter": "both",
 }
 
 
@@ -73,7 +82,7 @@ def test_the_bench_conditions_are_the_documented_ones() -> None:
 
 
 def test_each_catalogue_method_has_its_condition() -> None:
-    for method in (*METHODS, *MULTI_FIDELITY_METHODS):
+    for method in (*METHODS, *MULTI_FIDELITY_METHODS, *CHEAP_SIGNAL_METHODS):
         assert condition(method.searcher, method.filter) == CATALOGUE_CONDITIONS[method.label]
     assert condition("random", None) == condition("random", "none") == "none"
     assert condition("mo-asha", "proxy-threshold[scan=False]") == "both"
@@ -204,6 +213,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any
         PEER_METHODS[0],  # model-based search
         Method("random + successive-frontiers filter", "random", "successive-frontiers"),
         *MULTI_FIDELITY_METHODS[:2],  # ASHA, MO-ASHA
+        CHEAP_SIGNAL_METHODS[2],  # MO-ASHA behind the online proxy-threshold filter
     ]
     summary = reproduce(
         out, table="synthetic", seeds=SEEDS, budget=BUDGET, quiet=True, methods=methods,
@@ -222,7 +232,8 @@ def test_summary_hv_is_the_runs_own(study: tuple[Path, dict[str, Any]]) -> None:
     _, summary = study
     cs = summary["cheap_signals"]
     assert cs["times"] == [BUDGET] and cs["workers"] == 1
-    assert len(cs["rows"]) == 7
+    assert len(cs["rows"]) == 8
+    assert {r["condition"] for r in cs["rows"]} == set(CONDITIONS)  # all four ran
     for row in cs["rows"]:
         hv = _per_seed_hv(summary, row["method"])
         assert row["runs"] == hv.size == len(SEEDS)
