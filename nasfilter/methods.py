@@ -2,9 +2,9 @@
 and filter spec, with the study's methods, the peers and the one rule for a label.
 
 ``reproduce`` compares :data:`METHODS` and, on a table with learning curves,
-:data:`MULTI_FIDELITY_METHODS` (:func:`study_methods`); ``nasfilter demo`` runs
-:data:`DEMO_SEARCHERS`; a results table names a method by :func:`method_label` when it has
-no catalogue label.
+:data:`MULTI_FIDELITY_METHODS` and :data:`CHEAP_SIGNAL_METHODS` (:func:`study_methods`);
+``nasfilter demo`` runs :data:`DEMO_SEARCHERS`; a results table names a method by
+:func:`method_label` when it has no catalogue label.
 """
 
 from __future__ import annotations
@@ -75,10 +75,30 @@ MULTI_FIDELITY_METHODS: tuple[Method, ...] = (
 )
 
 
+# The methods of "which cheap signal pays" (nasfilter.cheap_signals) not above: model-based
+# search that screens at low fidelity, with and without the hardware signal as features, and
+# MO-ASHA behind the online utilization filter (both signals), at the first K.
+CHEAP_SIGNAL_METHODS: tuple[Method, ...] = (
+    Method("model-based + low-fidelity screens", "model-based-mf", every_k=False),
+    Method(
+        "model-based + screens + utilization features",
+        "model-based-mf[hardware=True]",
+        every_k=False,
+    ),
+    Method(
+        "MO-ASHA + online proxy-threshold filter",
+        "mo-asha",
+        "proxy-threshold[scan=False]",
+        every_k=False,
+    ),
+)
+
+
 def study_methods(with_curves: bool) -> tuple[Method, ...]:
     """What ``reproduce`` compares by default: :data:`METHODS`, then the
-    :data:`MULTI_FIDELITY_METHODS` when the table has learning curves (``with_curves``)."""
-    return (*METHODS, *(MULTI_FIDELITY_METHODS if with_curves else ()))
+    :data:`MULTI_FIDELITY_METHODS` and :data:`CHEAP_SIGNAL_METHODS` when the table has
+    learning curves (``with_curves``)."""
+    return (*METHODS, *((*MULTI_FIDELITY_METHODS, *CHEAP_SIGNAL_METHODS) if with_curves else ()))
 
 
 def peers_at_every_k(methods: tuple[Method, ...]) -> tuple[Method, ...]:

@@ -32,12 +32,16 @@ class Plugin:
         name: a short name used in results.
         needs_proxy: True when the plugin queries the proxy (a class or an instance
             attribute); a run without a proxy then fails before it starts.
+        uses_utilization: True when the plugin reads the proxy's utilization, the study's
+            hardware signal (a class or an instance attribute); a plugin that queries the
+            proxy for throughput only (an objective, not a signal) leaves it False.
         kind: what the plugin is, for messages ("searcher", "filter").
     """
 
     name: ClassVar[str] = "plugin"
     kind: ClassVar[str] = "plugin"
     needs_proxy: bool = False
+    uses_utilization: bool = False
     _config_keys: ClassVar[tuple[str, ...]] = ()
 
     rng: np.random.Generator

@@ -38,7 +38,8 @@ footer { margin-top: 3rem; font-size: 0.8rem; color: #777; }
 
 @dataclass(frozen=True)
 class ReportTable:
-    """A table of already formatted cells; ``rows`` have one cell per column."""
+    """A table of already formatted cells; ``rows`` have one cell per column. Without
+    rows only the title and the caption are shown (a section that says why it is empty)."""
 
     title: str
     columns: tuple[str, ...]
@@ -98,6 +99,8 @@ def _table_html(table: ReportTable) -> str:
         "<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in row) + "</tr>" for row in table.rows
     )
     caption = f"<p>{_esc(table.caption)}</p>" if table.caption else ""
+    if not table.rows:
+        return f"<h2>{_esc(table.title)}</h2>\n{caption}"
     return (
         f"<h2>{_esc(table.title)}</h2>\n{caption}\n"
         f'<div class="scroll"><table class="metrics">\n<thead><tr>{head}</tr></thead>\n'

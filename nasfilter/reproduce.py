@@ -12,7 +12,10 @@
   searcher and filter, mean ± standard error over seeds; ``metrics.png/.svg`` the final
   metrics table, also as ``metrics.csv`` and ``metrics.md``;
 - ``summary.json``: every number shown (and the fronts), with the table's and the oracle's
-  provenance (:class:`~nasfilter.study_summary.StudySummary`);
+  provenance (:class:`~nasfilter.study_summary.StudySummary`); on a table with learning
+  curves also "which cheap signal pays" (:mod:`nasfilter.cheap_signals`: each method's
+  condition and hypervolume ratio at 20000, 55000 and 110000 s, the goal verdict, the
+  ablation of low-fidelity accuracy), a section of the report too;
 - ``report.html``: all of it in one self-contained page.
 
 This module is the orchestrator: it checks the arguments, runs, and hands on to the method

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nasfilter.cheap_signals import cheap_signals
+from nasfilter.fidelity import NoCurvesError, curves_for
 from nasfilter.methods import FILTERING, REINFORCE_MNAS, Method
 from nasfilter.metrics import FrontReference, front_of
 from nasfilter.metrics_table import KEYS
@@ -29,6 +31,7 @@ from nasfilter.results import (
     first_reaching,
     mean_se,
 )
+from nasfilter.signal_summary import CheapSignals
 from nasfilter.stats import spearman
 from nasfilter.study_summary import (
     Band,
@@ -113,7 +116,22 @@ def study_summary(
         workers_comparison=_workers_comparison(runs, parameters.budget_seconds),
         runs=entries,
         parameters=parameters,
+        cheap_signals=_cheap_signals(runs, table, reference, parameters.budget_seconds),
     )
+
+
+def _cheap_signals(
+    runs: StudyRuns, table: BenchmarkTable, reference: FrontReference, budget: float
+) -> CheapSignals | None:
+    """Which cheap signal pays, from the first K's runs; None when ``table`` has no
+    learning curves (the ablation reads them)."""
+    try:
+        curves = curves_for(table)
+    except NoCurvesError:
+        return None
+    k = runs.workers[0]
+    per_method = [(m.label, m.searcher, m.filter, runs.of(m, k)) for m in runs.methods]
+    return cheap_signals(per_method, table, curves, reference, budget, k)
 
 
 def _evaluated(run: ScoredRun) -> np.ndarray:

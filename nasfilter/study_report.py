@@ -17,6 +17,7 @@ from nasfilter.metrics_table import KEYS, cells, headers
 from nasfilter.oracle.compare import comparison_rows
 from nasfilter.report import ReportFigure, ReportTable, write_report
 from nasfilter.results import empty_run_warning, format_mean_se, reach_text
+from nasfilter.signal_report import cheap_signal_tables
 from nasfilter.study_summary import StudySummary
 
 
@@ -128,7 +129,8 @@ def workers_note(s: StudySummary) -> str:
     first_only = [label for label, per_k in wc.methods.items() if len(per_k) < len(wc.workers)]
     note = (
         f"At K = {wc.workers[0]} only: {', '.join(first_only)} (the synchronous Hyperband "
-        "and BOHB wait for their rungs; the peers run at every K with --peers-every-k). "
+        "and BOHB wait for their rungs; the peers run at every K with --peers-every-k; the "
+        "other cheap-signal methods are for the goal table). "
         if first_only and len(wc.workers) > 1 else ""
     )
     if not any(m.label in wc.methods for m in MULTI_FIDELITY_METHODS):
@@ -172,7 +174,8 @@ def _oracles_table(s: StudySummary) -> ReportTable:
 
 
 def report_tables(s: StudySummary) -> list[ReportTable]:
-    """The oracles, the final metrics and the workers tables of the report."""
+    """The oracles, the final metrics and the workers tables of the report, then the
+    section "Which cheap signal pays"."""
     p = s.parameters
     header, rows = table_cells(s)
     k_header, k_rows = workers_cells(s)
@@ -193,7 +196,8 @@ def report_tables(s: StudySummary) -> list[ReportTable]:
         f"clock at the end of the run, with K workers sharing {p.budget_seconds:g} "
         f"worker-seconds; mean ± standard error over {len(p.seeds)} seeds.",
     )
-    return [_oracles_table(s), metrics, workers]
+    signals = cheap_signal_tables(s.cheap_signals, s.synthetic_table, s.table_label)
+    return [_oracles_table(s), metrics, workers, *signals]
 
 
 def provenance(s: StudySummary) -> dict[str, str]:

@@ -16,84 +16,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from nasfilter.meanse import MeanSE
+from nasfilter.signal_summary import CheapSignals
+from nasfilter.summary_json import Stat, finite_or_none, json_safe, plain_json
+from nasfilter.summary_json import json_float as _float
+from nasfilter.summary_json import json_floats as _floats
+from nasfilter.summary_json import json_ints as _ints
 
 # 2: every nasfilter.metrics_table column, and a version key; 1: the files before it.
 SUMMARY_VERSION = 2
 STUDY = "arXiv 2212.07936: GPU utilization as a filter for NAS"
 
 
-# ------------------------------------------------------------------ JSON values
-def finite_or_none(x: float | None) -> float | None:
-    """``x`` as a float, or None when it is missing or not finite (strict JSON)."""
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def _float(x: Any) -> float:
-    """A JSON number (None: NaN) as a float."""
-    return math.nan if x is None else float(x)
-
-
-def _floats(values: Any) -> np.ndarray:
-    """A JSON list of numbers (None: NaN) as float64 (n,)."""
-    return np.asarray([_float(v) for v in values], dtype=np.float64).reshape(-1)
-
-
-def _ints(values: Any) -> np.ndarray:
-    """A JSON list of indices as int64 (n,)."""
-    return np.asarray(values, dtype=np.int64).reshape(-1)
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with numpy types converted and NaN/inf written as None (strict JSON)."""
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return finite_or_none(float(value))
-    return value
-
-
-def plain_json(obj: Any) -> dict[str, Any]:
-    """A dataclass of plain values and arrays as JSON values, one key per field."""
-    return {f.name: json_safe(getattr(obj, f.name)) for f in fields(obj)}
-
-
 # ------------------------------------------------------------------ parts
-@dataclass(frozen=True)
-class Stat:
-    """Mean and standard error of one number over runs (NaN where undefined)."""
-
-    mean: float
-    se: float
-
-    @classmethod
-    def of(cls, stat: MeanSE | None) -> Stat:
-        if stat is None:
-            return cls(math.nan, math.nan)
-        return cls(float(stat.mean), float(stat.se))
-
-    def to_json(self) -> dict[str, float | None]:
-        return {"mean": finite_or_none(self.mean), "se": finite_or_none(self.se)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Stat:
-        data = data or {}
-        return cls(_float(data.get("mean")), _float(data.get("se")))
-
-
 @dataclass(frozen=True)
 class Band:
     """Mean and standard error over runs of a curve, each (T,); both (0,) for no run."""
@@ -411,7 +350,8 @@ class StudySummary:
     ``table`` and ``oracle`` are the inputs' provenance records, ``oracles`` the oracles
     side by side (:func:`nasfilter.oracle.compare.oracle_figures`), ``survey`` the CNN
     survey's summary (None: not run; ``{"skipped": why}``: its extra is missing), as the
-    modules that make them write them.
+    modules that make them write them; ``cheap_signals`` the answer to "which cheap signal
+    pays" (None: the table has no learning curves, or the file predates it).
     """
 
     table_label: str
@@ -434,6 +374,7 @@ class StudySummary:
     oracle: dict[str, Any] = field(default_factory=dict)
     oracles: dict[str, Any] = field(default_factory=lambda: {"oracles": [], "skipped": {}})
     survey: dict[str, Any] | None = None
+    cheap_signals: CheapSignals | None = None
     timings_seconds: dict[str, float] = field(default_factory=dict)
     created: str = ""
     study: str = STUDY
@@ -457,6 +398,8 @@ class StudySummary:
         out |= {"table": self.table, "oracle": self.oracle, "oracles": self.oracles}
         out["parameters"] = self.parameters.to_json()
         out["survey"] = self.survey
+        if self.cheap_signals is not None:  # absent: no learning curves (as in older files)
+            out["cheap_signals"] = self.cheap_signals.to_json()
         out |= {"timings_seconds": self.timings_seconds, "created": self.created}
         safe: dict[str, Any] = json_safe(out)
         return safe
@@ -493,6 +436,7 @@ class StudySummary:
             oracle=dict(data.get("oracle", {})),
             oracles=dict(data.get("oracles", {"oracles": [], "skipped": {}})),
             survey=data.get("survey"),
+            cheap_signals=CheapSignals.from_json(data.get("cheap_signals")),
             timings_seconds=dict(data.get("timings_seconds", {})),
             created=str(data.get("created", "")),
             study=str(data.get("study", STUDY)),

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from nasfilter.methods import (
+    CHEAP_SIGNAL_METHODS,
     FILTERING,
     METHODS,
     MULTI_FIDELITY_METHODS,
@@ -36,7 +37,7 @@ def test_multi_fidelity_methods_only_on_a_table_with_curves() -> None:
     assert has_curves(load_table("synthetic")) is True  # the surrogate's SYNTHETIC curves
     assert has_curves(load_table(None)) is False  # the real table keeps the last epoch only
     assert study_methods(False) == METHODS
-    assert study_methods(True) == (*METHODS, *MULTI_FIDELITY_METHODS)
+    assert study_methods(True) == (*METHODS, *MULTI_FIDELITY_METHODS, *CHEAP_SIGNAL_METHODS)
     # asynchronous: every K; synchronous (a worker waits for its rung): the first K
     assert [m.every_k for m in MULTI_FIDELITY_METHODS] == [True, True, False, False]
 

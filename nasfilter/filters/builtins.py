@@ -95,6 +95,7 @@ class SuccessiveFrontiers(Filter):
 
     name: ClassVar[str] = "successive-frontiers"
     needs_proxy = True
+    uses_utilization = True
 
     def __init__(
         self, patience: int | None = 100, scan_share: float | None = DEFAULT_SCAN_SHARE
@@ -197,6 +198,7 @@ class ProxyThreshold(Filter):
 
     name: ClassVar[str] = "proxy-threshold"
     needs_proxy = True
+    uses_utilization = True
 
     def __init__(
         self,

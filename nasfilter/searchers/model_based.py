@@ -115,6 +115,7 @@ class ModelBased(Searcher):
         if not isinstance(hardware, bool):
             raise ValueError(f"hardware must be True or False, got {hardware!r}")
         self.hardware = hardware
+        self.uses_utilization = hardware  # utilization is an accuracy feature
         self.beta = check_real(beta, "beta (valid range: [0, 10])", low=0.0, high=10.0)
         top = N_ARCHS  # no setting needs more than the space holds
         self.batch = check_positive_int(batch, f"batch (valid range: [1, {top}])", maximum=top)

@@ -86,6 +86,7 @@ class UtilizationPareto(Searcher):
 
     name: ClassVar[str] = "utilization-pareto"
     needs_proxy = True
+    uses_utilization = True
 
     def __init__(
         self,
