@@ -238,12 +238,13 @@ def run(args: argparse.Namespace) -> int:
             workers.start_if_cold(cache_folder(args.cache))
             settings = _settings(args, calibration)
             figures, inputs = _start_drawing(args, settings, drawing)
+            beside = drawing if args.jobs > 1 else None  # --jobs 1: everything in this process
             result = run_survey(settings, progress, workers)
         out.mkdir(exist_ok=True)
         # Figures drawn before from the same rows are copied from the cache (figure_cache.py);
-        # the others are drawn by the drawing process, when there is one, while this one
-        # writes the tables.
-        write_survey(result, out, figure_cache=figures, drawing=drawing, inputs=inputs)
+        # the others are drawn by the drawing process (started late when they were expected
+        # kept) while this one writes the tables.
+        write_survey(result, out, figure_cache=figures, drawing=beside, inputs=inputs)
     if not args.quiet:
         print(_summary_line(result.summary, out))
     return 0

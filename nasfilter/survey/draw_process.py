@@ -58,8 +58,9 @@ class DrawingProcess:
         self.failures: dict[str, str] = {}  # stem (or "start") -> why it was drawn here
 
     @property
-    def started(self) -> bool:
-        return self._proc is not None
+    def pid(self) -> int | None:
+        """The drawing process' id while it runs, else None."""
+        return self._proc.pid if self._proc is not None else None
 
     def start(self) -> bool:
         """Start the process now (once); False where it cannot start (then draw here)."""
