@@ -131,7 +131,11 @@ def _add_settings(p: Any) -> None:
 def _add_running(p: Any, int_at_least: Any) -> None:
     """--jobs, --cache, --force, --quiet."""
     p.add_argument(
-        "--jobs", type=int_at_least(1), default=1, help="worker processes for new analyses"
+        "--jobs",
+        type=int_at_least(1),
+        default=1,
+        help="processes for new analyses (the survey's own and N - 1 workers); above 1, the "
+        "figures to draw are also drawn by a second process while the tables are written",
     )
     p.add_argument(
         "--cache",
