@@ -207,7 +207,8 @@ def _stop(signum: int, frame: object) -> None:
 def serve(read_fd: int, write_fd: int) -> None:
     """The drawing process: import what drawing needs, then draw each request read from
     ``read_fd`` (rows, summary, output folder, stems), answering per stem on ``write_fd``
-    (True, stem, FigureFiles) or (False, stem, the error), until the input ends."""
+    (True, stem, FigureFiles) or (False, stem, the error), until the input ends; then it
+    exits at once."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the survey's process decides, and stops us
     signal.signal(signal.SIGTERM, _stop)
     figures.preload()
@@ -216,7 +217,9 @@ def serve(read_fd: int, write_fd: int) -> None:
             try:
                 rows, summary, out, stems = pickle.load(receive)
             except EOFError:
-                return
+                # Every file is closed and every answer flushed: exit without tearing down
+                # matplotlib's objects one by one (about 0.2 s the survey's process waits).
+                os._exit(0)
             for stem in stems:
                 reply: tuple[bool, str, FigureFiles | str]
                 try:
