@@ -36,8 +36,12 @@ from nasfilter.drawing import FigureFiles
 from nasfilter.survey import figures
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
+# The drawing process' program: this nasfilter first on its path unless already there (a
+# source checkout), then serve(); the same interpreter, so an installed one is found anyway.
 _CHILD = (
     "import sys\n"
+    "if sys.argv[3] not in sys.path:\n"
+    "    sys.path.insert(0, sys.argv[3])\n"
     "from nasfilter.survey.draw_process import serve\n"
     "serve(int(sys.argv[1]), int(sys.argv[2]))\n"
 )
@@ -81,17 +85,12 @@ class DrawingProcess:
     def _spawn(self) -> None:
         to_child, from_parent = os.pipe()
         to_parent, from_child = os.pipe()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p
-        )
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", _CHILD, str(to_child), str(from_child)],
+                [sys.executable, "-c", _CHILD, str(to_child), str(from_child), _PACKAGE_PARENT],
                 pass_fds=(to_child, from_child),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                env=env,
                 start_new_session=True,  # Ctrl-C reaches this process only, which stops it
             )
         except BaseException:
