@@ -5,7 +5,10 @@
 - cached: ``nasfilter survey`` of every timm CNN (RTX 4090, its shipped NCHW measurements,
   fold f = 4) from cached layer tables in under 5 s, outputs and figures written: once with
   the figures copied from the cache (a re-run: the same rows), once with them drawn (the
-  figure cache emptied first, as after any change to a row).
+  figure cache emptied first, as after any change to a row). With ``--jobs 2`` the figures
+  are drawn by a second process while the survey's own writes the tables
+  (:mod:`nasfilter.survey.draw_process`); the drawn row also gives its ratio to the same
+  survey with ``--jobs 1`` (``wall_over_serial``: everything in one process, the reference).
 
 Which architectures are CNNs (>= 90 % of MACs in convolutions) is found by a first, untimed
 pass over every timm architecture with a published ImageNet result; a first, untimed survey
@@ -91,13 +94,14 @@ def run() -> Iterator[dict[str, Any]]:
         survey += ["--measured", "shipped", "--models-file", str(models), "--quiet"]
         survey += ["--cache", str(Path(tmp) / "survey"), "--jobs", str(JOBS)]
         subprocess.run([*survey, "--out", str(Path(tmp) / "first")], check=True)
+        serial = _serial_drawn(survey, Path(tmp))
         for figures in ("copied", "drawn"):
             if figures == "drawn":
-                for folder in (Path(tmp) / "survey").glob("timm-*/figures"):
-                    shutil.rmtree(folder)
+                _forget_figures(Path(tmp) / "survey")
             out = Path(tmp) / f"figures-{figures}"
             wall, cpu, loads = _timed([*survey, "--out", str(out)])
             summary = json.loads((out / "summary.json").read_text())
+            extra = {} if figures == "copied" else _against_serial(wall, cpu, serial)
             yield result(
                 "survey: nasfilter survey of every timm CNN from cached layer tables (RTX 4090 "
                 f"NCHW, fold 4), a fresh process, figures {figures}",
@@ -112,8 +116,36 @@ def run() -> Iterator[dict[str, Any]]:
                 cpu_seconds=round(cpu, 2),
                 cpu_over_aim=round(cpu / SURVEY_AIM, 3),
                 aim_seconds=SURVEY_AIM,
+                **extra,
                 **loads,
             )
+
+
+def _forget_figures(cache: Path) -> None:
+    """Empty the survey cache's kept figures (as after any change to a row)."""
+    for folder in cache.glob("timm-*/figures"):
+        shutil.rmtree(folder)
+
+
+def _serial_drawn(survey: list[str], tmp: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of the drawn survey with ``--jobs 1``: the figures drawn in the
+    survey's own process after its tables (the reference of the drawn row)."""
+    _forget_figures(tmp / "survey")
+    serial = [*survey[: survey.index("--jobs")], "--jobs", "1", "--out", str(tmp / "serial")]
+    wall, cpu, _ = _timed(serial)
+    return wall, cpu
+
+
+def _against_serial(wall: float, cpu: float, serial: tuple[float, float]) -> dict[str, Any]:
+    """The drawn row against the same survey drawing in its own process (``--jobs 1``)."""
+    return {
+        "serial_reference": "the same survey with --jobs 1: figures drawn after the tables, "
+        "in the survey's own process",
+        "serial_wall_seconds": round(serial[0], 2),
+        "serial_cpu_seconds": round(serial[1], 2),
+        "wall_over_serial": round(wall / serial[0], 3),
+        "cpu_over_serial": round(cpu / serial[1], 3),
+    }
 
 
 def _timed(command: list[str]) -> tuple[float, float, dict[str, Any]]:

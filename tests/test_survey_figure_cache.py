@@ -71,3 +71,23 @@ def test_without_a_cache_every_figure_is_drawn(tmp_path: Path, draws: list[str])
     output.survey_figures(_result(100.0), tmp_path)
     output.survey_figures(_result(100.0), tmp_path)
     assert draws == list(output.FIGURES) * 2
+
+
+def test_the_inputs_remember_which_figures_they_gave(tmp_path: Path, draws: list[str]) -> None:
+    from nasfilter.survey import figure_cache
+
+    cache, out = tmp_path / "figures", tmp_path / "out"
+    out.mkdir()
+    inputs = figure_cache.inputs_key("settings a", tmp_path / "tables")
+    assert inputs != figure_cache.inputs_key("settings b", tmp_path / "tables")
+    assert not figure_cache.expects_kept(cache, inputs, output.FIGURES)  # never surveyed
+    output.survey_figures(_result(100.0), out, cache, None, inputs)
+    assert figure_cache.expects_kept(cache, inputs, output.FIGURES)
+    for title in cache.glob("*-fig2b.txt"):
+        title.unlink()  # one figure no longer kept: it will be drawn
+    assert not figure_cache.expects_kept(cache, inputs, output.FIGURES)
+    output.survey_figures(_result(101.0), out, cache, None, inputs)  # the inputs now give this
+    assert figure_cache.expects_kept(cache, inputs, output.FIGURES)
+    assert (cache / f"inputs-{inputs[:32]}.txt").read_text() == figure_key(
+        _result(101.0).rows, {"device": "rtx4090", "fold": 4}
+    )

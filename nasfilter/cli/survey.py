@@ -131,7 +131,11 @@ def _add_settings(p: Any) -> None:
 def _add_running(p: Any, int_at_least: Any) -> None:
     """--jobs, --cache, --force, --quiet."""
     p.add_argument(
-        "--jobs", type=int_at_least(1), default=1, help="worker processes for new analyses"
+        "--jobs",
+        type=int_at_least(1),
+        default=1,
+        help="processes for new analyses (the survey's own and N - 1 workers); above 1, the "
+        "figures to draw are also drawn by a second process while the tables are written",
     )
     p.add_argument(
         "--cache",
@@ -220,6 +224,7 @@ def check_out(args: argparse.Namespace) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from nasfilter.survey.cache import Workers, cache_folder
+    from nasfilter.survey.draw_process import DrawingProcess
     from nasfilter.survey.output import write_survey
     from nasfilter.survey.survey import run_survey
 
@@ -230,18 +235,41 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet and (k == n or k % 50 == 0):
             print(f"{stage}: {k}/{n}", file=sys.stderr)
 
-    with Workers(args.jobs - 1) as workers:
-        # On an empty cache the workers start (importing torch and timm) before the model
-        # names are checked against the timm index, which this process then builds.
-        workers.start_if_cold(cache_folder(args.cache))
-        settings = _settings(args, calibration)
-        result = run_survey(settings, progress, workers)
-    out.mkdir(exist_ok=True)
-    # Figures drawn before from the same rows are copied from the cache (figure_cache.py).
-    write_survey(result, out, figure_cache=cache_folder(settings.cache_root) / "figures")
+    with DrawingProcess() as drawing:
+        with Workers(args.jobs - 1) as workers:
+            # On an empty cache the workers start (importing torch and timm) before the model
+            # names are checked against the timm index, which this process then builds.
+            workers.start_if_cold(cache_folder(args.cache))
+            settings = _settings(args, calibration)
+            figures, inputs = _start_drawing(args, settings, drawing)
+            beside = drawing if args.jobs > 1 else None  # --jobs 1: everything in this process
+            result = run_survey(settings, progress, workers)
+        out.mkdir(exist_ok=True)
+        # Figures drawn before from the same rows are copied from the cache (figure_cache.py);
+        # the others are drawn by the drawing process (started late when they were expected
+        # kept) while this one writes the tables.
+        write_survey(result, out, figure_cache=figures, drawing=beside, inputs=inputs)
     if not args.quiet:
         print(_summary_line(result.summary, out))
     return 0
+
+
+def _start_drawing(args: argparse.Namespace, settings: Any, drawing: Any) -> tuple[Path, str]:
+    """The figure cache and the key of the survey's inputs; with ``--jobs`` > 1, the drawing
+    process started now (importing matplotlib while this process computes the rows) unless
+    the figures of these inputs are probably all kept (copied: none to draw)."""
+    from dataclasses import replace
+
+    from nasfilter.survey import figure_cache
+    from nasfilter.survey.cache import cache_folder
+    from nasfilter.survey.output import FIGURES
+
+    tables = cache_folder(settings.cache_root)
+    inputs = figure_cache.inputs_key(repr(replace(settings, jobs=1)), tables)
+    figures = tables / "figures"
+    if args.jobs > 1 and not figure_cache.expects_kept(figures, inputs, FIGURES):
+        drawing.start()
+    return figures, inputs
 
 
 def _check_inputs(args: argparse.Namespace) -> Any:

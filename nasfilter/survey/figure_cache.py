@@ -7,6 +7,11 @@ these (SHA-256 of the rows and summary as JSON, the source files of the drawing 
 matplotlib version); under that key :func:`keep` stores the PNG, the SVG and the title, and
 :func:`restore` copies them into a survey's folder. Any change to a row, the summary, the
 drawing code or matplotlib gives another key, so a stale figure is never restored.
+
+The key is known only once the rows are; whether they will be found here can be guessed
+before (e.g. to start a drawing process early, or not at all): :func:`remember` notes which
+key a survey's inputs (:func:`inputs_key`) gave, :func:`expects_kept` whether that key's
+figures are all kept. A wrong guess costs time, never a stale figure.
 """
 
 from __future__ import annotations
@@ -22,7 +27,13 @@ from nasfilter.drawing import FigureFiles
 from nasfilter.files import atomic_write
 
 # The modules whose code draws a survey figure (relative to the nasfilter package).
-_DRAWING_SOURCES = ("survey/plots.py", "survey/output.py", "plots.py", "drawing.py")
+_DRAWING_SOURCES = (
+    "survey/plots.py",
+    "survey/figures.py",
+    "survey/output.py",
+    "plots.py",
+    "drawing.py",
+)
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
@@ -67,3 +78,41 @@ def keep(folder: Path, key: str, files: FigureFiles) -> None:
             fh.write(source.read_bytes())
     with atomic_write(title, "w") as fh:
         fh.write(files.title)
+
+
+def inputs_key(settings: str, tables: Path) -> str:
+    """A hex SHA-256 of what a survey's rows are computed from, known before them: its
+    ``settings`` (their text), the folder of its cached ``tables`` and the size and time of
+    every file of the nasfilter package (its code and data)."""
+    digest = hashlib.sha256(f"{settings}\n{tables}\n".encode())
+    for path in sorted(_PACKAGE.rglob("*")):
+        if "__pycache__" not in path.parts and path.is_file():
+            st = path.stat()
+            digest.update(f"{path.relative_to(_PACKAGE)} {st.st_size} {st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _inputs_file(folder: Path, inputs: str) -> Path:
+    return folder / f"inputs-{inputs[:32]}.txt"
+
+
+def remember(folder: Path, inputs: str, key: str) -> None:
+    """Note that the survey inputs ``inputs`` gave the figure key ``key``."""
+    target = _inputs_file(folder, inputs)
+    try:
+        if target.read_text(encoding="utf-8") == key:
+            return
+    except OSError:
+        pass
+    with atomic_write(target, "w") as fh:
+        fh.write(key)
+
+
+def expects_kept(folder: Path, inputs: str, stems: Sequence[str]) -> bool:
+    """Whether the key the inputs ``inputs`` gave last time has every figure of ``stems``
+    kept (:func:`keep`), so that a survey of these inputs will probably draw none."""
+    try:
+        key = _inputs_file(folder, inputs).read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return bool(key) and all(_paths(folder, key, stem)[2].is_file() for stem in stems)

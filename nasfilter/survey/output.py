@@ -12,13 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.drawing import FigureFiles
 from nasfilter.files import atomic_write
 from nasfilter.layers import ARRAY_FIELDS, LayerTable
+from nasfilter.survey import figure_cache as cached
+from nasfilter.survey import figures as drawn
+from nasfilter.survey.draw_process import DrawingProcess
 from nasfilter.survey.survey import COLUMNS, SurveyResult
 
 # Files a survey writes; with force=True only these are replaced in a non-empty folder.
 OUTPUTS = ("survey.csv", "layers.csv", "summary.json", "report.html")
-FIGURES = ("fig1", "fig2a", "fig2b")
+FIGURES = drawn.FIGURES
 LAYER_COLUMNS = ("model", "img_size", "index", "name", "kind", *ARRAY_FIELDS, "intensity")
 
 
@@ -63,11 +67,25 @@ def _layer_rows(rows: list[dict[str, Any]], tables: list[LayerTable]) -> Iterato
 
 
 def write_survey(
-    result: SurveyResult, out: Path, figures: bool = True, figure_cache: Path | None = None
+    result: SurveyResult,
+    out: Path,
+    figures: bool = True,
+    figure_cache: Path | None = None,
+    drawing: DrawingProcess | None = None,
+    inputs: str = "",
 ) -> list[Path]:
     """Write every output of ``result`` into the folder ``out`` (already checked);
-    ``figure_cache``: as :func:`survey_figures`."""
-    written = []
+    ``figure_cache``, ``drawing``, ``inputs``: as :func:`survey_figures`. The figures a
+    ``drawing`` process draws are drawn while this process writes the tables."""
+    pending = _Figures(result, out, figure_cache, drawing, inputs) if figures else None
+    written = _write_tables(result, out)
+    if pending is not None:
+        written += _report(result, out, pending.collect())
+    return written
+
+
+def _write_tables(result: SurveyResult, out: Path) -> list[Path]:
+    """``survey.csv``, ``layers.csv`` and ``summary.json`` of ``result`` in ``out``."""
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(COLUMNS)
@@ -75,74 +93,76 @@ def write_survey(
         writer.writerow([_cell(row[c]) for c in COLUMNS])
     with atomic_write(out / "survey.csv", "w") as fh:
         fh.write(text.getvalue())
-    written.append(out / "survey.csv")
-
     with atomic_write(out / "layers.csv", "w") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(LAYER_COLUMNS)
         tables = [result.tables[(row["model"], row["img_size"])] for row in result.rows]
         w.writerows(_layer_rows(result.rows, tables))
-    written.append(out / "layers.csv")
     with atomic_write(out / "summary.json", "w") as fh:
         json.dump(result.summary, fh, indent=2, sort_keys=True)
         fh.write("\n")
-    written.append(out / "summary.json")
-    if figures:
-        written += write_figures_and_report(result, out, figure_cache)
-    return written
+    return [out / "survey.csv", out / "layers.csv", out / "summary.json"]
 
 
-def _context(summary: dict[str, Any]) -> Any:
-    from nasfilter.drawing import FigureContext
+class _Figures:
+    """The survey's figures under way: copied from the figure cache, handed to a drawing
+    process, or (:meth:`collect`) drawn here."""
 
-    source = (
-        f"measured: {summary['measured']} (predicted where unmeasured)"
-        if summary["measured"]
-        else "predicted (no measurement)"
-    )
-    return FigureContext(
-        f"timm models, ImageNet top-1 from timm's results; {source}",
-        f"{summary['device']} {summary['layout']}, peak {summary['peak_tflops']:g} TFLOP/s, "
-        f"CMR {summary['cmr']:.0f}; predicted: {summary['predictor']}"
-        + (" (in-sample for this file)" if summary["predictor_in_sample"] else ""),
-    )
+    def __init__(
+        self,
+        result: SurveyResult,
+        out: Path,
+        figure_cache: Path | None,
+        drawing: DrawingProcess | None,
+        inputs: str,
+    ) -> None:
+        self.result, self.out, self.cache = result, out, figure_cache
+        self.key = cached.figure_key(result.rows, result.summary) if figure_cache else ""
+        if figure_cache and inputs:
+            cached.remember(figure_cache, inputs, self.key)
+        self.files: dict[str, FigureFiles | None] = {
+            stem: cached.restore(figure_cache, self.key, stem, out) if figure_cache else None
+            for stem in FIGURES
+        }
+        todo = [stem for stem, hit in self.files.items() if hit is None]
+        self.drawing = drawing
+        if drawing is None or not drawing.draw(result.rows, result.summary, out, todo):
+            self.drawing = None
+
+    def collect(self) -> list[FigureFiles]:
+        """Every figure, in :data:`FIGURES` order; those not copied are kept in the cache."""
+        made = self.drawing.results() if self.drawing is not None else {}
+        files = []
+        for stem, hit in self.files.items():
+            if hit is None:
+                hit = made.get(stem) or _draw(self.result, self.out, stem)
+                if self.cache:
+                    cached.keep(self.cache, self.key, hit)
+            files.append(hit)
+        return files
 
 
-def survey_figures(result: SurveyResult, out: Path, figure_cache: Path | None = None) -> list[Any]:
+def survey_figures(
+    result: SurveyResult,
+    out: Path,
+    figure_cache: Path | None = None,
+    drawing: DrawingProcess | None = None,
+    inputs: str = "",
+) -> list[FigureFiles]:
     """Fig. 1, 2a and 2b as PNG + SVG in ``out``; returns their FigureFiles.
 
     With a ``figure_cache`` folder, a figure drawn before from the same rows and summary, by
     the same drawing code and matplotlib, is copied from there instead of drawn again
     (matplotlib is then not even imported); one drawn anew is kept there
-    (:func:`nasfilter.survey.figure_cache.figure_key`)."""
-    from nasfilter.survey import figure_cache as cached
-
-    key = cached.figure_key(result.rows, result.summary) if figure_cache else ""
-    files = []
-    for stem in FIGURES:
-        hit = cached.restore(figure_cache, key, stem, out) if figure_cache else None
-        if hit is None:
-            hit = _draw(result, out, stem)
-            if figure_cache:
-                cached.keep(figure_cache, key, hit)
-        files.append(hit)
-    return files
+    (:func:`nasfilter.survey.figure_cache.figure_key`), and the key is remembered under
+    ``inputs`` when given (:func:`nasfilter.survey.figure_cache.inputs_key`). The figures to
+    draw are drawn by ``drawing`` when given (and able to), else here."""
+    return _Figures(result, out, figure_cache, drawing, inputs).collect()
 
 
-def _draw(result: SurveyResult, out: Path, stem: str) -> Any:
-    """Draw and save the figure ``stem`` (one of :data:`FIGURES`)."""
-    from nasfilter.drawing import save_figure
-    from nasfilter.survey import plots
-
-    s, rows = result.summary, result.rows
-    ctx = _context(s)
-    if stem == "fig1":
-        fig = plots.fig1_fronts(rows, ctx)
-    elif stem == "fig2a":
-        fig = plots.fig2a_intensity(rows, s["cmr"], ctx)
-    else:
-        fig = plots.fig2b_folding(rows, s["fold"], s["peak_tflops"] * 1e12, ctx)
-    return save_figure(fig, out, stem)
+def _draw(result: SurveyResult, out: Path, stem: str) -> FigureFiles:
+    """Draw and save the figure ``stem`` (one of :data:`FIGURES`) in this process."""
+    return drawn.draw(result.rows, result.summary, out, stem)
 
 
 def report_section(result: SurveyResult, figures: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -207,9 +227,13 @@ def write_figures_and_report(
 ) -> list[Path]:
     """The figures and ``report.html`` of the survey (``figure_cache``: as
     :func:`survey_figures`)."""
+    return _report(result, out, survey_figures(result, out, figure_cache))
+
+
+def _report(result: SurveyResult, out: Path, files: list[FigureFiles]) -> list[Path]:
+    """``report.html`` of the survey with its figures ``files``; the PNGs and the report."""
     from nasfilter.report import write_report
 
-    files = survey_figures(result, out, figure_cache)
     figs, tables = report_section(result, files)
     s = result.summary
     write_report(
