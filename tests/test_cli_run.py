@@ -21,6 +21,7 @@ from nasfilter.cli.run import parse_seeds
 from nasfilter.experiment import grid, run_experiment
 from nasfilter.store import Store
 from nasfilter.table import Provenance
+from tests.interrupts import sigint_default
 from tests.tables import random_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,8 +142,9 @@ def start_run(db: Path, workers: int = 1) -> subprocess.Popen[str]:
     command = [*NASFILTER, *GRID, "--db", str(db), "--jobs", "1", "--no-progress"]
     command += ["--workers", str(workers)]
     return subprocess.Popen(
-        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sigint_default,  # Ctrl-C works even where pytest runs in the background
+    )  # fmt: skip
 
 
 def wait_for_runs(proc: subprocess.Popen[str], db: Path, n: int) -> None:

@@ -20,6 +20,7 @@ from nasfilter.cli import main
 from nasfilter.survey import draw_process, figures, output
 from nasfilter.survey.draw_process import DrawingProcess
 from nasfilter.survey.survey import SurveyResult
+from tests.interrupts import sigint_default
 
 pytest.importorskip("matplotlib")
 ROOT = Path(__file__).resolve().parent.parent
@@ -274,8 +275,9 @@ def test_ctrl_c_while_the_figures_are_drawn(tables: Path, tmp_path: Path) -> Non
     argv = [sys.executable, "-m", "nasfilter", *_argv(tables), "--out", str(out), "--jobs", "2"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+        argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=sigint_default,  # Ctrl-C works even where pytest runs in the background
+    )  # fmt: skip
     children: set[int] = set()
     deadline = time.monotonic() + 120
     while not (out / "fig1.png").exists():

@@ -17,6 +17,7 @@ import pytest
 from nasfilter.survey import cache
 from nasfilter.survey.analysis import ModelProfile
 from nasfilter.survey.schedule import published_params, work_order
+from tests.interrupts import sigint_default
 
 ROOT = Path(__file__).resolve().parent.parent
 # Small models, one of which cannot be analysed (LeViT's attention biases do not fit 100 px).
@@ -150,8 +151,9 @@ def test_ctrl_c_during_a_cold_survey(tmp_path: Path) -> None:
     argv += ["--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o"), "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+        argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=sigint_default,  # Ctrl-C works even where pytest runs in the background
+    )  # fmt: skip
     deadline = time.monotonic() + 200
     while len(list(tmp_path.glob("c/timm-*/*.prof"))) < 2 and time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
