@@ -51,6 +51,21 @@ def test_behind_is_zero_on_the_front_and_positive_below() -> None:
     assert d[2] < 0
 
 
+def test_behind_matches_brute_force_in_linear_units() -> None:
+    # max over front points q of min over coordinates of (q - p), written out; the points
+    # span negative values too (standardized predictions), which no logarithm takes
+    rng = np.random.default_rng(3)
+    cloud = rng.normal(0.0, 2.0, size=(300, 2))
+    dominated = [bool(np.any(np.all(cloud >= c, axis=1) & np.any(cloud > c, axis=1)))
+                 for c in cloud]  # fmt: skip
+    front = cloud[~np.array(dominated)]  # the non-dominated points, by brute force
+    assert len(front) >= 5
+    points = rng.normal(0.0, 3.0, size=(500, 2))
+    brute = np.max(np.min(front[None, :, :] - points[:, None, :], axis=2), axis=1)
+    np.testing.assert_allclose(behind(front, points), brute, rtol=0, atol=1e-12)
+    assert np.all(np.isneginf(behind(np.empty((0, 2)), points)))
+
+
 def test_ridge_recovers_a_linear_function_and_matches_numpy() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((200, 6))

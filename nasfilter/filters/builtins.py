@@ -165,6 +165,15 @@ def log_epsilon(points: np.ndarray, front: np.ndarray) -> np.ndarray:
     """
     p = np.log(np.asarray(points, dtype=np.float64))
     q = np.log(np.asarray(front, dtype=np.float64))
+    return additive_epsilon(p, q)
+
+
+def additive_epsilon(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """How far each point of ``p`` (n, 2) lies behind the front ``q`` (f, 2), both
+    maximized, in their own units: ``max_q min_i (q_i - p_i)``, the smallest equal shift
+    of both coordinates that leaves p strictly dominated by no front point (0 on the
+    front, > 0 behind it, < 0 beyond it; -inf for an empty front). :func:`log_epsilon` is
+    this of the logarithms. O(n log f), by one binary search per point."""
     if len(q) == 0:
         return np.full(len(p), -np.inf)
     q = q[np.lexsort((-q[:, 1], q[:, 0]))]  # x ascending (so y descending on a front)

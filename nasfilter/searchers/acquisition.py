@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nasfilter.filters.builtins import log_epsilon
+from nasfilter.filters.builtins import additive_epsilon
 from nasfilter.pareto import nondominated_ranks
 from nasfilter.searchers.utilization_pareto import spread_order
 
@@ -85,7 +85,9 @@ def behind(front: np.ndarray, points: np.ndarray) -> np.ndarray:
 
     The same measure as :func:`nasfilter.filters.log_epsilon`, in linear units.
     """
-    return log_epsilon(np.exp(points), np.exp(front))
+    return additive_epsilon(
+        np.asarray(points, dtype=np.float64), np.asarray(front, dtype=np.float64)
+    )
 
 
 def layer_order(points: np.ndarray) -> np.ndarray:
