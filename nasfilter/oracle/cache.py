@@ -15,12 +15,13 @@ refused with a clear message and never written to.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -121,6 +122,12 @@ class Group:
     def params(self) -> tuple[str, str, str, str, int]:
         return (self.dataset, self.backend, self.config, self.device, self.schema)
 
+    @functools.cached_property
+    def parsed(self) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+        """``config`` and ``device`` parsed once, for the rows read back (each row copies
+        them, :meth:`Measurement.from_dict`): a cache hit then parses only its own row."""
+        return json.loads(self.config), json.loads(self.device)
+
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -185,11 +192,12 @@ def _inflate(
     device: dict[str, Any] | None = None,
 ) -> Measurement:
     data = json.loads(text)
+    group_config, group_device = group.parsed
     data.update(
         dataset=group.dataset,
         backend=group.backend,
-        config=group.config_dict if config is None else config,
-        device=group.device_dict if device is None else device,
+        config=group_config if config is None else config,
+        device=group_device if device is None else device,
         schema=group.schema,
     )
     return Measurement.from_dict(data)
