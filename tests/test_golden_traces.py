@@ -2,7 +2,9 @@
 
 The guard for refactors: a run is a pure function of its spec, seed and K, so the trace of
 each combination on the embedded synthetic table is pinned by a SHA-256 of a canonical byte
-serialisation of its events (tests/data/golden_traces.json). A refactor that changes no
+serialisation of its events (tests/data/golden_traces.json): integers and kinds exactly,
+floats to FLOAT_DIGITS significant digits, so that the same code gives the same hashes on
+CPUs whose numpy computes exp and log to other last bits. A refactor that changes no
 behaviour keeps every hash; one that changes a trace names the combination and the part of
 the trace (evaluations, proxy queries, the other events, the stop status) that moved.
 
@@ -62,6 +64,12 @@ COLUMNS = {
     "worker": np.int64,
 }
 PARTS = ("evaluations", "proxy", "other", "status")
+# Floats are hashed as text with this many significant digits (see _digest): a value that
+# differs in its last bits (about 1e-16 relative) between two CPUs crosses a rounding
+# boundary of 9 digits with a chance of about 1e-7, while any change of behaviour moves a
+# value by far more than 1e-9 relative.
+FLOAT_DIGITS = 9
+FLOAT_FORMAT = f"%.{FLOAT_DIGITS - 1}e"
 # Every proposal refits a model or runs an Optuna trial, and successive-frontiers drops most.
 SLOW_SEARCHERS = (
     "model-based", "model-based-hw", "model-based-mf", "optuna-nsga2", "optuna-tpe",
@@ -109,7 +117,14 @@ def _digest(events: dict[str, np.ndarray], mask: np.ndarray) -> str:
     h.update("\n".join(str(k) for k in events["kind"][mask]).encode())
     for name, dtype in COLUMNS.items():
         h.update(name.encode())
-        h.update(np.ascontiguousarray(_column(events, name)[mask], dtype=dtype).tobytes())
+        column = np.ascontiguousarray(_column(events, name)[mask], dtype=dtype)
+        if dtype is np.float64:
+            # FLOAT_DIGITS significant digits: numpy's float64 exp and log take other SIMD
+            # paths on other CPUs (AVX-512 or not), and the synthetic table's numbers differ
+            # in their last bits between such machines; no behaviour does.
+            h.update("\n".join(np.char.mod(FLOAT_FORMAT, column).tolist()).encode())
+        else:
+            h.update(column.tobytes())
     return h.hexdigest()
 
 
