@@ -26,6 +26,7 @@ from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
 from nasfilter.surrogate import embedded_table  # light (numpy): load_table needs it anyway
 from nasfilter.table import BenchmarkTable, MissingArchitectureError, Provenance
 from nasfilter.tables import load_table
+from nasfilter.version import __version__
 
 # Entry points loaded on first access (name -> module): the problem, one search, an
 # experiment and its results, the registries, storages and proxies.
@@ -71,17 +72,6 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-def _version() -> str:
-    """The installed distribution's version (setup.cfg is its one source)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("nasfilter")
-    except PackageNotFoundError:  # a source tree on sys.path, never installed
-        return "0+unknown (not installed; pip install -e .)"
-
-
-__version__ = _version()
 
 __all__ = [
     "CHANNEL_CHOICES",

@@ -412,7 +412,7 @@ def _open_archive(path: Path, fmt: str, allow_partial: bool) -> _Archive:
 
 def _provenance(path: Path, fmt: str, found: _Archive, ds: Dataset, checksum: str) -> Provenance:
     """Where the converted table comes from and what its columns mean."""
-    from nasfilter import __version__
+    from nasfilter.version import __version__
 
     # An archive nasfilter wrote itself keeps the label of the table it was written from:
     # a synthetic table stays SYNTHETIC through the NATS format and back.

@@ -38,7 +38,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="nasfilter",
         description="Simulated neural architecture search on the NATS-Bench size space.",
     )
-    from nasfilter import __version__
+    from nasfilter.version import __version__
 
     parser.add_argument(
         "--version", action="version", version=f"nasfilter {__version__}", help="print the version"

@@ -240,7 +240,7 @@ def _finish(sink: _Sink, seen: dict[str, list[str]], present: np.ndarray) -> dic
 
 def _provenance(path: Path, files: list[Path], meta: Any) -> dict[str, Any]:
     """Where the benchmark comes from; an archive nasfilter wrote is marked SYNTHETIC."""
-    from nasfilter import __version__
+    from nasfilter.version import __version__
 
     mark = meta.get(WRITTEN_MARK) if isinstance(meta, dict) else None
     return {

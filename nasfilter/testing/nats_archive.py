@@ -225,7 +225,7 @@ def _indices(table: BenchmarkTable, indices: Iterable[int] | None) -> list[int]:
 
 def written_mark(table: BenchmarkTable) -> dict[str, Any]:
     """The mark stored in the meta file of an archive written from ``table``."""
-    from nasfilter import __version__
+    from nasfilter.version import __version__
 
     prov = table.provenance
     return {
