@@ -7,10 +7,15 @@ implementations are compared side by side in the same run. Use :func:`result` to
 
 from __future__ import annotations
 
+import compileall
 import gc
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -57,3 +62,23 @@ def median_seconds(fn: Callable[[], object], repeat: int = 5, number: int = 1) -
         if enabled:
             gc.enable()
     return statistics.median(times)
+
+
+def nasfilter_command(*args: str) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Run ``python -m nasfilter ARGS`` as a user types it, in a fresh process; return it
+    (output captured), its wall seconds and the CPU seconds of it and its worker processes.
+
+    The package's bytecode is compiled first, as Python caches it after a user's first run
+    (where ``PYTHONDONTWRITEBYTECODE`` is set, every process would compile it again)."""
+    import nasfilter
+
+    compileall.compile_dir(Path(nasfilter.__file__).parent, quiet=1)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "nasfilter", *args], capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return done, wall, cpu

@@ -4,9 +4,8 @@ Defaults: the real table (modelled times), the calibrated V100 oracle, the study
 searchers on nine seeds of 110000 simulated seconds, the peers (model-based with and
 without utilization features; Optuna NSGA-II and random when Optuna is installed) on the
 first three, two worker processes on 2 cores. Run as the command a user types, in a fresh
-process, so the imports and the worker processes' start count too; the package's bytecode
-is compiled first, as Python caches it after a user's first run (where
-``PYTHONDONTWRITEBYTECODE`` is set, every process would compile it again). Beside the wall
+process (``benchmarks.nasfilter_command``), so the imports and the worker processes' start
+count too. Beside the wall
 clock: the CPU seconds of the command and its worker processes (a shared machine slows the
 wall clock, less so the CPU time), and those CPU seconds over the cores the demo uses, the
 wall clock it needs at best on that many idle cores.
@@ -14,35 +13,17 @@ wall clock it needs at best on that many idle cores.
 
 from __future__ import annotations
 
-import compileall
 import os
-import resource
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import nasfilter
-from benchmarks import result
+from benchmarks import nasfilter_command, result
 
 GOAL_SECONDS = 15.0
 
 
 def run() -> Iterator[dict[str, Any]]:
-    compileall.compile_dir(Path(nasfilter.__file__).parent, quiet=1)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "nasfilter", "demo", "--no-progress"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    done, wall, cpu = nasfilter_command("demo", "--no-progress")
     cores = min(2, len(os.sched_getaffinity(0)))  # the demo's default --jobs on 2 cores
     ok = done.returncode == 0 and "\nmodel-based " in done.stdout  # the peers ran
     yield result(

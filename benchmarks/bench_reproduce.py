@@ -4,27 +4,22 @@ Defaults: the real table (modelled times), the calibrated V100 oracle, nine seed
 seconds, every built-in searcher and filter at K = 1, 4 and 16 simulated workers, the peers
 (model-based with and without utilization features; Optuna NSGA-II and random when Optuna
 is installed) at K = 1, all figures, summary.json and report.html, and the command's default
-``--jobs`` (the CPUs it may use). Run as the command a user types, in a fresh process (as
-``bench_demo`` runs ``nasfilter demo``), so its imports and worker processes count too; the
+``--jobs`` (the CPUs it may use). Run as the command a user types, in a fresh process
+(``benchmarks.nasfilter_command``, as for ``nasfilter demo``), so its imports and worker
+processes count too; the
 phases come from the ``summary.json`` it writes. Beside the wall clock: the CPU seconds of
 the command and its worker processes, which a shared machine changes less.
 """
 
 from __future__ import annotations
 
-import compileall
 import json
-import resource
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import nasfilter
-from benchmarks import result
+from benchmarks import nasfilter_command, result
 
 GOAL_SECONDS = 60.0
 
@@ -32,22 +27,11 @@ GOAL_SECONDS = 60.0
 def run() -> Iterator[dict[str, Any]]:
     from nasfilter.reproduce import METHODS, PEER_METHODS
 
-    compileall.compile_dir(Path(nasfilter.__file__).parent, quiet=1)  # as after a first run
     with tempfile.TemporaryDirectory(prefix="bench-reproduce-") as tmp:
         out = Path(tmp) / "out"
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "nasfilter", "reproduce", "--out", str(out), "--quiet"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done, wall, cpu = nasfilter_command("reproduce", "--out", str(out), "--quiet")
         summary_file = out / "summary.json"
         summary = json.loads(summary_file.read_text()) if summary_file.is_file() else None
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     ok = done.returncode == 0 and summary is not None
     phases = summary["timings_seconds"] if summary else {}
     yield result(
