@@ -6,9 +6,9 @@ seconds, every built-in searcher and filter at K = 1, 4 and 16 simulated workers
 is installed) at K = 1, all figures, summary.json and report.html, and the command's default
 ``--jobs`` (the CPUs it may use). Run as the command a user types, in a fresh process
 (``benchmarks.nasfilter_command``, as for ``nasfilter demo``), so its imports and worker
-processes count too; the
-phases come from the ``summary.json`` it writes. Beside the wall clock: the CPU seconds of
-the command and its worker processes, which a shared machine changes less.
+processes count too; the phases come from the ``summary.json`` it writes. Beside the wall
+clock: the CPU seconds of the command and its worker processes, which a shared machine
+changes less.
 """
 
 from __future__ import annotations
