@@ -5,10 +5,9 @@ searchers on nine seeds of 110000 simulated seconds, the peers (model-based with
 without utilization features; Optuna NSGA-II and random when Optuna is installed) on the
 first three, two worker processes on 2 cores. Run as the command a user types, in a fresh
 process (``benchmarks.nasfilter_command``), so the imports and the worker processes' start
-count too. Beside the wall
-clock: the CPU seconds of the command and its worker processes (a shared machine slows the
-wall clock, less so the CPU time), and those CPU seconds over the cores the demo uses, the
-wall clock it needs at best on that many idle cores.
+count too. Beside the wall clock: the CPU seconds of the command and its worker processes (a
+shared machine slows the wall clock, less so the CPU time), and those CPU seconds over the
+cores the demo uses, the wall clock it needs at best on that many idle cores.
 """
 
 from __future__ import annotations

@@ -72,7 +72,6 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-
 __all__ = [
     "CHANNEL_CHOICES",
     "DATASETS",

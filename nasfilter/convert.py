@@ -43,6 +43,7 @@ from nasfilter.archive_pickle import UnsafeArchiveError, load_archive_pickle
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.space import N_ARCHS, Arch, all_channels
 from nasfilter.table import OBSERVED_HP12, SCORED_TEST90, BenchmarkTable, Provenance
+from nasfilter.version import __version__
 
 RECORD_SUFFIX = ".pickle.pbz2"
 SEARCH_HP = "12"
@@ -412,8 +413,6 @@ def _open_archive(path: Path, fmt: str, allow_partial: bool) -> _Archive:
 
 def _provenance(path: Path, fmt: str, found: _Archive, ds: Dataset, checksum: str) -> Provenance:
     """Where the converted table comes from and what its columns mean."""
-    from nasfilter.version import __version__
-
     # An archive nasfilter wrote itself keeps the label of the table it was written from:
     # a synthetic table stays SYNTHETIC through the NATS format and back.
     mark = read_written_mark(found.files[0]) if fmt == FOLDER else None

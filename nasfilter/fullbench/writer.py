@@ -31,6 +31,7 @@ from nasfilter.convert import (
 from nasfilter.fullbench import codec
 from nasfilter.fullbench import layout as L
 from nasfilter.space import N_ARCHS
+from nasfilter.version import __version__
 
 _Record = dict[str, dict[str, Any]]  # hp -> ArchResults state dict
 
@@ -240,8 +241,6 @@ def _finish(sink: _Sink, seen: dict[str, list[str]], present: np.ndarray) -> dic
 
 def _provenance(path: Path, files: list[Path], meta: Any) -> dict[str, Any]:
     """Where the benchmark comes from; an archive nasfilter wrote is marked SYNTHETIC."""
-    from nasfilter.version import __version__
-
     mark = meta.get(WRITTEN_MARK) if isinstance(meta, dict) else None
     return {
         "synthetic": bool(mark.get("synthetic", True)) if isinstance(mark, dict)

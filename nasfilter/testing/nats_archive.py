@@ -44,6 +44,7 @@ from nasfilter.convert import (
 )
 from nasfilter.space import N_ARCHS, all_channels
 from nasfilter.table import BenchmarkTable
+from nasfilter.version import __version__
 
 _PICKLE_PROTOCOL = 4  # what nats_bench's pickle_save writes
 
@@ -225,8 +226,6 @@ def _indices(table: BenchmarkTable, indices: Iterable[int] | None) -> list[int]:
 
 def written_mark(table: BenchmarkTable) -> dict[str, Any]:
     """The mark stored in the meta file of an archive written from ``table``."""
-    from nasfilter.version import __version__
-
     prov = table.provenance
     return {
         "writer": "nasfilter.testing.write_nats_archive",
