@@ -1,4 +1,4 @@
-"""bench_real's model-class bound: exact where the model class holds the truth, not otherwise."""
+"""bench_real's model-class bound: exact where the model class holds the truth."""
 
 from __future__ import annotations
 

@@ -118,10 +118,7 @@ def _digest(events: dict[str, np.ndarray], mask: np.ndarray) -> str:
     for name, dtype in COLUMNS.items():
         h.update(name.encode())
         column = np.ascontiguousarray(_column(events, name)[mask], dtype=dtype)
-        if dtype is np.float64:
-            # FLOAT_DIGITS significant digits: numpy's float64 exp and log take other SIMD
-            # paths on other CPUs (AVX-512 or not), and the synthetic table's numbers differ
-            # in their last bits between such machines; no behaviour does.
+        if dtype is np.float64:  # as text, to FLOAT_DIGITS significant digits (see there)
             h.update("\n".join(np.char.mod(FLOAT_FORMAT, column).tolist()).encode())
         else:
             h.update(column.tobytes())
