@@ -48,6 +48,7 @@ from nasfilter.experiment import (
     provenance,
     run_experiment,
 )
+from nasfilter.extras import require
 from nasfilter.fidelity import NoCurvesError, curves_for
 from nasfilter.files import atomic_write, check_path_text, same_file
 from nasfilter.methods import (
@@ -395,9 +396,11 @@ def reproduce(
             None: when the survey extra (timm) is installed.
 
     Returns the contents of ``summary.json`` (:meth:`StudySummary.to_json`). Raises
-    ValueError (or MissingColumnError, FileExistsError) before running anything on bad input.
+    ValueError (or MissingColumnError, FileExistsError; ExtraMissing without matplotlib,
+    the plot extra) before running anything on bad input.
     """
     started = time.perf_counter()
+    require("matplotlib", "reproduce (its figures)")  # before the runs, not after them
     fields = _spec_fields(dataset, proxy_cost, table, backend, device, oracle_cache)
     chosen = _methods(methods, fields, peers_every_k)
     plan = _plan(out_dir, force, seeds, budget, jobs, chosen, workers, fields)

@@ -31,6 +31,10 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+# The extra that brings everything a command needs, where one does (else each package's own).
+COMMAND_EXTRAS = {"survey": "survey", "profile": "survey", "reproduce": "plot"}
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand, or of ``only`` that one (what a run of it needs:
     registering the others imports their modules, up to a second for a cached survey)."""
@@ -71,6 +75,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except ModuleNotFoundError as exc:  # an optional package: name the extra that brings it
+        from nasfilter.extras import missing_message
+
+        extra = COMMAND_EXTRAS.get(args.command)
+        message = missing_message(exc.name or "", f"nasfilter {args.command}", extra)
+        if message is None:
+            raise
+        print(f"nasfilter {args.command}: error: {message}", file=sys.stderr)
+        return 2
     except (ValueError, LookupError, OSError) as exc:
         print(f"nasfilter {args.command}: error: {exc}", file=sys.stderr)
         return 2
