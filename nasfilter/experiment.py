@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from nasfilter.blas_threads import apply_thread_env
 from nasfilter.filters import Filter, make_filter
+from nasfilter.fronts import SearchRun, score_search
 from nasfilter.inputs import (
     FileIdentity,
     cached_proxy,
@@ -44,7 +45,7 @@ from nasfilter.inputs import (
     table_identity,
 )
 from nasfilter.problem import DEFAULT_PROXY_COST, Budget, Problem
-from nasfilter.proxy import ProxyTable
+from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.records import (
     BUDGET_CLOCKS,
     DEFAULT_BUDGET,
@@ -116,17 +117,21 @@ def search(
     workers: int = 1,
     max_idle: int = DEFAULT_MAX_IDLE,
     charging: str = "retrain",
-) -> RunRecord:
+) -> SearchRun:
     """One run of ``searcher`` (through ``filter``) on ``table`` within ``budget`` simulated
     seconds, with the seed given once: it seeds the problem, the searcher and the filter
     (:func:`~nasfilter.runner.make_problem` and :func:`~nasfilter.runner.run_search`).
     ``charging``: how evaluations at a fidelity are charged (``"retrain"``, NATS-Bench's, or
     ``"resume"``). ValueError for a ``proxy`` of another dataset than the table's, naming
-    both."""
+    both.
+
+    Returns the run scored, with its front (:class:`~nasfilter.fronts.SearchRun`): metrics
+    and curves against the true front of ``table`` on the throughput of ``proxy`` (without
+    one, of the default oracle, the calibrated V100 model, for the table's dataset)."""
     problem = make_problem(
         table, budget, seed, proxy=proxy, proxy_cost=proxy_cost, charging=charging
     )
-    return run_search(
+    record = run_search(
         make_searcher(searcher),
         problem,
         seed=seed,
@@ -134,6 +139,9 @@ def search(
         max_idle=max_idle,
         workers=workers,
     )
+    if proxy is None:  # the throughput axis of the front: the default oracle's
+        proxy = cached_proxy(DEFAULT_ORACLE, "v100", table.dataset.name, None)
+    return score_search(record, table, proxy, problem.budget.horizon)
 
 
 def run_record(

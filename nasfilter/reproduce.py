@@ -268,6 +268,7 @@ def _plan(
     fields: dict[str, Any],
 ) -> _Plan:
     """Every argument checked and every run spec built; ValueError before anything runs."""
+    require("matplotlib", "reproduce (its figures)")  # before the runs, not after them
     named = {f"--{k.replace('_', '-')}": fields[k] for k in ("table", "oracle_cache")}
     out = check_out_dir(out_dir, force, named)
     seed_list = check_seeds(seeds)
@@ -400,7 +401,6 @@ def reproduce(
     the plot extra) before running anything on bad input.
     """
     started = time.perf_counter()
-    require("matplotlib", "reproduce (its figures)")  # before the runs, not after them
     fields = _spec_fields(dataset, proxy_cost, table, backend, device, oracle_cache)
     chosen = _methods(methods, fields, peers_every_k)
     plan = _plan(out_dir, force, seeds, budget, jobs, chosen, workers, fields)

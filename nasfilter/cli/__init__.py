@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "measure",
     "run",
     "compare",
+    "report",
     "migrate",
     "demo",
     "reproduce",
@@ -32,7 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 # The extra that brings everything a command needs, where one does (else each package's own).
-COMMAND_EXTRAS = {"survey": "survey", "profile": "survey", "reproduce": "plot"}
+COMMAND_EXTRAS = {"survey": "survey", "profile": "survey", "reproduce": "plot", "report": "plot"}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
