@@ -152,4 +152,4 @@ def test_the_readme_example_runs_as_a_script_with_two_jobs_forked_or_spawned(
     spawned = _script(tmp_path, FORCE_SPAWN + example, "spawned.py")
     assert forked.returncode == 0 and spawned.returncode == 0, forked.stderr + spawned.stderr
     lines = forked.stdout.splitlines()
-    assert len(lines) == 5 and lines == spawned.stdout.splitlines()
+    assert len(lines) == 6 and lines == spawned.stdout.splitlines()
