@@ -112,6 +112,9 @@ def unguarded_call_site() -> tuple[str, int] | None:
     frame = _main_frame()
     if frame is None:
         return None
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    if spec is not None and spec.name.endswith(".__main__"):
+        return None  # ``python -m package``: multiprocessing never imports it again
     path = frame.f_code.co_filename
     if not Path(path).is_file():  # "<stdin>", "<string>": nothing a worker would import
         return None

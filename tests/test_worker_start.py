@@ -153,3 +153,20 @@ def test_the_readme_example_runs_as_a_script_with_two_jobs_forked_or_spawned(
     assert forked.returncode == 0 and spawned.returncode == 0, forked.stderr + spawned.stderr
     lines = forked.stdout.splitlines()
     assert len(lines) == 6 and lines == spawned.stdout.splitlines()
+
+
+@pytest.mark.subprocess
+def test_python_m_nasfilter_on_spawned_workers_runs(tmp_path: Path) -> None:
+    """``python -m nasfilter`` calls main() unguarded in its __main__; multiprocessing never
+    imports a package's __main__ again, so nothing is refused."""
+    code = (
+        FORCE_SPAWN
+        + "import runpy, sys\n"
+        + "sys.argv = ['nasfilter', 'run', '--searchers', 'random', '--seeds', '0-1',"
+        " '--budget', '4000', '--table', 'synthetic', '--db', 'r.db', '--jobs', '2',"
+        " '--no-progress']\n"
+        + "runpy.run_module('nasfilter', run_name='__main__', alter_sys=True)\n"
+    )
+    done = _script(tmp_path, code, "launch.py")
+    assert done.returncode == 0, done.stderr
+    assert "wrote 2 runs" in done.stderr + done.stdout
