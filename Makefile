@@ -4,14 +4,23 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+CORE   := $(VENV)/.core
 
-.PHONY: install browser test test-fast lint typecheck pytest demo bench docs readme clean
+.PHONY: install core browser test test-fast lint typecheck pytest demo bench docs readme clean
 
 install: $(STAMP)
 
-$(STAMP): setup.cfg pyproject.toml constraints.txt
+# The core install (numpy, scipy, tqdm: `pip install nasfilter`), all that `make demo` needs.
+core: $(CORE)
+
+$(CORE): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
+	touch $(CORE)
+
+# Everything, on top of the core: every extra the tests exercise.
+$(STAMP): $(CORE)
 	# The test extra includes the survey's timm; constraints.txt pins the torchvision built for the
 	# pinned CPU torch (nasfilter.survey.timm_import handles its CUDA-only C ops; docs/survey.md).
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test]"
@@ -42,7 +51,8 @@ test: lint typecheck pytest
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow and not browser and not ray"
 
-demo: $(STAMP)
+# The core only: the demo names the peers it leaves out for a missing extra (Optuna's).
+demo: $(CORE)
 	$(BIN)/nasfilter demo
 
 bench: $(STAMP)

@@ -4,12 +4,15 @@ The entry points, from ``import nasfilter``::
 
     table = nasfilter.load_table(None, "cifar10")          # or embedded_table("cifar10")
     proxy = nasfilter.proxy_table("calibrated", "v100", "cifar10")
-    record = nasfilter.search("reinforce-mnas", table, 110_000.0, seed=0, proxy=proxy)
+    run = nasfilter.search("reinforce-mnas", table, 110_000.0, seed=0, proxy=proxy)
+    run.metrics["hv_ratio"], run.front.rows()               # scored, with its front
 
     specs = nasfilter.grid(["random", "reinforce-mnas"], ["none"], budget=20_000.0)
     with nasfilter.get_storage("results.db") as storage:  # None: in memory
         nasfilter.run_experiment(specs, range(3), store=storage)
-        scored = nasfilter.load_results(storage)
+        scored = nasfilter.load_results(storage)            # with_events=True: + events
+        fronts = nasfilter.load_fronts(storage)             # [(run, its RunFront)]
+        nasfilter.write_runs_report(storage, "report")      # figures + report.html
 
 Importing the package is cheap: the space, dataset and table types load with it; every other
 entry point (and nats_bench, torch, onnxruntime, TensorRT, matplotlib) is imported on first
@@ -43,6 +46,10 @@ _LAZY = {
     "grid": "nasfilter.experiment",
     "run_experiment": "nasfilter.experiment",
     "load_results": "nasfilter.results",
+    "load_fronts": "nasfilter.fronts",
+    "run_front": "nasfilter.fronts",
+    "RunFront": "nasfilter.fronts",
+    "write_runs_report": "nasfilter.runs_report",
     "SEARCHERS": "nasfilter.searchers",
     "Searcher": "nasfilter.searchers",
     "make_searcher": "nasfilter.searchers",
@@ -88,6 +95,7 @@ __all__ = [
     "Problem",
     "Provenance",
     "ProxyTable",
+    "RunFront",
     "RunRecord",
     "RunResult",
     "RunSpec",
@@ -101,6 +109,7 @@ __all__ = [
     "get_dataset",
     "get_storage",
     "grid",
+    "load_fronts",
     "load_results",
     "load_table",
     "make_filter",
@@ -108,6 +117,8 @@ __all__ = [
     "make_searcher",
     "proxy_table",
     "run_experiment",
+    "run_front",
     "run_search",
     "search",
+    "write_runs_report",
 ]

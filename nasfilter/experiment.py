@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from nasfilter.blas_threads import apply_thread_env
 from nasfilter.filters import Filter, make_filter
+from nasfilter.fronts import SearchRun, score_search
 from nasfilter.inputs import (
     FileIdentity,
     cached_proxy,
@@ -44,7 +45,7 @@ from nasfilter.inputs import (
     table_identity,
 )
 from nasfilter.problem import DEFAULT_PROXY_COST, Budget, Problem
-from nasfilter.proxy import ProxyTable
+from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.records import (
     BUDGET_CLOCKS,
     DEFAULT_BUDGET,
@@ -61,6 +62,7 @@ from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import Searcher, make_searcher
 from nasfilter.storage import Storage
 from nasfilter.table import BenchmarkTable
+from nasfilter.worker_start import MainGuardError, check_picklable, main_reimport
 
 
 def grid(
@@ -115,17 +117,21 @@ def search(
     workers: int = 1,
     max_idle: int = DEFAULT_MAX_IDLE,
     charging: str = "retrain",
-) -> RunRecord:
+) -> SearchRun:
     """One run of ``searcher`` (through ``filter``) on ``table`` within ``budget`` simulated
     seconds, with the seed given once: it seeds the problem, the searcher and the filter
     (:func:`~nasfilter.runner.make_problem` and :func:`~nasfilter.runner.run_search`).
     ``charging``: how evaluations at a fidelity are charged (``"retrain"``, NATS-Bench's, or
     ``"resume"``). ValueError for a ``proxy`` of another dataset than the table's, naming
-    both."""
+    both.
+
+    Returns the run scored, with its front (:class:`~nasfilter.fronts.SearchRun`): metrics
+    and curves against the true front of ``table`` on the throughput of ``proxy`` (without
+    one, of the default oracle, the calibrated V100 model, for the table's dataset)."""
     problem = make_problem(
         table, budget, seed, proxy=proxy, proxy_cost=proxy_cost, charging=charging
     )
-    return run_search(
+    record = run_search(
         make_searcher(searcher),
         problem,
         seed=seed,
@@ -133,6 +139,9 @@ def search(
         max_idle=max_idle,
         workers=workers,
     )
+    if proxy is None:  # the throughput axis of the front: the default oracle's
+        proxy = cached_proxy(DEFAULT_ORACLE, "v100", table.dataset.name, None)
+    return score_search(record, table, proxy, problem.budget.horizon)
 
 
 def run_record(
@@ -203,6 +212,19 @@ def _worker_init() -> None:
 FORK_UNSAFE = ("torch", "onnxruntime", "ray", "tensorflow")  # modules that rule out a fork
 
 
+def fork_blocker() -> str | None:
+    """Why :func:`pool_context` will not fork here (None when it forks)."""
+    if sys.platform != "linux":
+        return f"fork is unsafe on {sys.platform}"
+    if threading.active_count() != 1:
+        n = threading.active_count()
+        return f"{n} threads run in this process, and a fork copies their locks"
+    loaded = [name for name in FORK_UNSAFE if name in sys.modules]
+    if loaded:
+        return f"{loaded[0]} was imported, and its thread pool can hang a forked worker"
+    return None
+
+
 def pool_context() -> BaseContext:
     """How :func:`run_grids` starts its own workers: forked on Linux from a process running
     no other Python thread, so that they begin with this process's imports and the inputs
@@ -211,12 +233,9 @@ def pool_context() -> BaseContext:
     copy in the middle of holding a lock. Runs are pure functions of (spec, seed), so
     either way gives the same results. A process that has imported a library running its
     own native thread pool (:data:`FORK_UNSAFE`: torch, say, whose forked children can hang
-    in it) spawns too."""
-    if (
-        sys.platform == "linux"
-        and threading.active_count() == 1
-        and not any(name in sys.modules for name in FORK_UNSAFE)
-    ):
+    in it) spawns too. :func:`fork_blocker` says why it spawns; a spawned worker imports
+    the main script again, which :func:`nasfilter.worker_start.main_reimport` checks."""
+    if fork_blocker() is None:
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
 
@@ -230,12 +249,23 @@ def start_pool(jobs: int, preload: RunSpec | None = None) -> ProcessPoolExecutor
     spawned by :func:`pool_context`: forked ones begin with this process's imports and
     loaded inputs; spawned ones import nasfilter while this process goes on (checking its
     inputs, say) and, with ``preload``, load that spec's table, proxy and front reference.
-    Use it in a ``with`` block; a failed preload is left to the runs, which report it."""
-    pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=pool_context(), initializer=_worker_init
-    )
-    for _ in range(jobs):  # each submission starts a process while none is idle
-        pool.submit(_preload, preload)
+    Use it in a ``with`` block; a failed preload is left to the runs, which report it.
+    :class:`~nasfilter.worker_start.MainGuardError` when spawned workers would run the
+    calling script's unguarded top-level code again."""
+    return _started_pool(jobs, preload, [preload], "start_pool")
+
+
+def _started_pool(
+    size: int, preload: RunSpec | None, sent: Sequence[object], caller: str
+) -> ProcessPoolExecutor:
+    """A pool of ``size`` processes, each started now and loading ``preload``'s inputs;
+    ``sent`` are the objects the workers will be sent (checked by
+    :func:`~nasfilter.worker_start.main_reimport`)."""
+    context = pool_context()
+    with main_reimport(context, fork_blocker() or "asked for", sent, caller):
+        pool = ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_worker_init)
+        for _ in range(size):  # each submission starts a process while none is idle
+            pool.submit(_preload, preload)
     return pool
 
 
@@ -247,19 +277,25 @@ def _preload(spec: RunSpec | None) -> None:
             pass
 
 
-def _own_pool(n_tasks: int, jobs: int) -> ProcessPoolExecutor | None:
-    """The worker pool :func:`run_grids` makes for ``n_tasks`` runs, its processes started
-    now (before a progress bar starts its thread, so that they may fork: :func:`pool_context`);
+def _own_pool(tasks: list[tuple[RunSpec, int]], jobs: int) -> ProcessPoolExecutor | None:
+    """The worker pool :func:`run_grids` makes for ``tasks``, its processes started now
+    (before a progress bar starts its thread, so that they may fork: :func:`pool_context`);
     None when the runs are made in this process (one job, or at most one run)."""
-    if jobs == 1 or n_tasks <= 1:
+    if jobs == 1 or len(tasks) <= 1:
         return None
-    size = min(jobs, n_tasks)
-    pool = ProcessPoolExecutor(
-        max_workers=size, mp_context=pool_context(), initializer=_worker_init
+    specs = list(dict.fromkeys(spec for spec, _ in tasks))
+    return _started_pool(min(jobs, len(tasks)), None, specs, f"run_experiment(jobs={jobs})")
+
+
+def check_sendable(tasks: Sequence[tuple[RunSpec, int]], jobs: int) -> None:
+    """ValueError, before any worker starts, for an in-process plugin factory of ``tasks``
+    that cannot be pickled to a worker (a lambda, a nested function), naming it."""
+    specs = dict.fromkeys(spec for spec, _ in tasks)
+    check_picklable(
+        [(s.label, "searcher", s.searcher_factory) for s in specs]
+        + [(s.label, "filter", s.filter_factory) for s in specs],
+        jobs,
     )
-    for _ in range(size):  # each submission starts a process while none is idle
-        pool.submit(_preload, None)
-    return pool
 
 
 def _records(
@@ -374,7 +410,9 @@ def run_grids(
     which take longest, first and on fewer seeds than the study's searchers); ``pool``, one
     of :func:`start_pool`, is used instead of a pool made here (``jobs`` is then its size)."""
     tasks = _plan(grids, store, jobs)
-    own = None if pool is not None else _own_pool(len(tasks), jobs)
+    if pool is not None or (jobs > 1 and len(tasks) > 1):
+        check_sendable(tasks, jobs)
+    own = None if pool is not None else _own_pool(tasks, jobs)
     try:
         return _run_tasks(tasks, store, progress, on_record, pool or own)
     finally:
@@ -428,6 +466,7 @@ __all__ = [  # the experiment's names, and those of the leaf types it runs with
     "DEFAULT_BUDGET",
     "DEFAULT_TICKS",
     "FileIdentity",
+    "MainGuardError",
     "RunRecord",
     "RunSpec",
     "ScoredRun",
@@ -438,6 +477,7 @@ __all__ = [  # the experiment's names, and those of the leaf types it runs with
     "content_digest",
     "default_jobs",
     "file_identity",
+    "fork_blocker",
     "grid",
     "inputs",
     "load_proxy",

@@ -39,17 +39,18 @@ FILTERING = Method("approximate filtering", "utilization-pareto[scan_share=None]
 REINFORCE_MNAS = Method("REINFORCE (MnasNet reward)", "reinforce-mnas")
 # The model-based searcher, with and without the hardware signal as features, and
 # established multi-objective optimizers as peers (these only when Optuna is installed).
+OPTUNA_PEERS: tuple[Method, ...] = (
+    Method("Optuna NSGA-II", "optuna-nsga2", every_k=False),
+    Method("Optuna random", "optuna-random", every_k=False),
+)
 PEER_METHODS: tuple[Method, ...] = (
     Method("model-based search", "model-based", every_k=False),
     Method("model-based + utilization features", "model-based-hw", every_k=False),
-    *(
-        (
-            Method("Optuna NSGA-II", "optuna-nsga2", every_k=False),
-            Method("Optuna random", "optuna-random", every_k=False),
-        )
-        if optuna_available()
-        else ()
-    ),
+    *(OPTUNA_PEERS if optuna_available() else ()),
+)
+# The peers left out of PEER_METHODS here, each with the extra that would bring it in.
+LEFT_OUT_PEERS: tuple[tuple[Method, str], ...] = (
+    () if optuna_available() else tuple((m, "optuna") for m in OPTUNA_PEERS)
 )
 # Every built-in searcher, and every built-in filter wrapping a searcher, and the peers.
 METHODS: tuple[Method, ...] = (

@@ -209,8 +209,10 @@ def fig6_seed_fronts(
     hv_ratios: Mapping[int, float] | None = None,
     method_label: str = "REINFORCE (MnasNet reward)",
     columns: int = 3,
+    figure_name: str = "Fig. 6",
 ) -> Figure:
-    """Fig. 6: one panel per seed, the method's front against the true front.
+    """Fig. 6: one panel per seed, the method's front against the true front
+    (``figure_name`` starts the title: another report names its own figures).
 
     Args:
         accuracy: percent per architecture, shape (N,).
@@ -244,7 +246,7 @@ def fig6_seed_fronts(
             axes[k // ncols][k % ncols].set_visible(False)
         fig.supxlabel(THROUGHPUT_LABEL)
         fig.supylabel(ctx.accuracy_label)
-        what = f"Fig. 6: {method_label} fronts per seed (green) vs the true front (black)"
+        what = f"{figure_name}: {method_label} fronts per seed (green) vs the true front (black)"
         set_title(fig, what, ctx)
     return fig
 

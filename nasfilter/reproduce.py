@@ -48,6 +48,7 @@ from nasfilter.experiment import (
     provenance,
     run_experiment,
 )
+from nasfilter.extras import require
 from nasfilter.fidelity import NoCurvesError, curves_for
 from nasfilter.files import atomic_write, check_path_text, same_file
 from nasfilter.methods import (
@@ -267,6 +268,7 @@ def _plan(
     fields: dict[str, Any],
 ) -> _Plan:
     """Every argument checked and every run spec built; ValueError before anything runs."""
+    require("matplotlib", "reproduce (its figures)")  # before the runs, not after them
     named = {f"--{k.replace('_', '-')}": fields[k] for k in ("table", "oracle_cache")}
     out = check_out_dir(out_dir, force, named)
     seed_list = check_seeds(seeds)
@@ -395,7 +397,8 @@ def reproduce(
             None: when the survey extra (timm) is installed.
 
     Returns the contents of ``summary.json`` (:meth:`StudySummary.to_json`). Raises
-    ValueError (or MissingColumnError, FileExistsError) before running anything on bad input.
+    ValueError (or MissingColumnError, FileExistsError; ExtraMissing without matplotlib,
+    the plot extra) before running anything on bad input.
     """
     started = time.perf_counter()
     fields = _spec_fields(dataset, proxy_cost, table, backend, device, oracle_cache)

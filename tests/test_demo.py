@@ -76,3 +76,28 @@ def test_curves_at_the_fractions_give_the_table_the_default_ticks_values() -> No
         at = [_hv_at(r.curves["clock"], r.curves["hv_ratio"], budget) for r in (full, short)]
         assert at[0] == at[1] and all(v is not None for v in at[0])
         assert short.metrics == full.metrics  # the metrics table: final values, no curve
+
+
+@pytest.mark.subprocess
+def test_the_demo_names_the_peers_it_left_out_for_a_missing_extra(tmp_path: Path) -> None:
+    """With Optuna not importable (as in the core install), the demo runs without its peers
+    and says which it left out and the extra that brings them in."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['optuna'] = None\n"  # find_spec('optuna') is None now
+        "from nasfilter.cli import main\n"
+        "sys.exit(main(['demo', '--seeds', '0', '--budget', '4000', '--jobs', '1',"
+        " '--no-progress', '--table', 'synthetic']))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "Left out: Optuna NSGA-II, Optuna random, because the 'optuna' extra is not installed"
+        in done.stdout
+    )
+    assert "optuna-nsga2" not in done.stdout and "model-based-hw" in done.stdout

@@ -149,6 +149,25 @@ def test_survey_report_renders_every_figure(browser: Chromium, tmp_path: Path) -
     _assert_every_figure_renders(browser, out / "report.html", figs, tmp_path)
 
 
+@pytest.mark.browser
+def test_runs_report_renders_every_figure(browser: Chromium, tmp_path: Path) -> None:
+    """``nasfilter report`` on a database of a plugin searcher's runs and random search's."""
+    from nasfilter.cli import main
+
+    repo = Path(__file__).resolve().parent.parent
+    db, out = tmp_path / "r.db", tmp_path / "report"
+    plugin = f"{repo}/examples/custom_searcher.py:LocalSearch[patience=20]"
+    assert main(["run", "--searchers", f"{plugin},random", "--seeds", "0-1", "--budget", "8000",
+                 "--table", "synthetic", "--oracle", "roofline", "--db", str(db),
+                 "--no-progress", "--jobs", "1"]) == 0  # fmt: skip
+    assert main(["report", "--db", str(db), "--out", str(out)]) == 0
+    stems = sorted(p.stem for p in out.glob("*.png"))
+    stems = ["c1_hv", *(s for s in stems if s != "c1_hv")]  # the report's order
+    figs = [plots.FigureFiles(s, out / f"{s}.png", out / f"{s}.svg", s) for s in stems]
+    assert len(figs) == 3
+    _assert_every_figure_renders(browser, out / "report.html", figs, tmp_path)
+
+
 def _assert_every_figure_renders(
     browser: Chromium, report: Path, figs: list[plots.FigureFiles], tmp_path: Path
 ) -> None:

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "measure",
     "run",
     "compare",
+    "report",
     "migrate",
     "demo",
     "reproduce",
@@ -29,6 +30,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "profile",
     "calibrate",
 )
+
+
+# The extra that brings everything a command needs, where one does (else each package's own).
+COMMAND_EXTRAS = {"survey": "survey", "profile": "survey", "reproduce": "plot", "report": "plot"}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -71,6 +76,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except ModuleNotFoundError as exc:  # an optional package: name the extra that brings it
+        from nasfilter.extras import missing_message
+
+        extra = COMMAND_EXTRAS.get(args.command)
+        message = missing_message(exc.name or "", f"nasfilter {args.command}", extra)
+        if message is None:
+            raise
+        print(f"nasfilter {args.command}: error: {message}", file=sys.stderr)
+        return 2
     except (ValueError, LookupError, OSError) as exc:
         print(f"nasfilter {args.command}: error: {exc}", file=sys.stderr)
         return 2

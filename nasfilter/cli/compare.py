@@ -101,6 +101,29 @@ def keep_scores(db: Path, results: Sequence[Any]) -> None:
         pass  # only a cache: the numbers printed are computed anyway
 
 
+def _json_rows(
+    results: Sequence[Any], rows: Sequence[dict[str, Any]], trust_plugins: bool
+) -> list[dict[str, Any]]:
+    """One object per run: :data:`JSON_FIELDS`, then ``evaluated`` (the architecture
+    indices it evaluated at full fidelity, in completion order) and ``front`` (its front's
+    indices, ascending: :func:`nasfilter.fronts.run_front`; null for a run whose oracle
+    is an untrusted plugin, whose throughput would import it)."""
+    from nasfilter.fronts import run_front
+    from nasfilter.results import UntrustedPluginError
+    from nasfilter.summary import completed_evaluations
+
+    out = []
+    for result, row in zip(results, rows, strict=True):
+        entry = {k: _json_value(row[k]) for k in JSON_FIELDS}
+        entry["evaluated"] = completed_evaluations(result.events)[0].tolist()
+        try:
+            entry["front"] = run_front(result, trust_plugins).indices.tolist()
+        except UntrustedPluginError:
+            entry["front"] = None
+        out.append(entry)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
@@ -118,7 +141,12 @@ def run(args: argparse.Namespace) -> int:
         )
     # Read-only unless --recompute rewrites the scores cache: never sets up or alters a file
     with Store(args.db, create=False, readonly=not args.recompute) as store:
-        results = load_results(store, recompute=args.recompute, trust_plugins=args.trust_plugins)
+        results = load_results(
+            store,
+            recompute=args.recompute,
+            trust_plugins=args.trust_plugins,
+            with_events=args.json,  # the rows' evaluated and front
+        )
     if not args.recompute:
         keep_scores(db, results)
     rows = [r.row() for r in results]
@@ -132,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     if args.json:
-        print(json.dumps([{k: _json_value(r[k]) for k in JSON_FIELDS} for r in rows], indent=1))
+        print(json.dumps(_json_rows(results, rows, args.trust_plugins), indent=1))
         return 0
     if not rows:
         print(f"{args.db}: no runs yet")

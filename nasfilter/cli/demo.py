@@ -215,6 +215,14 @@ def _notes(table: Any, n_peer_seeds: int, n_seeds: int) -> None:
         "architectures, evaluate only the throughput-utilization Pareto front. Metrics "
         "compare each run's accuracy-throughput front with the true one (docs/searchers.md).",
     )
+    from nasfilter.methods import LEFT_OUT_PEERS
+
+    for extra in dict.fromkeys(extra for _, extra in LEFT_OUT_PEERS):
+        names = ", ".join(m.label for m, e in LEFT_OUT_PEERS if e == extra)
+        print(
+            f"Left out: {names}, because the {extra!r} extra is not installed "
+            f"(pip install 'nasfilter[{extra}]' runs them too)."
+        )
     if n_peer_seeds < n_seeds:
         print(
             f"The peers ran on the first {n_peer_seeds} of the {n_seeds} seeds (the seeds "

@@ -1,4 +1,5 @@
-"""A check that a run touches no global random state (Python's, numpy's legacy, torch's).
+"""A check that a run touches no global random state (Python's, numpy's legacy, torch's
+when imported).
 
 Every random draw of a run must come from the ``numpy.random.Generator`` it is given; the
 plugin contract suites (:mod:`nasfilter.testing.contracts`) run this check on every plugin.
@@ -6,7 +7,6 @@ plugin contract suites (:mod:`nasfilter.testing.contracts`) run this check on ev
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import sys
 from collections.abc import Callable
@@ -16,11 +16,11 @@ import numpy as np
 
 
 def _torch() -> Any:
-    if "torch" in sys.modules or importlib.util.find_spec("torch") is not None:
-        import torch
-
-        return torch
-    return None
+    """torch when this process has imported it, else None. The check never imports torch
+    itself: importing it would make every later experiment spawn its workers instead of
+    forking them (:func:`nasfilter.experiment.fork_blocker`), and a plugin that uses torch
+    has imported it before its check runs."""
+    return sys.modules.get("torch")
 
 
 def _global_states() -> dict[str, Any]:
@@ -60,12 +60,26 @@ def _seed_functions() -> list[tuple[Any, str, str]]:
     return found
 
 
+def _torch_imported_and_used(before: dict[str, Any]) -> list[str]:
+    """``["torch"]`` when the run imported torch (it was not imported before) and left its
+    global generator other than a fresh one: seeded, or drawn from."""
+    torch = _torch()
+    if "torch" in before or torch is None:
+        return []
+    fresh = torch.Generator()  # seeded as the global generator is at import
+    state = torch.random.get_rng_state()
+    if torch.initial_seed() != fresh.initial_seed() or not bool((state == fresh.get_state()).all()):
+        return ["torch"]
+    return []
+
+
 def check_no_global_random_state(run: Callable[[], object], who: str) -> None:
     """``run()`` must leave the global generators of random, numpy and torch untouched.
 
     A draw shows as a changed state; a re-seeding is caught by watching the seed functions
-    during the run (it might restore the very state it found). The check itself never draws
-    from, nor seeds, a global generator.
+    during the run (it might restore the very state it found). A run that imports torch
+    itself must leave its generator as import made it. The check itself never draws from,
+    nor seeds, a global generator, and never imports torch.
     """
     seeded: list[str] = []
     patches = []
@@ -81,7 +95,7 @@ def check_no_global_random_state(run: Callable[[], object], who: str) -> None:
     try:
         before = _global_states()
         run()
-        changed = _changed(before, _global_states())
+        changed = _changed(before, _global_states()) + _torch_imported_and_used(before)
     finally:
         for owner, attr, original in patches:
             setattr(owner, attr, original)

@@ -1,0 +1,46 @@
+"""``nasfilter report --db DB --out DIR``: figures and ``report.html`` for any results
+database (:mod:`nasfilter.runs_report`), plugin searchers and filters included."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from nasfilter.cli.args import add_force
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "report",
+        help="write figures and report.html for a results database",
+        description="Read every run of a results database (written by `nasfilter run`, "
+        "run_experiment, `demo --db`; plugin searchers and filters included) and write, per "
+        "comparison (runs on one table, oracle, dataset and budget): the hypervolume ratio "
+        "over simulated time per method (mean ± standard error over seeds), each method's "
+        "fronts per seed against the true front, and the metrics table, as PNG and SVG "
+        "figures and one self-contained report.html. Needs matplotlib (the plot extra).",
+    )
+    p.add_argument("--db", required=True, help="the SQLite results database")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (new or empty)")
+    add_force(p, "--out folder's files")
+    p.add_argument(
+        "--trust-plugins",
+        action="store_true",
+        help="let scoring a run import the oracle plugin its database names (only for a "
+        "database you trust)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nasfilter.cli.args import check_input_file
+    from nasfilter.reproduce import check_out_dir
+    from nasfilter.runs_report import write_runs_report
+    from nasfilter.store import Store
+
+    check_input_file(args.db, "--db", "results database")
+    out = check_out_dir(args.out, args.force, {"--db": args.db})
+    with Store(args.db, create=False, readonly=True) as store:
+        path = write_runs_report(store, out, trust_plugins=args.trust_plugins)
+    print(f"wrote {path} and its figures under {out}")
+    return 0
