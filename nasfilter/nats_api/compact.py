@@ -120,7 +120,7 @@ class CompactRecords:
 
     def holds(self) -> str:
         """What the tables hold, in words (for error messages)."""
-        return "; ".join(_words(hp, rec, h) for (hp, rec), h in sorted(self.held.items()))
+        return "; ".join(_words(hp, rec, h) for (hp, rec), h in self.held.items())
 
     def hps(self) -> list[str]:
         return sorted({hp for hp, _ in self.held})
