@@ -57,7 +57,7 @@ def test_run_then_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         stored = stored_rows(store)
     for row, ref in zip(rows, stored, strict=True):
         assert {"searcher", "filter", "seed", "hv_ratio", "igd_plus", "epsilon", "recall",
-                "best_test_acc", "proxy_seconds", "evaluation_seconds"} <= set(row)  # fmt: skip
+                "best_acc", "proxy_seconds", "evaluation_seconds"} <= set(row)  # fmt: skip
         for key in ("searcher", "filter", "seed", "hv_ratio", "recall", "proxy_seconds"):
             assert row[key] == ref[key]
     assert {r["searcher"] for r in rows} == {"random", "reinforce[reward='mnas']"}

@@ -30,8 +30,9 @@ JSON_FIELDS = (
     "igd_plus",
     "epsilon",
     "recall",
-    "best_test_acc",
-    "selected_test_acc",
+    "best_acc",
+    "selected_acc",
+    "accuracy",
     "front_size",
     "n_evaluations",
     "n_proxy",
@@ -80,6 +81,20 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def accuracy_by_table(provenance: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """{table content id: what its scored accuracy is} (:func:`~nasfilter.metrics.
+    accuracy_words`; the stored provenance names the column, ``test@90`` when it predates
+    that)."""
+    from nasfilter.metrics import accuracy_words
+    from nasfilter.storage import input_id
+
+    return {
+        input_id(p["data"]): accuracy_words(str(p["data"].get("scored", "test@90")))
+        for p in provenance
+        if p.get("kind") == "table" and isinstance(p.get("data"), dict)
+    }
+
+
 def keep_scores(db: Path, results: Sequence[Any]) -> None:
     """Cache in ``db`` the scores computed now (a migrated database has none), where this
     user may write it, so that the next compare need not compute them again; a database
@@ -119,9 +134,10 @@ def run(args: argparse.Namespace) -> int:
     # Read-only unless --recompute rewrites the scores cache: never sets up or alters a file
     with Store(args.db, create=False, readonly=not args.recompute) as store:
         results = load_results(store, recompute=args.recompute, trust_plugins=args.trust_plugins)
+        accuracy = accuracy_by_table(store.provenance())
     if not args.recompute:
         keep_scores(db, results)
-    rows = [r.row() for r in results]
+    rows = [r.row() | {"accuracy": accuracy.get(r.table_id, "acc")} for r in results]
     if csv is not None:
         if rows:
             write_csv(csv, rows)
@@ -139,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     summary = summarize(rows)
     print(describe_inputs(summary))
-    print(format_summary(summary))
+    named = {accuracy.get(e["table_id"], "acc") for e in summary}
+    print(format_summary(summary, named.pop() if len(named) == 1 else "acc (see each table)"))
     if args.recompute:
         print(f"recomputed the metrics of {len(rows)} runs from their stored events")
     return 0

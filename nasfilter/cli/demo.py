@@ -75,6 +75,7 @@ def _demo(args: argparse.Namespace) -> int:
     from nasfilter.cli.run import build_specs, parse_seeds, plan_jobs, resolve_device
     from nasfilter.experiment import check_seeds
     from nasfilter.methods import PEER_METHODS, STUDY_SEARCHERS
+    from nasfilter.metrics import accuracy_words
     from nasfilter.metrics_table import format_summary, summarize
 
     if args.db is not None:
@@ -105,7 +106,8 @@ def _demo(args: argparse.Namespace) -> int:
         # The slow peers first, so that the processes share them and none waits at the end.
         grids = [(peers, peer_seeds), (study, seeds)] if peers else [(study, seeds)]
         results = _run(args, grids, jobs, pool)
-    print(format_summary(summarize([r.row() for r in results])))
+    accuracy = accuracy_words(table.provenance.scored, table.seeds)
+    print(format_summary(summarize([r.row() for r in results]), accuracy))
     print("\nhypervolume ratio over simulated time (mean ± standard error over seeds):")
     print("\n".join(_hv_table(results, args.budget)))
     _notes(table, len(peer_seeds), len(seeds))
