@@ -1,13 +1,15 @@
 """How good is a run? Its returned front against the true front, over simulated time.
 
-Objectives (both maximized): test accuracy at hp 90 (percent, read from the table by this
-reporting code only; searchers never see it) and throughput (images/s, from the proxy).
+Objectives (both maximized): the accuracy that scores runs (percent, the table's
+``test_acc`` column: the hp-90 test accuracy of a converted archive, the hp-90 validation
+accuracy, seed 777, of the real table; :func:`accuracy_words` names it; read from the table
+by this reporting code only) and throughput (images/s, from the proxy).
 
 - **The front a run returns**: the non-dominated architectures among those it evaluated.
 - **The true front**: the non-dominated architectures of the whole table.
 
 Both are compared in a fixed normalized space (:class:`nasfilter.pareto.Normalization`):
-test accuracy and ``log10(throughput)`` (each doubling of throughput counts the same
+the scored accuracy and ``log10(throughput)`` (each doubling of throughput counts the same
 wherever it happens), each mapped linearly so that the best value over all architectures
 of the table is 1 and the worst value minus 1 % of the range is 0. The hypervolume
 reference point is the origin of that space, so the extreme points of a front still add
@@ -15,10 +17,12 @@ area. The same normalization serves every run on the same table and proxy.
 
 Metrics: ``hv_ratio`` (HV of the run's front / HV of the true front), ``igd_plus``,
 ``epsilon`` (additive), ``recall`` (fraction of true-front architectures evaluated),
-``best_test_acc`` (highest test accuracy among evaluated architectures) and
-``selected_test_acc`` (test accuracy of the architecture the search returns: the searcher's
-recommendation when it makes one, else the one with the highest *validation* accuracy seen,
-the NATS-Bench convention).
+``best_acc`` (highest scored accuracy among evaluated architectures) and ``selected_acc``
+(scored accuracy of the architecture the search returns: the searcher's recommendation when
+it makes one, else the one with the highest *observed* accuracy seen, the NATS-Bench
+convention). Neither name claims a split: what the accuracy is comes from the table
+(:func:`accuracy_words`). Results written before these names hold ``best_test_acc`` and
+``selected_test_acc``; :func:`current_names` maps them, the one place that reads them.
 
 This module holds the arithmetic (the reference, the indicators, :func:`score`); every
 metric of a run, over time and over seeds, is computed from its stored events by
@@ -28,7 +32,9 @@ metric of a run, over time and over seeds, is computed from its stored events by
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -47,9 +53,45 @@ METRICS = (
     "igd_plus",
     "epsilon",
     "recall",
-    "best_test_acc",
-    "selected_test_acc",
+    "best_acc",
+    "selected_acc",
 )
+#: The accuracy metrics' names in results written before they were renamed (their values
+#: were the table's scored accuracy, never necessarily a test accuracy) -> today's names.
+LEGACY_NAMES = {"best_test_acc": "best_acc", "selected_test_acc": "selected_acc"}
+# What a scored column short name means: (split, hp).
+_SCORED = {"test@90": ("test", "90"), "valid@90": ("validation", "90"),
+           "valid@12": ("validation", "12")}
+
+V = TypeVar("V")
+
+
+def current_names(values: Mapping[str, V], where: str = "results") -> dict[str, V]:
+    """``values`` (metrics, curves or statistics keyed by metric name) with the old names of
+    :data:`LEGACY_NAMES` replaced by today's, order kept: the one place where results
+    written before the rename (stored scores, reproduce summaries) are read. ValueError,
+    naming ``where``, when an old name and its new name are both present."""
+    out: dict[str, V] = {}
+    for key, value in values.items():
+        name = LEGACY_NAMES.get(key, key)
+        if name in out:
+            raise ValueError(f"{where} hold both {key!r} and {name!r}, the same metric under "
+                             "its old and its new name; they are damaged")
+        out[name] = value
+    return out
+
+
+def accuracy_words(scored: str, seeds: Sequence[int] = ()) -> str:
+    """What the scored accuracy is, for a column or axis: ``"hp-90 test acc"``,
+    ``"hp-90 validation acc, seed 777"`` (a validation column of one seed names it); a
+    short name it does not know is shown as it is (``"valid@200 acc"``)."""
+    if scored not in _SCORED:
+        return f"{scored} acc"
+    split, hp = _SCORED[scored]
+    words = f"hp-{hp} {split} acc"
+    if split == "validation" and len(seeds) == 1:
+        words += f", seed {seeds[0]}"
+    return words
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,8 +163,8 @@ class RunMetrics:
     igd_plus: float
     epsilon: float
     recall: float
-    best_test_acc: float
-    selected_test_acc: float
+    best_acc: float
+    selected_acc: float
     front_size: int
     n_evaluated: int  # distinct architectures evaluated
 
@@ -204,8 +246,8 @@ def score(
         igd_plus=igd,
         epsilon=eps,
         recall=float(found.mean()),
-        best_test_acc=best_test,
-        selected_test_acc=selected_test,
+        best_acc=best_test,
+        selected_acc=selected_test,
         front_size=len(front),
         n_evaluated=len(np.unique(evaluated)),
     )

@@ -19,7 +19,8 @@ from nasfilter.results import NOTHING_EVALUATED, empty_run_warning, format_mean_
 @dataclass(frozen=True)
 class Column:
     """One metric of the table: its key (a field of a results row, or a key of a run's
-    metrics or summary), its header and the decimals of its cells."""
+    metrics or summary), its header (``{acc}``: what the scored accuracy is,
+    :func:`~nasfilter.metrics.accuracy_words`) and the decimals of its cells."""
 
     key: str
     header: str
@@ -32,8 +33,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("igd_plus", "IGD+", 4),
     Column("epsilon", "additive ε", 4),
     Column("recall", "recall of true front", 3),
-    Column("best_test_acc", "best test acc (%)", 2),
-    Column("selected_test_acc", "selected test acc (%)", 2),
+    Column("best_acc", "best {acc} (%)", 2),
+    Column("selected_acc", "selected {acc} (%)", 2),
     Column("n_evaluations", "evaluations", 0),
     Column("evaluation_seconds", "evaluation s", 0),
     Column("proxy_seconds", "proxy s", 0),
@@ -44,12 +45,11 @@ KEYS = tuple(c.key for c in COLUMNS)
 COST_KEYS = ("n_evaluations", "evaluation_seconds", "proxy_seconds", "clock")
 
 
-def headers(scored: str = "test@90") -> list[str]:
-    """The column headers; accuracies named by what scores the runs (``scored``, e.g.
-    ``"valid@90"`` on the real table, where no test accuracy ships)."""
-    if scored == "test@90":
-        return [c.header for c in COLUMNS]
-    return [c.header.replace("test acc", f"{scored} acc") for c in COLUMNS]
+def headers(accuracy: str = "acc") -> list[str]:
+    """The column headers, the accuracies named by ``accuracy``: what scores the runs, as
+    :func:`~nasfilter.metrics.accuracy_words` writes it (``"hp-90 validation acc, seed
+    777"`` on the real table); the default names no split."""
+    return [c.header.format(acc=accuracy) for c in COLUMNS]
 
 
 def cells(stats: dict[str, Any], empty: bool = False) -> list[str]:
@@ -135,8 +135,9 @@ def text_table(header: Sequence[str], lines: Sequence[Sequence[str]]) -> list[st
     return [fmt_row(header), "-" * len(fmt_row(header)), *(fmt_row(r) for r in lines)]
 
 
-def format_summary(summary: Sequence[dict[str, Any]]) -> str:
-    """A plain-text table of :func:`summarize`'s output, one line per method.
+def format_summary(summary: Sequence[dict[str, Any]], accuracy: str = "acc") -> str:
+    """A plain-text table of :func:`summarize`'s output, one line per method; ``accuracy``
+    names the scored accuracy in the headers (:func:`headers`).
 
     A method none of whose runs evaluated anything shows NOTHING EVALUATED instead of its
     metrics; warning lines after the table name every method with such runs.
@@ -152,7 +153,7 @@ def format_summary(summary: Sequence[dict[str, Any]]) -> str:
             return f"[{legend[field].index(value) + 1}]"
         return f"{value:g}" if isinstance(value, float) else str(value)
 
-    header = ["method", *(h for _, h in varying), "seeds", *headers()]
+    header = ["method", *(h for _, h in varying), "seeds", *headers(accuracy)]
     lines = [
         [
             _label(e),

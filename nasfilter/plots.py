@@ -200,6 +200,14 @@ def _seed_panel(
     zoom_to_front(ax, acc, true_idx)
 
 
+def fit_label(label: str, inches: float, points: float = 9.0) -> str:
+    """``label`` wrapped into lines no longer than 0.8 of ``inches`` at ``points`` type (a
+    character is at most about 0.6 em wide), so that a figure-wide axis label is never cut
+    off by a short figure."""
+    width = max(12, int(0.8 * inches * 72 / (0.6 * points)))
+    return "\n".join(textwrap.wrap(label, width)) or label
+
+
 def fig6_seed_fronts(
     accuracy: Any,
     throughput: Any,
@@ -234,7 +242,8 @@ def fig6_seed_fronts(
     ncols = min(columns, len(seeds))
     nrows = -(-len(seeds) // ncols)
     with rc():
-        fig = new_figure(3.0 * ncols + 0.6, 2.5 * nrows + 0.9)
+        height = 2.5 * nrows + 0.9
+        fig = new_figure(3.0 * ncols + 0.6, height)
         axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
         for k, seed in enumerate(seeds):
             idx = indices(f"fronts[{seed}]", fronts[seed], n)
@@ -245,7 +254,7 @@ def fig6_seed_fronts(
         for k in range(len(seeds), nrows * ncols):
             axes[k // ncols][k % ncols].set_visible(False)
         fig.supxlabel(THROUGHPUT_LABEL)
-        fig.supylabel(ctx.accuracy_label)
+        fig.supylabel(fit_label(ctx.accuracy_label, height))
         what = f"{figure_name}: {method_label} fronts per seed (green) vs the true front (black)"
         set_title(fig, what, ctx)
     return fig
@@ -374,7 +383,8 @@ def workers_curves(
     ncols = min(columns, len(bands))
     nrows = -(-len(bands) // ncols)
     with rc():
-        fig = new_figure(3.1 * ncols + 0.6, 2.4 * nrows + 1.2)
+        height = 2.4 * nrows + 1.2
+        fig = new_figure(3.1 * ncols + 0.6, height)
         axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
         for n, (label, per_k) in enumerate(bands.items()):
             ax = axes[n // ncols][n % ncols]
@@ -389,7 +399,7 @@ def workers_curves(
             axes[n // ncols][n % ncols].set_visible(False)
         axes[0][0].legend(loc="lower right")
         fig.supxlabel("simulated wall-clock time (s)")
-        fig.supylabel(ylabel)
+        fig.supylabel(fit_label(ylabel, height))
         set_title(
             fig,
             f"Our comparison with K simulated parallel workers: {ylabel} over wall-clock time "

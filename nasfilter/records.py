@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import json
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.checks import check_workers
+from nasfilter.checks import check_positive_int, check_workers
 from nasfilter.datasets import get_dataset
 from nasfilter.defaults import DEFAULT_BUDGET, DEFAULT_TICKS
 from nasfilter.fidelity import CHARGINGS
@@ -35,7 +36,7 @@ from nasfilter.proxy import DEFAULT_ORACLE
 from nasfilter.registry import resolve_plugin
 from nasfilter.searchers import Searcher, make_searcher
 from nasfilter.summary import run_summary
-from nasfilter.tables import table_name
+from nasfilter.tables import check_table_argument, table_name
 
 DEFAULT_MAX_IDLE = 10_000  # consecutive proposals without an evaluation before "stalled"
 BUDGET_CLOCKS = ("worker", "wall")  # what RunSpec.budget counts
@@ -108,17 +109,18 @@ class RunSpec:
         object.__setattr__(self, "searcher_factory", s_factory or self.searcher_factory)
         object.__setattr__(self, "filter_factory", f_factory or self.filter_factory)
         object.__setattr__(self, "dataset", get_dataset(self.dataset).name)
-        if isinstance(self.budget, bool) or not isinstance(self.budget, (int, float)):
+        if isinstance(self.budget, bool) or not isinstance(self.budget, numbers.Real):
             raise ValueError(f"budget must be a number of seconds, got {self.budget!r}")
         Budget(float(self.budget))  # raises for <= 0, NaN, inf
         object.__setattr__(self, "budget", float(self.budget))
         if (
             isinstance(self.proxy_cost, bool)
-            or not isinstance(self.proxy_cost, (int, float))
+            or not isinstance(self.proxy_cost, numbers.Real)
             or not (math.isfinite(self.proxy_cost) and self.proxy_cost >= 0)
         ):
             raise ValueError(f"proxy_cost must be finite seconds >= 0, got {self.proxy_cost!r}")
         object.__setattr__(self, "proxy_cost", float(self.proxy_cost))
+        check_table_argument(self.table)
         named = table_name(self.table)  # None (the default) names the real table
         if named is None:
             named = str(Path(str(self.table)).resolve())
@@ -127,8 +129,7 @@ class RunSpec:
             object.__setattr__(self, "oracle_cache", str(Path(self.oracle_cache).resolve()))
         for name in ("max_idle", "n_ticks"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            object.__setattr__(self, name, check_positive_int(value, name))  # numpy too
         object.__setattr__(self, "workers", check_workers(self.workers))
         if self.charging not in CHARGINGS:
             raise ValueError(

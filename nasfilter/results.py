@@ -75,7 +75,7 @@ def score_events(
 
     Returns ``(metrics, curves)``: ``metrics`` as :class:`~nasfilter.metrics.RunMetrics`
     fields; ``curves`` = ``{"clock": times, "n_evaluations": (T,), metric: (T,) for metric
-    in METRICS}``, each nondecreasing in time except ``selected_test_acc`` (a searcher may
+    in METRICS}``, each nondecreasing in time except ``selected_acc`` (a searcher may
     change its recommendation). Before the first evaluation hv_ratio and recall are 0,
     igd_plus and epsilon inf, the accuracies NaN.
     """
@@ -112,8 +112,8 @@ def _curves(
     first = np.zeros(n, dtype=bool)
     first[np.unique(idx, return_index=True)[1]] = True
     found = np.concatenate([[0], np.cumsum(first & np.isin(idx, reference.true_front))])
-    out["best_test_acc"] = best_test[counts]
-    out["selected_test_acc"] = selected
+    out["best_acc"] = best_test[counts]
+    out["selected_acc"] = selected
     out["recall"] = found[counts] / len(reference.true_front)
     # Front indicators: computed once per front met at a tick (the fronts change at the
     # evaluations front_steps finds).

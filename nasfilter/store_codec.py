@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.events import TRACE_LIMIT
+from nasfilter.metrics import current_names
 from nasfilter.records import StoredScores
 
 BUSY_TIMEOUT = 60.0  # seconds a writer waits for another one
@@ -120,9 +121,10 @@ def decode_scores(
         k: (stacked[i].astype(np.int64) if k == "n_evaluations" else stacked[i].copy())
         for i, k in enumerate(names)
     }
-    return StoredScores(
+    return StoredScores(  # metrics stored before their rename are read under today's names
         int(version),
         {k: _from_json_number(v) for k, v in json.loads(summary).items()},
-        {k: _from_json_number(v) for k, v in json.loads(metrics).items()},
-        curves,
+        current_names({k: _from_json_number(v) for k, v in json.loads(metrics).items()},
+                      "stored metrics"),
+        current_names(curves, "stored curves"),
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from nasfilter.drawing import FigureFiles
 from nasfilter.files import atomic_write
 from nasfilter.methods import MULTI_FIDELITY_METHODS
+from nasfilter.metrics import accuracy_words
 from nasfilter.metrics_table import KEYS, cells, headers
 from nasfilter.oracle.compare import comparison_rows
 from nasfilter.report import ReportFigure, ReportTable, write_report
@@ -23,7 +24,7 @@ from nasfilter.study_summary import StudySummary
 
 def table_cells(s: StudySummary) -> tuple[list[str], list[list[str]]]:
     """The final metrics table as formatted text: (header, rows)."""
-    header = ["method", "runs", *headers(s.scored)]
+    header = ["method", "runs", *headers(accuracy_words(s.scored))]  # the seed: s.accuracy_label
     rows = [[r.method, str(r.runs), *cells({k: r.stat(k) for k in KEYS})] for r in s.metrics_table]
     return header, rows
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.metrics import current_names
 from nasfilter.signal_summary import CheapSignals
 from nasfilter.summary_json import Stat, finite_or_none, json_safe, plain_json
 from nasfilter.summary_json import json_float as _float
@@ -212,7 +213,8 @@ class MetricsRow:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MetricsRow:
         fixed = ("method", "searcher", "filter", "runs", "empty_runs")
-        stats = {k: Stat.from_json(v) for k, v in data.items() if k not in fixed}
+        named = current_names(data, "a summary's metrics row")
+        stats = {k: Stat.from_json(v) for k, v in named.items() if k not in fixed}
         return cls(
             str(data["method"]), str(data["searcher"]), str(data["filter"]),
             int(data["runs"]), int(data.get("empty_runs", 0)), stats,
@@ -304,7 +306,8 @@ class RunEntry:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunEntry:
-        metrics = {k: math.nan if v is None else v for k, v in data["metrics"].items()}
+        metrics = {k: math.nan if v is None else v
+                   for k, v in current_names(data["metrics"], "a summary's run").items()}
         return cls(
             str(data["method"]), str(data["searcher"]), str(data["filter"]),
             int(data["workers"]), int(data["seed"]), str(data["status"]), metrics,

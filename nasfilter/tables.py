@@ -37,6 +37,17 @@ NAMED_TABLES: dict[str, tuple[Callable[[str], BenchmarkTable], str]] = {
 }
 
 
+def check_table_argument(value: object) -> None:
+    """ValueError for an empty table argument (``--table ''``), which a path would read as
+    the current folder: name a table or give a path."""
+    if isinstance(value, (str, os.PathLike)) and not str(os.fspath(value)).strip():
+        raise ValueError(
+            f"the table {str(os.fspath(value))!r} is empty: name a table "
+            f"({', '.join(repr(n) for n in NAMED_TABLES)}; omit it for {DEFAULT_TABLE!r}) or "
+            "give the path of a converted table (a .npz, or a benchmark folder)"
+        )
+
+
 def table_name(value: str | os.PathLike[str] | None) -> str | None:
     """The canonical name if ``value`` names a table (None = the default), else None."""
     if value is None:
@@ -55,6 +66,7 @@ def load_table(
     When a file is given, ``dataset`` must match the file's dataset.
     """
     ds = get_dataset(dataset)
+    check_table_argument(path)
     name = table_name(path)
     if name is not None:
         return NAMED_TABLES[name][0](ds.name)

@@ -101,3 +101,19 @@ def test_the_demo_names_the_peers_it_left_out_for_a_missing_extra(tmp_path: Path
         in done.stdout
     )
     assert "optuna-nsga2" not in done.stdout and "model-based-hw" in done.stdout
+
+
+def test_cells_before_the_proxy_scan_ends_are_marked() -> None:
+    from nasfilter.cli.demo import SCAN_NOTE, SCANNING, _hv_table
+
+    budget = 110_000.0  # the scan of 32768 proxy queries at 2 s each ends at 65,536 s
+    runs = [run_one(_at_fractions([RunSpec(searcher=s, budget=budget)])[0], 0)
+            for s in ("utilization-pareto", "random")]
+    lines = _hv_table(runs, budget)
+    scan = re.split(r"\s{2,}", next(x for x in lines if x.startswith("utilization-pareto")))
+    plain = re.split(r"\s{2,}", next(x for x in lines if x.startswith("random")))
+    assert scan[1:3] == [f"0.000{SCANNING}"] * 2  # 27,500 and 55,000 s: still scanning
+    assert not scan[3].endswith(SCANNING) and float(scan[3]) > 0.9  # 82,500 s: evaluating
+    assert not any(cell.endswith(SCANNING) for cell in plain)  # no proxy: never marked
+    assert lines[-1] == SCAN_NOTE and "proxy scan had not finished" in SCAN_NOTE
+    assert _hv_table(runs[1:], budget)[-1] != SCAN_NOTE  # the note only with a mark

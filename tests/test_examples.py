@@ -100,3 +100,18 @@ def test_readme_approximate_filtering_row_is_the_code_s() -> None:
     assert cells[8] == str(s["n_evaluations"])
     assert re.sub(",", "", cells[9]) == f"{s['evaluation_seconds']:.0f}"
     assert re.sub(",", "", cells[10]) == f"{s['proxy_seconds']:.0f}"
+
+
+def test_readme_demo_line_says_how_many_seeds_the_peers_ran() -> None:
+    from nasfilter.cli.demo import PEER_SEEDS
+
+    (line,) = [ln for ln in (REPO / "README.md").read_text("utf-8").splitlines()
+               if ln.startswith("make demo")]
+    words = {3: "three", 9: "nine"}
+    assert "nine seeds" in line and f"the peers {words[PEER_SEEDS]}" in line  # demo's defaults
+
+
+def test_readme_metrics_header_names_the_scored_accuracy() -> None:
+    (header,) = [ln for ln in readme_section().splitlines() if ln.startswith("| method |")]
+    assert "best hp-90 validation acc (%)" in header and "test" not in header
+    assert "valid@90" not in header  # a short name, not the split and the setting in words

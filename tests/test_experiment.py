@@ -229,7 +229,7 @@ def test_metrics_agree_with_brute_force_and_moocore() -> None:
     pts = np.stack([table.test_acc[uniq], np.log10(proxy.throughput[uniq])], axis=1)
     front = uniq[brute_front(pts)]
     assert record.metrics["front_size"] == len(front)
-    assert record.metrics["best_test_acc"] == table.test_acc[idx].max()
+    assert record.metrics["best_acc"] == table.test_acc[idx].max()
     true = np.flatnonzero(
         moocore.is_nondominated(
             np.stack([table.test_acc, np.log10(proxy.throughput)], axis=1), maximise=True
@@ -267,7 +267,7 @@ def test_metric_curves_equal_scores_of_each_prefix() -> None:
         m = score(ref, ev["index"][done], ev["accuracy"][done], table)
         assert curves["hv_ratio"][i] == pytest.approx(m.hv_ratio)
         assert curves["recall"][i] == pytest.approx(m.recall)
-        assert curves["selected_test_acc"][i] == pytest.approx(m.selected_test_acc)
+        assert curves["selected_acc"][i] == pytest.approx(m.selected_acc)
         assert curves["n_evaluations"][i] == done.sum()
     assert np.all(np.diff(curves["hv_ratio"]) >= 0)
     assert final["hv_ratio"] >= curves["hv_ratio"][-1]

@@ -84,6 +84,13 @@ def same(a: Any, b: Any, key: str = "") -> None:
         assert type(a) is type(b) and a == b, (key, a, b)
 
 
+def same_train(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Training metrics: losses and accuracies float32-close, the rest exact."""
+    assert list(a) == list(b)
+    for key in b:
+        same(a[key], b[key], f"train-{key}" if key in ("loss", "accuracy") else key)
+
+
 def both(ours: Any, ref: Any, member: str, *args: Any, **kwargs: Any) -> Any:
     """Call ``member`` on both from the same random state; compare results, errors, states."""
     start = random.getstate()
@@ -307,3 +314,70 @@ def test_flops_that_differ_between_seeds_take_seed_888s(tmp_path: Path) -> None:
     cost = both(ours, ref, "get_cost_info", 284, "cifar100")
     assert cost["flops"] == record["12"]["all_results"][("cifar100", 888)]["flop"]
     both(ours, ref, "query_info_str_by_arch", 284, "12")
+
+
+def test_non_integer_indices_and_epochs_raise_as_nats_bench(fixture_apis: tuple[Any, Any]) -> None:
+    ours, ref = fixture_apis
+    for index in (1.5, 3.0, np.float64(2.0), np.int64(3), np.int32(0)):
+        both(ours, ref, "arch", index)
+    with pytest.raises(TypeError, match="an index is an integer"):
+        ours.arch(True)  # the one difference: nats_bench reads True as index 1
+    for iepoch in (11.5, 2.5, True, False, 5.0, np.float64(5.0), "3"):
+        both(ours, ref, "simulate_train_eval", 284, "cifar10", iepoch=iepoch)
+        both(ours, ref, "get_more_info", 284, "cifar10-valid", iepoch=iepoch, is_random=False)
+    answers = []
+    for api in (ours, ref):  # a numpy integer is an epoch (nats_bench's sums turn numpy)
+        random.seed(6)
+        answers.append([float(x) for x in api.simulate_train_eval(284, "cifar10",
+                                                                  iepoch=np.int64(5))[:3]])
+    assert answers[0] == answers[1]
+    random.seed(2)  # a cached True must not be served for 1, nor 1 for True
+    ours.simulate_train_eval(0, "cifar10", iepoch=1)
+    with pytest.raises(ValueError, match="iepoch=True"):
+        ours.simulate_train_eval(0, "cifar10", iepoch=True)
+
+
+def test_arch_results_queries_match_nats_bench(fixture_apis: tuple[Any, Any]) -> None:
+    ours, ref = fixture_apis
+    for hp in ("12", "90"):
+        mine, theirs = ours.query_meta_info_by_index(284, hp), ref.query_meta_info_by_index(284, hp)
+        assert mine.get_dataset_names() == theirs.get_dataset_names()
+        for record in theirs.get_dataset_names():
+            assert mine.get_dataset_seeds(record) == theirs.get_dataset_seeds(record)
+            same(mine.get_compute_costs(record), theirs.get_compute_costs(record))
+            same_train(mine.get_metrics(record, "train"), theirs.get_metrics(record, "train"))
+            runs, ref_runs = mine.query(record), theirs.query(record)
+            assert list(runs) == list(ref_runs)
+            for seed, run in runs.items():
+                same_train(run.get_train(3 if hp == "12" else 40), ref_runs[seed].get_train(
+                    3 if hp == "12" else 40))
+                for name in ref_runs[seed].get_eval_set():
+                    same(run.get_eval(name), ref_runs[seed].get_eval(name))
+    for args in ((284, "cifar100", "12"), (284, "mnist", "12"), (284, None, "200"),
+                 (5, None, "12")):
+        outcome = []
+        for api in (ours, ref):
+            try:
+                answer = api.query_by_index(*args)
+                outcome.append(sorted(answer) if isinstance(answer, dict) else "info")
+            except Exception as exc:  # compare the exception types
+                outcome.append(type(exc))
+        assert outcome[0] == outcome[1] or issubclass(outcome[0], outcome[1]), (args, outcome)
+    assert ref.get_net_param(284, "cifar10", None) == {777: None, 888: None, 999: None}
+    with pytest.raises(NotImplementedError, match="no trained weights ship"):
+        ours.get_net_param(284, "cifar10", None)  # why, rather than weights of None
+
+
+def test_compact_cost_info_has_nats_bench_time_keys(tmp_path: Path) -> None:
+    from nasfilter.convert import convert_archive
+
+    path = tmp_path / "c100.npz"
+    convert_archive(FIXTURE, "cifar100", allow_partial=True, progress=False).save(path)
+    ours = create(str(path), "sss", fast_mode=True, verbose=False)
+    ref = nats_bench.create(str(FIXTURE), "sss", fast_mode=True, verbose=False)
+    for index in (0, 11, 284):
+        mine, theirs = ours.get_cost_info(index, "cifar100"), ref.get_cost_info(index, "cifar100")
+        assert list(mine) == [k for k in theirs if not k.startswith("T-x-test")
+                              and not k.startswith("T-ori-test")]
+        for key in mine:
+            assert mine[key] == pytest.approx(theirs[key], rel=1e-6), key

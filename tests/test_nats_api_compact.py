@@ -90,7 +90,15 @@ def test_create_paths_and_spaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     with pytest.raises(ValueError, match=r"is a NATS-Bench archive.*nasfilter convert"):
         create(str(FIXTURE), "sss")
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "nowhere"))
-    with pytest.raises(ValueError, match=r"does not exist; convert .* nasfilter convert"):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+    archive = tmp_path / "torch" / "NATS-sss-v1_0-50262-simple"
+    with pytest.raises(ValueError, match=r"does not exist; nats_bench's default archive") as err:
+        create(None, "sss")
+    # both ways forward: convert nats_bench's default archive, or the shipped real table
+    assert f"nasfilter convert {archive} -o {tmp_path / 'nowhere'}" in str(err.value)
+    assert "is not there either" in str(err.value) and "create('real', 'sss')" in str(err.value)
+    archive.mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"default archive .* is there\. Either convert"):
         create(None, "sss")
     out = convert_full(FIXTURE, tmp_path / "full", True, progress=False)
     monkeypatch.setenv(ENV_VAR, str(out))

@@ -155,3 +155,20 @@ def test_save_figure_rejects_paths_as_stem(tmp_path: Path) -> None:
     fig = plots.metrics_table_figure(["a"], [["1"]], CTX)
     with pytest.raises(ValueError, match="plain file name"):
         plots.save_figure(fig, tmp_path, "../escape")
+
+
+@pytest.mark.parametrize("n_seeds", [1, 3, 9])
+def test_fig6_y_label_fits_in_the_figure(data: dict[str, np.ndarray], n_seeds: int) -> None:
+    """The real table's accuracy label is long; a row of panels is short: it must not clip."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    ctx = plots.FigureContext(CTX.table_label, CTX.oracle_label,
+                              "real validation accuracy after 90 epochs, seed 777 (%)")
+    fronts = {s: np.array([1, 2]) for s in range(n_seeds)}
+    fig = plots.fig6_seed_fronts(data["acc"], data["thr"], np.array([1, 2]), fronts, ctx)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    label = fig._supylabel  # type: ignore[attr-defined]
+    box = label.get_window_extent(canvas.get_renderer())
+    assert 0 <= box.y0 and box.y1 <= fig.bbox.height and 0 <= box.x0, (box, fig.bbox)
+    assert _squash(label.get_text()) == ctx.accuracy_label  # wrapped, never cut

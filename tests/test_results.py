@@ -71,13 +71,13 @@ def test_selected_is_the_searchers_recommendation() -> None:
     best_valid = int(idx[int(np.argmax(acc))])
     assert best_reward != best_valid  # the two rules disagree on this run
     metrics, curves = score_events(ref, table, ev, tick_times(60_000.0, 12))
-    assert metrics["selected_test_acc"] == table.test_acc[best_reward]
-    assert curves["selected_test_acc"][-1] == table.test_acc[best_reward]
+    assert metrics["selected_acc"] == table.test_acc[best_reward]
+    assert curves["selected_acc"][-1] == table.test_acc[best_reward]
     summary = run_summary(ev)
     assert summary["best_index"] == best_reward == result.best_index and summary["recommended"]
     # Over time: each tick shows the latest recommendation made by then.
     rec = ev["kind"] == RECOMMEND
-    for t, value in zip(tick_times(60_000.0, 12), curves["selected_test_acc"], strict=True):
+    for t, value in zip(tick_times(60_000.0, 12), curves["selected_acc"], strict=True):
         made = ev["index"][rec & (ev["end"] <= t)]
         assert value == table.test_acc[made[-1]]
 
@@ -90,7 +90,7 @@ def test_without_a_recommendation_selected_is_the_best_validation_accuracy() -> 
     is_eval = ev["kind"] == EVALUATE
     metrics, _ = score_events(ref, table, ev, tick_times(30_000.0, 3))
     first_best = int(ev["index"][is_eval][int(np.argmax(ev["accuracy"][is_eval]))])
-    assert metrics["selected_test_acc"] == table.test_acc[first_best]
+    assert metrics["selected_acc"] == table.test_acc[first_best]
     assert run_summary(ev)["best_index"] == first_best == result.best_index
 
 

@@ -90,7 +90,7 @@ def test_nan_and_inf_metrics_of_an_empty_run_read_back(tmp_path: Path) -> None:
         stored(store, EMPTY, 0)
         (row,) = rows(store)
         assert row["status"] == "stalled" and row["n_evaluations"] == 0
-        assert math.isnan(row["best_test_acc"]) and row["hv_ratio"] == 0.0
+        assert math.isnan(row["best_acc"]) and row["hv_ratio"] == 0.0
         assert row["igd_plus"] == float("inf") and row["best_index"] == -1
 
 
@@ -296,7 +296,7 @@ def test_an_old_schema_is_refused_untouched_then_migrated(
     with Store(db, create=False) as store:
         (row,) = rows(store)
     record = run_one(SPEC, 0)
-    for name in ("hv_ratio", "recall", "selected_test_acc", "n_evaluations", "proxy_seconds"):
+    for name in ("hv_ratio", "recall", "selected_acc", "n_evaluations", "proxy_seconds"):
         assert row[name] == pytest.approx(record.metrics.get(name, record.summary.get(name)))
     assert row["best_index"] == record.summary["best_index"]
     with pytest.raises(StoreError, match=f"already has schema version {SCHEMA_VERSION}"):

@@ -112,8 +112,12 @@ def test_facade_bad_input_names_the_range() -> None:
         api.get_more_info(0, "cifar10-x", hp="01", is_random=777)
     with pytest.raises(NeedsFullBenchmarkError):  # the final record's hp-01 runs
         api.get_more_info(0, "cifar10", hp="01", is_random=777)
-    with pytest.raises(NeedsFullBenchmarkError):  # losses are not modelled
-        api.get_more_info(0, "cifar10-valid", hp="12", is_random=False)
+    with pytest.raises(NeedsFullBenchmarkError, match="one seed"):  # no seed means at hp 90
+        api.get_more_info(0, "cifar10-valid", hp="90", is_random=False)
+    info = api.get_more_info(0, "cifar10-valid", hp="12", is_random=False)  # the table's seeds
+    table = embedded_table("cifar10")
+    assert info["valid-accuracy"] == sum(table.valid_acc[0].tolist()) / 3
+    assert info["train-loss"] is None  # losses are not modelled: None, never a number
 
 
 def test_successive_halving_loop_runs_on_the_synthetic_curves() -> None:

@@ -30,8 +30,9 @@ JSON_FIELDS = (
     "igd_plus",
     "epsilon",
     "recall",
-    "best_test_acc",
-    "selected_test_acc",
+    "best_acc",
+    "selected_acc",
+    "accuracy",
     "front_size",
     "n_evaluations",
     "n_proxy",
@@ -78,6 +79,20 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     return value
+
+
+def accuracy_by_table(provenance: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """{table content id: what its scored accuracy is} (:func:`~nasfilter.metrics.
+    accuracy_words`; the stored provenance names the column, ``test@90`` when it predates
+    that)."""
+    from nasfilter.metrics import accuracy_words
+    from nasfilter.storage import input_id
+
+    return {
+        input_id(p["data"]): accuracy_words(str(p["data"].get("scored", "test@90")))
+        for p in provenance
+        if p.get("kind") == "table" and isinstance(p.get("data"), dict)
+    }
 
 
 def keep_scores(db: Path, results: Sequence[Any]) -> None:
@@ -147,9 +162,10 @@ def run(args: argparse.Namespace) -> int:
             trust_plugins=args.trust_plugins,
             with_events=args.json,  # the rows' evaluated and front
         )
+        accuracy = accuracy_by_table(store.provenance())
     if not args.recompute:
         keep_scores(db, results)
-    rows = [r.row() for r in results]
+    rows = [r.row() | {"accuracy": accuracy.get(r.table_id, "acc")} for r in results]
     if csv is not None:
         if rows:
             write_csv(csv, rows)
@@ -167,7 +183,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     summary = summarize(rows)
     print(describe_inputs(summary))
-    print(format_summary(summary))
+    named = {accuracy.get(e["table_id"], "acc") for e in summary}
+    print(format_summary(summary, named.pop() if len(named) == 1 else "acc (see each table)"))
     if args.recompute:
         print(f"recomputed the metrics of {len(rows)} runs from their stored events")
     return 0

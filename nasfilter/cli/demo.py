@@ -75,6 +75,7 @@ def _demo(args: argparse.Namespace) -> int:
     from nasfilter.cli.run import build_specs, parse_seeds, plan_jobs, resolve_device
     from nasfilter.experiment import check_seeds
     from nasfilter.methods import PEER_METHODS, STUDY_SEARCHERS
+    from nasfilter.metrics import accuracy_words
     from nasfilter.metrics_table import format_summary, summarize
 
     if args.db is not None:
@@ -105,7 +106,8 @@ def _demo(args: argparse.Namespace) -> int:
         # The slow peers first, so that the processes share them and none waits at the end.
         grids = [(peers, peer_seeds), (study, seeds)] if peers else [(study, seeds)]
         results = _run(args, grids, jobs, pool)
-    print(format_summary(summarize([r.row() for r in results])))
+    accuracy = accuracy_words(table.provenance.scored, table.seeds)
+    print(format_summary(summarize([r.row() for r in results]), accuracy))
     print("\nhypervolume ratio over simulated time (mean ± standard error over seeds):")
     print("\n".join(_hv_table(results, args.budget)))
     _notes(table, len(peer_seeds), len(seeds))
@@ -190,23 +192,39 @@ def _run(
     return sorted(results, key=lambda r: rank[(r.spec.key(), r.seed)])
 
 
+SCANNING = "†"  # marks a cell where every run was still querying the proxy
+SCAN_NOTE = (f"{SCANNING}: the proxy scan had not finished by this time in any run, so nothing "
+             "was evaluated yet (HV 0 says nothing of the method's front)")
+
+
+def _scanning(run: Any, budget: float) -> list[bool]:
+    """Per fraction of the budget: whether ``run`` queried the proxy and had evaluated
+    nothing by then (its scan was still going)."""
+    if not run.summary.get("n_proxy"):
+        return [False] * len(FRACTIONS)
+    done = _hv_at(run.curves["clock"], run.curves["n_evaluations"], budget)
+    return [not n for n in done]
+
+
 def _hv_table(results: Sequence[Any], budget: float) -> list[str]:
-    """The hypervolume ratio at each of :data:`FRACTIONS` of the budget, per searcher."""
+    """The hypervolume ratio at each of :data:`FRACTIONS` of the budget, per searcher; a
+    cell where every run was still scanning the proxy is marked (:data:`SCAN_NOTE`)."""
     from nasfilter.metrics_table import text_table
     from nasfilter.results import format_mean_se, mean_se
 
     searchers = list(dict.fromkeys(r.spec.searcher for r in results))
     header = ["method", *(f"{f * budget:,.0f} s" for f in FRACTIONS)]
-    lines = []
+    lines, marked = [], False
     for name in searchers:
-        hv = [
-            _hv_at(r.curves["clock"], r.curves["hv_ratio"], budget)
-            for r in results
-            if r.spec.searcher == name
-        ]
+        runs = [r for r in results if r.spec.searcher == name]
+        hv = [_hv_at(r.curves["clock"], r.curves["hv_ratio"], budget) for r in runs]
+        scanning = [all(col) for col in zip(*(_scanning(r, budget) for r in runs), strict=True)]
         stats = [mean_se([h[i] for h in hv]) for i in range(len(FRACTIONS))]
-        lines.append([name, *(format_mean_se(s.mean, s.se, 3) for s in stats)])
-    return text_table(header, lines)
+        cells = [format_mean_se(s.mean, s.se, 3) + (SCANNING if scan else "")
+                 for s, scan in zip(stats, scanning, strict=True)]
+        marked = marked or any(scanning)
+        lines.append([name, *cells])
+    return text_table(header, lines) + ([SCAN_NOTE] if marked else [])
 
 
 def _notes(table: Any, n_peer_seeds: int, n_seeds: int) -> None:

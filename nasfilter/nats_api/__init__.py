@@ -1,12 +1,17 @@
 """A drop-in for ``nats_bench``'s size-space API: ``from nasfilter.nats_api import create``.
 
 ``create(path, 'sss')`` opens a benchmark converted by ``nasfilter convert`` (a full-fidelity
-folder, or a compact ``.npz`` table that answers what a hp-12 search needs) and returns a
+folder, or a compact ``.npz`` table that answers only the runs it holds) and returns a
 :class:`NATSsize` with nats_bench 1.8's members and semantics, including its draws from
-Python's global ``random`` (see :mod:`nasfilter.nats_api.api`). ``create(None, 'sss')`` opens
-``$NASFILTER_NATS_BENCHMARK``, else ``~/.nasfilter/NATS-sss-full``; ``create('synthetic',
-'sss')`` the embedded SYNTHETIC surrogate, whose SYNTHETIC learning curves answer ``iepoch``
-and hp 01 / 12 / 90 searches (:mod:`nasfilter.nats_api.synthetic`).
+Python's global ``random`` (see :mod:`nasfilter.nats_api.api`). ``create(None, 'sss')`` keeps
+nats_bench's meaning, the full benchmark at the default place: the conversion at
+``$NASFILTER_NATS_BENCHMARK``, else ``~/.nasfilter/NATS-sss-full`` (converted from
+nats_bench's default archive, ``$TORCH_HOME/NATS-sss-v1_0-50262-simple``); its error names
+both ways forward. ``create('real', 'sss')`` opens the shipped real table (NATS-Bench's hp-90
+validation accuracies, seed 777, of every architecture on the three search records, with
+modelled times; every other run is refused by name), ``create('synthetic', 'sss')`` the
+embedded SYNTHETIC surrogate, whose SYNTHETIC learning curves answer ``iepoch`` and hp 01 /
+12 / 90 searches (:mod:`nasfilter.nats_api.synthetic`).
 """
 
 from __future__ import annotations
@@ -16,13 +21,20 @@ from pathlib import Path
 from typing import Any
 
 from nasfilter.nats_api.api import NATSsize
-from nasfilter.nats_api.compact import NeedsFullBenchmarkError, compact_records
+from nasfilter.nats_api.compact import (
+    MissingRecordError,
+    NeedsFullBenchmarkError,
+    compact_records,
+)
 from nasfilter.nats_api.records import FullRecords
 from nasfilter.nats_api.synthetic import synthetic_records
 
 ENV_VAR = "NASFILTER_NATS_BENCHMARK"
 DEFAULT_FOLDER = Path("~/.nasfilter/NATS-sss-full")
 SYNTHETIC = "synthetic"
+REAL = "real"
+DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
+ARCHIVE_NAME = "NATS-sss-v1_0-50262-simple"  # nats_bench's default archive (fast_mode)
 SYNTHETIC_LABEL = "SYNTHETIC surrogate (not NATS-Bench data)"
 SSS_NAMES = ("sss", "size")
 TSS_NAMES = ("tss", "topology")
@@ -39,6 +51,32 @@ def default_path() -> Path:
     return Path(value).expanduser() if value else DEFAULT_FOLDER.expanduser()
 
 
+def torch_home() -> Path:
+    """nats_bench's ``get_torch_home()``: ``$TORCH_HOME``, else ``~/.torch``."""
+    value = os.environ.get("TORCH_HOME")
+    return Path(value).expanduser() if value else Path("~/.torch").expanduser()
+
+
+def _no_default(path: Path) -> ValueError:
+    """The error of ``create(None, 'sss')`` without a converted benchmark: both ways on."""
+    archive = torch_home() / ARCHIVE_NAME
+    found = "is there" if archive.is_dir() else "is not there either"
+    return ValueError(
+        f"create(None, 'sss') opens the full benchmark at the default place, {str(path)!r} "
+        f"(${ENV_VAR}, else {DEFAULT_FOLDER}), and it does not exist; nats_bench's default "
+        f"archive {str(archive)!r} {found}. Either convert the archive once: nasfilter "
+        f"convert {archive} -o {path}, or open the shipped real table (hp-90 validation "
+        f"accuracies only): create('{REAL}', 'sss')"
+    )
+
+
+def _label(provenance: Any) -> str | None:
+    """The label a table's API carries: SYNTHETIC, or what is real and what modelled."""
+    if provenance.synthetic:
+        return SYNTHETIC_LABEL
+    return str(provenance.label) if provenance.real or provenance.modelled else None
+
+
 def _open(path: Path, fast_mode: bool, verbose: bool) -> NATSsize:
     from nasfilter.fullbench import FullBenchmark
     from nasfilter.table import BenchmarkTable
@@ -49,7 +87,7 @@ def _open(path: Path, fast_mode: bool, verbose: bool) -> NATSsize:
         return NATSsize(FullRecords(bench), path.name, fast_mode, verbose, label)
     if path.is_file():
         table = BenchmarkTable.load(path)
-        label = SYNTHETIC_LABEL if table.provenance.synthetic else None
+        label = _label(table.provenance)
         return NATSsize(compact_records([table]), path.name, fast_mode, verbose, label)
     raise ValueError(f"{str(path)!r} does not exist; " + _HOW.format(target=path))
 
@@ -61,9 +99,10 @@ def create(
 
     Args:
         file_path_or_dict: a folder converted by ``nasfilter convert ARCHIVE -o OUT``, a
-            compact ``.npz`` table, ``'synthetic'`` for the embedded SYNTHETIC surrogate, or
-            None for :func:`default_path`. nats_bench's archives and dicts are refused with
-            the conversion to run.
+            compact ``.npz`` table, ``'real'`` for the shipped real table, ``'synthetic'``
+            for the embedded SYNTHETIC surrogate (a file named so is ``./real``), or None
+            for :func:`default_path`. nats_bench's archives and dicts are refused with the
+            conversion to run; anything else (a number, an empty path) with ValueError.
         search_space: ``'sss'`` or ``'size'``.
         fast_mode: as nats_bench: True loads architectures on first use (so
             ``evaluated_indexes`` grows), False has every architecture loaded.
@@ -81,12 +120,30 @@ def create(
             "nasfilter.nats_api reads converted benchmarks, not nats_bench dicts; "
             + _HOW.format(target="NATS-full")
         )
+    if file_path_or_dict is not None and not isinstance(file_path_or_dict, (str, os.PathLike)):
+        raise ValueError(
+            f"file_path_or_dict={file_path_or_dict!r} ({type(file_path_or_dict).__name__}): "
+            f"give the path of a converted benchmark, '{REAL}', '{SYNTHETIC}', or None"
+        )
+    if isinstance(file_path_or_dict, str) and not file_path_or_dict.strip():
+        raise ValueError(
+            f"file_path_or_dict={file_path_or_dict!r} is an empty path: give the path of a "
+            f"converted benchmark, '{REAL}', '{SYNTHETIC}', or None for the default"
+        )
     if isinstance(file_path_or_dict, str) and file_path_or_dict == SYNTHETIC:
         from nasfilter.surrogate import embedded_table
 
-        tables = [embedded_table(name) for name in ("cifar10", "cifar100", "ImageNet16-120")]
+        tables = [embedded_table(name) for name in DATASETS]
         return NATSsize(synthetic_records(tables), SYNTHETIC, fast_mode, verbose, SYNTHETIC_LABEL)
+    if isinstance(file_path_or_dict, str) and file_path_or_dict == REAL:
+        from nasfilter.real_table import real_table
+
+        tables = [real_table(name) for name in DATASETS]
+        label = _label(tables[0].provenance)
+        return NATSsize(compact_records(tables), REAL, fast_mode, verbose, label)
     path = default_path() if file_path_or_dict is None else Path(file_path_or_dict).expanduser()
+    if file_path_or_dict is None and not path.exists():
+        raise _no_default(path)
     if path.name.endswith((".pickle.pbz2", "-simple")):
         raise ValueError(
             f"{str(path)!r} is a NATS-Bench archive; " + _HOW.format(target="NATS-full")
@@ -96,10 +153,13 @@ def create(
 
 
 __all__ = [
+    "REAL",
     "SYNTHETIC",
     "SYNTHETIC_LABEL",
+    "MissingRecordError",
     "NATSsize",
     "NeedsFullBenchmarkError",
     "create",
     "default_path",
+    "torch_home",
 ]

@@ -9,19 +9,24 @@ same stream follow the same trajectory as on nats_bench. This package is the one
 nasfilter that touches global random state, on purpose, for that compatibility.
 
 Differences: ``verbose`` prints only the creation line; ``show(-1)`` prints every loaded
-architecture (nats_bench 1.8 raises a KeyError there); weights (``get_net_param``) and
-``ArchResults`` objects (``query_meta_info_by_index``, ``query_by_index``) are not provided.
+architecture (nats_bench 1.8 raises a KeyError there); ``arch(True)`` raises TypeError (a
+bool is not an index; nats_bench reads it as 1); ``query_meta_info_by_index`` and
+``query_by_index`` answer with :class:`~nasfilter.nats_api.results.ArchInfo` and
+:class:`~nasfilter.nats_api.results.RunInfo` (nats_bench's ``ArchResults`` and
+``ResultsCount`` queries); ``get_net_param`` raises NotImplementedError, as no weights ship.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import numbers
 import random
 import time
 import warnings
 from typing import Any
 
+from nasfilter.nats_api.results import NO_WEIGHTS, ArchInfo
 from nasfilter.nats_api.text import print_information
 from nasfilter.space import N_ARCHS, all_channels
 
@@ -71,6 +76,15 @@ def _arch_name(index: int) -> str:
         index, digit = divmod(index, 8)
         digits.append(str(8 * (digit + 1)))
     return ":".join(reversed(digits))
+
+
+def check_index(index: Any) -> int:
+    """``index`` as an int: TypeError unless it is an integer (int or numpy integer, not a
+    bool), as nats_bench's list lookup raises for a float."""
+    if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+        raise TypeError(f"architecture index {index!r} ({type(index).__name__}): an index is "
+                        f"an integer (int or numpy integer) in [0, {N_ARCHS})")
+    return int(index)
 
 
 def _time_string() -> str:
@@ -158,6 +172,7 @@ class NATSsize:
                 f"architectures, fast_mode={self.fast_mode}, file={self.filename}{tail})")
 
     def arch(self, index: int) -> str:
+        index = check_index(index)
         if index < 0 or index >= N_ARCHS:
             raise ValueError(f"invalid index : {index} vs. {N_ARCHS}.")
         return _arch_name(index)
@@ -216,8 +231,11 @@ class NATSsize:
         return -1
 
     def _hp(self, index: int, hp: Any) -> str:
-        """``arch2infos_dict[index][str(hp)]``'s checks: KeyError for an unknown setting."""
+        """``arch2infos_dict[index][str(hp)]``'s checks: KeyError for an unknown setting
+        (on a compact table, naming what it holds and the conversion for the rest)."""
         if str(hp) not in self._records.hps():
+            if not self._records.full and str(hp) in ("01", "12", "90"):
+                raise self._records.missing(f"hp {str(hp)!r}")
             raise KeyError(f"hp={hp!r} is not a training setting here; the settings are "
                            f"{self._records.hps()}")
         return str(hp)
@@ -315,9 +333,35 @@ class NATSsize:
         if not self._loaded(index):
             raise ValueError(f"arch_index [{index}] does not in arch2infos")
         if str(hp) not in self._records.hps():
+            if not self._records.full and str(hp) in ("01", "12", "90"):
+                raise self._records.missing(f"hp {str(hp)!r}")
             raise ValueError(f"The {index}-th architecture only has hyper-parameters of "
                              f"{self._records.hps()} instead of {hp}.")
         return str(hp)
+
+    def query_meta_info_by_index(self, arch_index: int, hp: Any = "12") -> ArchInfo:
+        """nats_bench's ``ArchResults`` queries of ``arch_index`` at setting ``hp``."""
+        self._prepare_info(arch_index)
+        hp = self._meta(arch_index, hp)
+        return ArchInfo(self._records, arch_index, hp, _arch_name(arch_index))
+
+    def query_by_index(self, arch_index: int, dataname: str | None = None,
+                       hp: Any = "12") -> Any:
+        """The :class:`ArchInfo` (``dataname`` None), else ``{seed: RunInfo}`` of that record."""
+        info = self.query_meta_info_by_index(arch_index, str(hp))
+        if dataname is None:
+            return info
+        if dataname not in info.get_dataset_names():
+            raise ValueError(f"invalid dataset-name : {dataname} vs. "
+                             f"{info.get_dataset_names()}")
+        return info.query(dataname)
+
+    def get_net_param(self, index: int, dataset: str, seed: int | None,
+                      hp: Any = "12") -> Any:
+        """Trained weights: not provided (see :data:`~nasfilter.nats_api.results.NO_WEIGHTS`);
+        the index and setting are checked first, as nats_bench does."""
+        self.query_meta_info_by_index(index, hp)
+        raise NotImplementedError(NO_WEIGHTS)
 
     def get_cost_info(self, index: int, dataset: str, hp: Any = "12") -> dict[str, Any]:
         hp = self._meta(index, hp)

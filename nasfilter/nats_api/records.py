@@ -6,6 +6,7 @@ back bit for bit as ``nats_bench`` 1.8 computes it from the archive.
 
 from __future__ import annotations
 
+import numbers
 import random
 from typing import Any
 
@@ -20,6 +21,33 @@ _SEARCH_CURVES = ("train.time", "x-valid.time", "x-valid.acc")
 def mean(values: list[Any]) -> Any:
     """nats_bench's ``mean``: ``sum(values) / len(values)``."""
     return sum(values) / len(values)
+
+
+def check_iepoch(iepoch: Any, epochs: int, hp: str) -> int:
+    """The epoch index ``iepoch`` names (None: the last), raising what nats_bench 1.8 raises
+    for it: ValueError for a bool or an index outside ``0..epochs-1``, TypeError for an
+    integral float or a non-number, KeyError for a fractional float. numpy integers are
+    accepted."""
+    if iepoch is None:
+        return epochs - 1
+    if isinstance(iepoch, bool):
+        raise ValueError(f"iepoch={iepoch!r} is a bool, not an epoch index; hp {hp} has "
+                         f"epochs 0..{epochs - 1} (None means the last)")
+    if isinstance(iepoch, numbers.Integral):
+        epoch = int(iepoch)
+    elif isinstance(iepoch, numbers.Real) and float(iepoch).is_integer():
+        raise TypeError(f"iepoch={iepoch!r} ({type(iepoch).__name__}) is not an integer; "
+                        f"hp {hp} has epochs 0..{epochs - 1} (None means the last)")
+    elif isinstance(iepoch, numbers.Real) and iepoch == iepoch:
+        raise KeyError(f"iepoch={iepoch!r} is not a whole epoch; hp {hp} has epochs "
+                       f"0..{epochs - 1} (None means the last)")
+    else:
+        raise TypeError(f"iepoch={iepoch!r} ({type(iepoch).__name__}) is not an epoch "
+                        f"index; hp {hp} has epochs 0..{epochs - 1} (None means the last)")
+    if epoch < 0 or epoch >= epochs:
+        raise ValueError(f"invalid iepoch={epoch} < {epochs}: hp {hp} has epochs "
+                         f"0..{epochs - 1} (None means the last)")
+    return epoch
 
 
 def _fix_legacy_issue(raw: list[Any], seeds: list[int]) -> list[Any]:
@@ -44,7 +72,7 @@ class FullRecords:
         # search evaluations.
         self._seeds: dict[tuple[int, str, str], list[int]] = {}
         self._latency: dict[tuple[int, str, str], Any] = {}
-        self._evals: dict[tuple[int, str, str, Any, int], tuple[Any, Any]] = {}
+        self._evals: dict[tuple[int, str, str, int, int], tuple[Any, Any]] = {}
         self._valid: dict[tuple[str, str], bool] = {}
 
     @property
@@ -84,14 +112,7 @@ class FullRecords:
         return self.bench.epochs(hp)
 
     def _check_epoch(self, hp: str, iepoch: Any) -> int:
-        epochs = self.bench.epochs(hp)
-        epoch = epochs - 1 if iepoch is None else iepoch
-        if epoch < 0 or epoch >= epochs:
-            raise ValueError(
-                f"invalid iepoch={epoch} < {epochs}: hp {hp} has epochs 0..{epochs - 1} "
-                "(None means the last)"
-            )
-        return int(epoch)
+        return check_iepoch(iepoch, self.bench.epochs(hp), hp)
 
     def _run(self, index: int, hp: str, dataset: str, seed: int, name: str, epoch: int) -> dict:
         b = self.bench
@@ -143,11 +164,11 @@ class FullRecords:
         """``simulate_train_eval``'s (valid accuracy, time cost) for one drawn seed: the
         x-valid accuracy at the epoch, training time summed to it plus the mean x-valid time
         (``get_more_info``'s train-all-time + valid-per-time), reading only those curves."""
-        key = (index, hp, dataset, iepoch, seed)
+        epoch = self._check_epoch(hp, iepoch)  # first: True == 1.0 == 1 as a cache key
+        key = (index, hp, dataset, epoch, seed)
         found = self._evals.get(key)
         if found is not None:
             return found
-        epoch = self._check_epoch(hp, iepoch)
         total = epoch + 1
         train, valid, accs = self.bench.curves(index, hp, dataset, seed, _SEARCH_CURVES)
         found = self._evals[key] = (accs[epoch], sum(train[:total]) + sum(valid[:total]) / total)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from nasfilter.nats_api.compact import CompactRecords, NeedsFullBenchmarkError
+from nasfilter.nats_api.records import check_iepoch
 from nasfilter.surrogate_curves import CURVE_SEEDS, EPOCHS, HPS, valid_curves
 from nasfilter.table import BenchmarkTable
 
@@ -38,23 +39,23 @@ class SyntheticRecords(CompactRecords):
             return super().seeds(index, hp, dataset)  # the final record: not modelled
         return list(CURVE_SEEDS[hp])
 
+    def has_valid(self, hp: str, dataset: str) -> bool:
+        return self._search_table(dataset) is not None or super().has_valid(hp, dataset)
+
     def get_metrics(self, index: int, hp: str, dataset: str, setname: str, iepoch: Any = None,
                     is_random: Any = False) -> dict[str, Any]:
         self._table(dataset)  # KeyError for an unknown record
         table = self._search_table(dataset)
         name = "x-valid" if setname == "valid" else setname
         if table is None or name not in ("train", "x-valid") or isinstance(is_random, bool):
-            if hp == "01":
+            if hp == "01" or (table is not None and (hp, dataset) not in self.held):
                 raise NeedsFullBenchmarkError(
-                    f"{setname} at hp 01 on {dataset!r} (is_random={is_random!r}): the "
-                    "SYNTHETIC curves model one seed's x-valid accuracy and times only"
+                    f"{setname} at hp {hp} on {dataset!r} (is_random={is_random!r}): the "
+                    "SYNTHETIC curves model one seed's x-valid accuracy and times only "
+                    "(is_random=SEED)"
                 )
             return super().get_metrics(index, hp, dataset, setname, iepoch, is_random)
-        epochs = EPOCHS[hp]
-        epoch = epochs - 1 if iepoch is None else iepoch
-        if epoch < 0 or epoch >= epochs:
-            raise ValueError(f"invalid iepoch={epoch} < {epochs}: hp {hp} has epochs "
-                             f"0..{epochs - 1} (None means the last)")
+        epoch = check_iepoch(iepoch, EPOCHS[hp], hp)
         seeds = CURVE_SEEDS[hp]
         if is_random not in seeds:
             raise ValueError(f"can not find random seed ({is_random}) from {list(seeds)}")

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from nasfilter.nats_api.compact import HOW, NeedsFullBenchmarkError
+
 
 def _metric2str(loss: Any, acc: Any) -> str:
+    if loss is None or acc is None:  # a compact table keeps no losses
+        raise NeedsFullBenchmarkError("the info text shows losses and training accuracies, "
+                                      "which this table does not keep; " + HOW)
     return f"loss = {loss:.3f} & top1 = {acc:.2f}%"
 
 
