@@ -91,12 +91,15 @@ class TssUnits:
             additions, head).
         per_op: (3 stages, 5 ops) -> the unit column of that op in that stage, int (3, 5);
             -1 for ``skip_connect`` (no kernel).
+        pool_taps: inputs each output of a window pooling unit reads (9 for the cells' 3x3
+            average pool, 4 for the reductions' 2x2), 0 for every other unit, float64 (L,).
     """
 
     table: LayerTable
     params: np.ndarray
     fixed: np.ndarray
     per_op: np.ndarray
+    pool_taps: np.ndarray
 
     def counts(self, ops: np.ndarray) -> np.ndarray:
         """How often each network of ``ops`` (N, 6) op codes runs each unit, float64 (N, L)."""
@@ -132,6 +135,7 @@ class _Units:
         bn: bool = False,
         reads: float = 0.0,
         writes: float = 0.0,
+        taps: int = 0,
     ) -> int:
         """One unit: a conv / linear (``cin``, ``cout``, kernel ``k``) or a memory kernel
         reading ``reads`` and writing ``writes`` elements per image; its column."""
@@ -149,6 +153,7 @@ class _Units:
                 "inputs": float(cin * area_in if dense else reads),
                 "outputs": float(cout * area_out if dense else writes),
                 "cin": float(cin),
+                "taps": float(taps),
             }
         )
         return len(self.rows) - 1
@@ -166,7 +171,7 @@ def _tss_units(dataset: Dataset) -> TssUnits:
             ci, ai, r = STAGE_CHANNELS[s - 1], areas[s - 1], f"resblock{s}"
             u.add(f"{r}.conv_a", "conv", 1, cin=ci, cout=c, k=3, area_in=ai, area_out=a, bn=True)
             u.add(f"{r}.conv_b", "conv", 1, cin=c, cout=c, k=3, area_in=a, area_out=a, bn=True)
-            u.add(f"{r}.downsample.0", "memory", 1, reads=ci * ai, writes=ci * a)
+            u.add(f"{r}.downsample.0", "memory", 1, reads=ci * ai, writes=ci * a, taps=4)
             u.add(f"{r}.downsample.1", "conv", 1, cin=ci, cout=c, k=1, area_in=a, area_out=a)
             u.add(f"{r}.add", "memory", 1, reads=2 * c * a, writes=c * a)
         stage = f"stage{s}"
@@ -175,7 +180,9 @@ def _tss_units(dataset: Dataset) -> TssUnits:
             per_op[s, op] = u.add(
                 f"{stage}.{OPS[op]}", "conv", 0, cin=c, cout=c, k=k, area_in=a, area_out=a, bn=True
             )
-        per_op[s, 4] = u.add(f"{stage}.avg_pool_3x3", "memory", 0, reads=c * a, writes=c * a)
+        per_op[s, 4] = u.add(
+            f"{stage}.avg_pool_3x3", "memory", 0, reads=c * a, writes=c * a, taps=9
+        )
         # per cell: three additions of one tensor (0 + t) and three of two
         u.add(f"{stage}.add_first", "memory", 3 * CELLS_PER_STAGE, reads=c * a, writes=c * a)
         u.add(f"{stage}.add", "memory", 3 * CELLS_PER_STAGE, reads=2 * c * a, writes=c * a)
@@ -210,7 +217,7 @@ def _assemble(rows: list[dict[str, object]], per_op: np.ndarray) -> TssUnits:
         in_channels=col("cin"),
         kernel_layout=np.full((1, len(rows)), KERNEL_LAYOUTS["any"]),
     )
-    return TssUnits(table, col("params")[0], col("count")[0], per_op)
+    return TssUnits(table, col("params")[0], col("count")[0], per_op, col("taps")[0])
 
 
 def tss_units(dataset: str | Dataset = "cifar10") -> TssUnits:

@@ -155,9 +155,13 @@ def _fit(args: argparse.Namespace, tables: Any) -> int:
     except cal.CalibrationError as exc:
         print(f"nasfilter calibrate: fit refused: {exc}", file=sys.stderr)
         return 1
+    from nasfilter.oracle.cells import cells_provenance, fit_cells
+
     label = f"timm-format measurements on {result.device}, eager AMP, " + "+".join(
         sorted({f.layout for f in files})
     )
+    label += "; tss cells on gtx1080ti+titanx+titanxp+rtx2080ti, eager FP32, batch 1/32/256"
+    params = fit_cells(result.params)  # the cell figures, the twelve held
     provenance = {
         **result.provenance,
         "samples": result.samples,
@@ -165,8 +169,9 @@ def _fit(args: argparse.Namespace, tables: Any) -> int:
         "evaluations": result.iterations,
         "command": _command(args),
         "layer_tables": _tables_label(tables),
+        "cells": cells_provenance(),
     }
-    calibration = Calibration(result.params, label, provenance)
+    calibration = Calibration(params, label, provenance)
     calibration.save(args.out, force=args.force)
     if args.json:
         print(calibration.to_json())
