@@ -137,3 +137,26 @@ def test_a_nan_is_refused_not_replaced_by_another_figure(tmp_path: Path) -> None
     )
     with pytest.raises(CalibrationFileError, match="NaN is not a number a calibration may hold"):
         load_calibration(path)
+
+
+def test_backend_predicts_a_device_file_nobody_measured(tmp_path: Path) -> None:
+    from nasfilter.oracle.calibrated import CalibratedBackend
+
+    path = tmp_path / "lab.json"
+    spec = {
+        "name": "lab",
+        "peak_tflops": 50,
+        "bandwidth_tbs": 0.7,
+        "fp32_peak_tflops": 15,
+        "tensor_cores": True,
+        "sm_count": 60,
+        "memory_gb": 12,
+        "l2_mb": 6,
+    }
+    path.write_text(json.dumps(spec))
+    thr = CalibratedBackend(str(path)).predict_tss(256)
+    assert thr.shape == (15625,) and np.all(np.isfinite(thr) & (thr > 0))
+    # more bandwidth and FP32 rate: never slower
+    faster = dict(spec, name="lab2", bandwidth_tbs=1.4, fp32_peak_tflops=30)
+    path.write_text(json.dumps(faster))
+    assert np.all(CalibratedBackend(str(path)).predict_tss(256) >= thr)

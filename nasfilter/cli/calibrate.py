@@ -32,7 +32,17 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--device", help="the device of every --measured file (a name or JSON spec)")
     p.add_argument("--layout", choices=("nchw", "nhwc"), help="the layout of every --measured file")
-    p.add_argument("--validate", action="store_true", help="cross-GPU validation instead of a fit")
+    p.add_argument(
+        "--validate",
+        action="store_true",
+        help="validation instead of a fit: the tss cells left out one GPU at a time and "
+        "predicted from timm alone, then timm's cross-GPU validation",
+    )
+    p.add_argument(
+        "--cells-only",
+        action="store_true",
+        help="with --validate: only the cells' tables (no timm model is analysed)",
+    )
     p.add_argument(
         "--out", help="write the calibration (with --validate: the figures) here, a .json file"
     )
@@ -79,6 +89,8 @@ def _check_paths(args: argparse.Namespace) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.cells_only and not args.validate:
+        raise ValueError("--cells-only goes with --validate")
     if args.validate and (args.measured or args.device or args.layout):
         raise ValueError("--validate uses the shipped files; drop --measured/--device/--layout")
     if (args.device or args.layout) and not args.measured:
@@ -98,15 +110,22 @@ def run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace, tables: Any) -> int:
     from nasfilter.files import atomic_write
+    from nasfilter.oracle.cells_validation import format_cells_report, leave_one_gpu_out, timm_only
     from nasfilter.oracle.validation import cross_validate, format_report
 
-    records = cross_validate(tables)
+    cells = leave_one_gpu_out() + timm_only()
+    if not args.json:
+        print("tss cells (HELP latencies, FP32 eager), calibrated vs plain roofline:")
+        print(format_cells_report(cells), flush=True)
+    records = [] if args.cells_only else cross_validate(tables)
+    out = {"cells": cells, "timm": records}
     if args.out:
         with atomic_write(args.out, "w") as fh:
-            fh.write(json.dumps(records, indent=2, sort_keys=True) + "\n")
+            fh.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
     if args.json:
-        print(json.dumps(records, sort_keys=True))
-    else:
+        print(json.dumps(out, sort_keys=True))
+    elif records:
+        print("\ntimm (fit on one GPU, predict the other):")
         print(format_report(records))
     return 0
 

@@ -473,6 +473,14 @@ class CalibratedBackend(AnalyticBackend):
             config["calibration"] = self.calibration_path
         return BackendSpec(self.name, device, config)
 
+    def predict_tss(self, batch: int, precision: str = "fp32") -> np.ndarray:
+        """Images/s of all 15625 tss (NAS-Bench-201) networks at ``batch`` on this backend's
+        device, PyTorch eager in ``precision`` (:func:`nasfilter.oracle.cells.predict_tss`),
+        (15625,); for ``nasfilter measure --space tss``."""
+        from nasfilter.oracle.cells import predict_tss
+
+        return predict_tss(self.device, batch, self.calibration, precision=precision)
+
     def batch_of(self, prediction: CalibratedResult, arch: int) -> tuple[int, int | None]:
         batch = int(prediction.batch[arch])  # the largest that fits the memory
         return batch, batch
