@@ -9,7 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nasfilter.oracle.calibrated import DEFAULT_CALIBRATION, CalibrationFileError, load_calibration
+from nasfilter.oracle.calibrated import (
+    DEFAULT_CALIBRATION,
+    CalibrationFileError,
+    load_calibration,
+    predict_tss,
+)
 from nasfilter.oracle.calibration import scores
 from nasfilter.oracle.cells import (
     HELP_DEVICES,
@@ -17,7 +22,6 @@ from nasfilter.oracle.cells import (
     cell_measurements,
     fit_cell_figures,
     largest_batch,
-    predict_tss,
     roofline_batch_seconds,
     tss_batch_seconds,
 )

@@ -39,7 +39,9 @@ from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.layers import LayerTable
 from nasfilter.oracle.analytic import AnalyticBackend
 from nasfilter.oracle.base import BackendSpec
+from nasfilter.oracle.cells import CELL_DATASET, CELL_PRECISION, all_ops, tss_batch_seconds
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
+from nasfilter.oracle.devices import _short as _short_repr
 from nasfilter.oracle.gpumodel import (
     ENGINES,
     LAYOUTS,
@@ -174,11 +176,6 @@ def _load(path: str) -> Calibration:
 def _refuse_constant(name: str) -> float:
     """JSON's non-standard NaN and Infinity are refused (a fitted figure is finite)."""
     raise ValueError(f"{name} is not a number a calibration may hold")
-
-
-def _short_repr(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
 
 
 def _read_params(raw: object, path: str) -> GpuModelParams:
@@ -398,6 +395,23 @@ def _prepared(
     return layer_work(table, dev, batch), dev, capped_by_measurements(cal.params, dev)
 
 
+def predict_tss(
+    device: str | DeviceSpec,
+    batch: int,
+    calibration: Calibration | str | Path | None = None,
+    dataset: str = CELL_DATASET,
+    precision: str = CELL_PRECISION,
+) -> np.ndarray:
+    """Images/s of all 15625 tss networks on ``device`` at ``batch``, (15625,): PyTorch eager
+    in ``precision`` (:mod:`nasfilter.oracle.cells`); a batch of 0 or one that does not fit
+    the memory is refused naming it."""
+    dev = get_device(device)
+    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
+    seconds = tss_batch_seconds(dev, batch, cal.params, all_ops(), dataset, precision)
+    out: np.ndarray = batch / seconds
+    return out
+
+
 class CalibratedBackend(AnalyticBackend):
     """The calibrated GPU model as an oracle backend: instant, deterministic.
 
@@ -477,8 +491,6 @@ class CalibratedBackend(AnalyticBackend):
         """Images/s of all 15625 tss (NAS-Bench-201) networks at ``batch`` on this backend's
         device, PyTorch eager in ``precision`` (:func:`nasfilter.oracle.cells.predict_tss`),
         (15625,); for ``nasfilter measure --space tss``."""
-        from nasfilter.oracle.cells import predict_tss
-
         return predict_tss(self.device, batch, self.calibration, precision=precision)
 
     def batch_of(self, prediction: CalibratedResult, arch: int) -> tuple[int, int | None]:

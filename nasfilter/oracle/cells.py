@@ -230,25 +230,3 @@ def cells_provenance(devices: Sequence[str] = tuple(HELP_DEVICES)) -> dict[str, 
         "precision": CELL_PRECISION,
         "engine": "PyTorch eager (HELP; assumed, see docs/gpu-model.md)",
     }
-
-
-def predict_tss(
-    device: str | DeviceSpec,
-    batch: int,
-    calibration: object = None,
-    dataset: str = CELL_DATASET,
-    precision: str = CELL_PRECISION,
-) -> np.ndarray:
-    """Predicted images/s of all 15625 tss networks on ``device`` at ``batch``, (15625,).
-
-    PyTorch eager in ``precision`` (FP32 by default, how the cells were measured; "fp16"
-    needs tensor cores to be meaningful); ``calibration``: a Calibration, a file, or None for
-    the shipped one. A batch of 0 or above what fits the device memory is refused.
-    """
-    from nasfilter.oracle.calibrated import Calibration, load_calibration
-
-    dev = get_device(device)
-    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)  # type: ignore[arg-type]
-    seconds = tss_batch_seconds(dev, batch, cal.params, all_ops(), dataset, precision)
-    out: np.ndarray = batch / seconds
-    return out

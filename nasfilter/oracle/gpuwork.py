@@ -145,16 +145,12 @@ def layer_work(
     table: LayerTable, device: DeviceSpec, batch: int | np.ndarray, precision: str = "fp16"
 ) -> LayerWork:
     """The per-layer work of ``table`` on ``device`` at ``batch`` (an int or one per network),
-    in ``precision`` (:data:`PRECISION_BYTES`; "fp16" is what every fit before the tss
-    cells assumed).
-
-    Raises MissingDeviceFieldError if the device lacks its SM count.
-    """
+    in ``precision`` (:data:`PRECISION_BYTES`). Raises MissingDeviceFieldError if the device
+    lacks its SM count."""
     if precision not in PRECISION_BYTES:
         raise ValueError(f"precision must be one of {tuple(PRECISION_BYTES)}, got {precision!r}")
     device.require("sm_count")
-    fp32 = precision == "fp32"
-    bpe = PRECISION_BYTES[precision]
+    fp32, bpe = precision == "fp32", PRECISION_BYTES[precision]
     assert device.sm_count is not None
     b = np.asarray(batch, dtype=np.float64).reshape(-1, 1) if np.ndim(batch) else float(batch)
     kinds = np.array(table.kinds)
@@ -162,11 +158,11 @@ def layer_work(
     dense = present & ((kinds == "conv") | (kinds == "linear"))
     grouped = present & (kinds == "grouped_conv")
     eager_layer = present & (kinds != "memory")
-    dense_conv = present & (kinds == "conv") & (table.kernel_layout == KERNEL_LAYOUTS["nhwc"])
+    # FP32 runs on the CUDA cores: no K padding, no NCHW transposes
+    nhwc = (table.kernel_layout == KERNEL_LAYOUTS["nhwc"]) & (not fp32)
+    dense_conv = present & (kinds == "conv") & nhwc
     per_group = table.in_channels / np.maximum(table.groups, 1.0)
     unaligned = present & (kinds == "conv") & (np.mod(per_group, K_GRANULE) != 0) & (not fp32)
-    if fp32:  # CUDA cores: no K padding, no NCHW transposes
-        dense_conv = dense_conv & False
     depthwise = grouped & (per_group == 1)
     # A grouped conv runs `groups` GEMMs; a dense layer one.
     tensor = quantized_gemm_flops(
