@@ -416,7 +416,8 @@ class CalibratedBackend(AnalyticBackend):
     """The calibrated GPU model as an oracle backend: instant, deterministic.
 
     Args:
-        device: v100 (default), a100, h100, h200, rtx3090, rtx4090 or a JSON device file
+        device: v100 (default), a100, h100, h200, rtx3090, rtx4090, rtx2080ti, gtx1080ti,
+            titanx, titanxp or a JSON device file
             (with the SM count and memory size the model needs).
         calibration: a calibration file written by `nasfilter calibrate` (default: the
             shipped fit).
