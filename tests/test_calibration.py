@@ -16,7 +16,7 @@ from nasfilter.layers import LayerTable
 from nasfilter.oracle import calibration as cal
 from nasfilter.oracle.calibrated import load_calibration
 from nasfilter.oracle.devices import DEVICES
-from nasfilter.oracle.gpumodel import GpuModelParams
+from nasfilter.oracle.gpumodel import TIMM_FIGURES, GpuModelParams
 from nasfilter.timm_data import TIMM_COLUMNS
 
 TRUE = GpuModelParams(
@@ -139,8 +139,8 @@ def test_fit_recovers_known_figures_from_synthetic_data(tmp_path: Path) -> None:
     sset = cal.build_samples(files, _source(tables))
     assert len(sset.samples) == 80
     result = cal.fit(sset)
-    for name, value in TRUE.to_dict().items():
-        assert getattr(result.params, name) == pytest.approx(value, rel=1e-3), name
+    for name in TIMM_FIGURES:  # the cell figures (issue 32) are fitted on the tss cells
+        assert getattr(result.params, name) == pytest.approx(getattr(TRUE, name), rel=1e-3), name
     assert result.rms_log_error < 1e-6 and result.provenance["at_bound"] == []
     figures = cal.scores(cal.predict(sset, result.params), cal.measured(sset))
     assert figures["mdape_percent"] < 0.01 and figures["within_10_percent"] == 1.0

@@ -26,7 +26,23 @@ from nasfilter.timm_data import DATA as TIMM_DIR
 # Test figures (not a product calibration): ideal efficiencies, no kernel cost.
 IDEAL = Calibration(GpuModelParams(1.0, 1.0, 0.0, 1.0, 4.0, 2.0, 1.0, 1.0, 2.0), "TEST ideal", {})
 TYPICAL = Calibration(
-    GpuModelParams(0.8, 0.85, 5e-6, 0.3, 4.0, 1.0, 0.2, 0.5, 2.0), "TEST typical", {}
+    GpuModelParams(
+        0.8,
+        0.85,
+        5e-6,
+        0.3,
+        4.0,
+        1.0,
+        0.2,
+        0.5,
+        2.0,
+        fp32_efficiency=0.6,
+        host_seconds=2e-5,
+        conv_host_seconds=9e-5,
+        pool_tap_rate=4e9,
+    ),
+    "TEST typical",
+    {},
 )
 
 
@@ -104,7 +120,7 @@ def test_calibration_files_are_checked(tmp_path: Path) -> None:
     with pytest.raises(CalibrationFileError, match="not readable JSON"):
         load_calibration(bad)
     other = tmp_path / "other.json"
-    other.write_text(json.dumps({"format": 4, "params": {"tensor_efficiency": 0.5}}))
+    other.write_text(json.dumps({"format": 5, "params": {"tensor_efficiency": 0.5}}))
     with pytest.raises(CalibrationFileError, match="exactly the keys"):
         load_calibration(other)
     # A six-figure file of the model before layouts were predicted: refit, not misread.

@@ -32,7 +32,17 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--device", help="the device of every --measured file (a name or JSON spec)")
     p.add_argument("--layout", choices=("nchw", "nhwc"), help="the layout of every --measured file")
-    p.add_argument("--validate", action="store_true", help="cross-GPU validation instead of a fit")
+    p.add_argument(
+        "--validate",
+        action="store_true",
+        help="validation instead of a fit: the tss cells left out one GPU at a time and "
+        "predicted from timm alone, then timm's cross-GPU validation",
+    )
+    p.add_argument(
+        "--cells-only",
+        action="store_true",
+        help="with --validate: only the cells' tables (no timm model is analysed)",
+    )
     p.add_argument(
         "--out", help="write the calibration (with --validate: the figures) here, a .json file"
     )
@@ -79,6 +89,8 @@ def _check_paths(args: argparse.Namespace) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.cells_only and not args.validate:
+        raise ValueError("--cells-only goes with --validate")
     if args.validate and (args.measured or args.device or args.layout):
         raise ValueError("--validate uses the shipped files; drop --measured/--device/--layout")
     if (args.device or args.layout) and not args.measured:
@@ -98,15 +110,22 @@ def run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace, tables: Any) -> int:
     from nasfilter.files import atomic_write
+    from nasfilter.oracle.cells_validation import format_cells_report, leave_one_gpu_out, timm_only
     from nasfilter.oracle.validation import cross_validate, format_report
 
-    records = cross_validate(tables)
+    cells = leave_one_gpu_out() + timm_only()
+    if not args.json:
+        print("tss cells (HELP latencies, FP32 eager), calibrated vs plain roofline:")
+        print(format_cells_report(cells), flush=True)
+    records = [] if args.cells_only else cross_validate(tables)
+    out = {"cells": cells, "timm": records}
     if args.out:
         with atomic_write(args.out, "w") as fh:
-            fh.write(json.dumps(records, indent=2, sort_keys=True) + "\n")
+            fh.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
     if args.json:
-        print(json.dumps(records, sort_keys=True))
-    else:
+        print(json.dumps(out, sort_keys=True))
+    elif records:
+        print("\ntimm (fit on one GPU, predict the other):")
         print(format_report(records))
     return 0
 
@@ -155,9 +174,13 @@ def _fit(args: argparse.Namespace, tables: Any) -> int:
     except cal.CalibrationError as exc:
         print(f"nasfilter calibrate: fit refused: {exc}", file=sys.stderr)
         return 1
+    from nasfilter.oracle.cells import cells_provenance, fit_cells
+
     label = f"timm-format measurements on {result.device}, eager AMP, " + "+".join(
         sorted({f.layout for f in files})
     )
+    label += "; tss cells on gtx1080ti+titanx+titanxp+rtx2080ti, eager FP32, batch 1/32/256"
+    params = fit_cells(result.params)  # the cell figures, the twelve held
     provenance = {
         **result.provenance,
         "samples": result.samples,
@@ -165,8 +188,9 @@ def _fit(args: argparse.Namespace, tables: Any) -> int:
         "evaluations": result.iterations,
         "command": _command(args),
         "layer_tables": _tables_label(tables),
+        "cells": cells_provenance(),
     }
-    calibration = Calibration(result.params, label, provenance)
+    calibration = Calibration(params, label, provenance)
     calibration.save(args.out, force=args.force)
     if args.json:
         print(calibration.to_json())

@@ -63,7 +63,8 @@ def _add_model_arguments(p: argparse.ArgumentParser) -> None:
         "--device",
         default="v100",
         type=_device,
-        help="built-in device (v100, a100, h100, h200, rtx3090, rtx4090) or a JSON device "
+        help="built-in device (v100, a100, h100, h200, rtx3090, rtx4090, rtx2080ti, gtx1080ti, "
+        "titanx, titanxp) or a JSON device "
         "file with the SM count and memory size (default v100)",
     )
     p.add_argument(

@@ -92,7 +92,8 @@ def _add_settings(p: Any) -> None:
         "--device",
         default="v100",
         type=_device,
-        help="built-in device (v100, a100, h100, h200, rtx3090, rtx4090) or a JSON device "
+        help="built-in device (v100, a100, h100, h200, rtx3090, rtx4090, rtx2080ti, gtx1080ti, "
+        "titanx, titanxp) or a JSON device "
         "file with the SM count (and, for --batch max, the memory size) that the calibrated "
         "GPU model needs (default v100)",
     )

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,7 +39,9 @@ from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.layers import LayerTable
 from nasfilter.oracle.analytic import AnalyticBackend
 from nasfilter.oracle.base import BackendSpec
+from nasfilter.oracle.cells import CELL_DATASET, CELL_PRECISION, all_ops, tss_batch_seconds
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
+from nasfilter.oracle.devices import _short as _short_repr
 from nasfilter.oracle.gpumodel import (
     ENGINES,
     LAYOUTS,
@@ -55,12 +58,14 @@ from nasfilter.proxy import ProxyTable
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "data" / "calibration"
 DEFAULT_CALIBRATION = CALIBRATION_DIR / "timm-rtx3090-rtx4090.json"
-# 4: twelve figures, L2 hits, grouped convs at a memory-bound rate; 3: ten; 2: nine; 1: six
-CALIBRATION_FORMAT = 4
+# 5: sixteen figures (FP32, host and pooling terms fitted on the tss cells); 4: twelve, L2
+# hits, grouped convs at a memory-bound rate; 3: ten; 2: nine; 1: six
+CALIBRATION_FORMAT = 5
 _OLDER_FORMATS = {
     1: "six figures, before the layout-aware model",
     2: "nine figures, before the NCHW conv cost",
     3: "ten figures, before the L2 and the memory-bound rate of grouped convs",
+    4: "twelve figures, before the FP32, host and pooling terms of the tss cells",
 }
 DEFAULT_PEAK_SOURCE = "measured"
 
@@ -102,6 +107,12 @@ class Calibration:
         """Write the calibration as JSON; an existing file is kept unless ``force``."""
         from nasfilter.files import atomic_write
 
+        unset = [k for k, v in self.params.to_dict().items() if not math.isfinite(v)]
+        if unset:
+            raise ValueError(
+                f"calibration figure(s) {', '.join(unset)} not fitted (not finite); a "
+                "calibration file holds every figure: fit the cells too (fit_cells)"
+            )
         p = Path(path)
         if p.exists() and not force:
             raise FileExistsError(f"{str(p)!r} exists; pass --force to overwrite it")
@@ -129,29 +140,73 @@ def _load(path: str) -> Calibration:
             f"calibration file {path!r} does not exist; make one with `nasfilter calibrate`"
         )
     try:
-        data = json.loads(p.read_text())
-    except (OSError, ValueError) as exc:
+        data = json.loads(p.read_text(), parse_constant=_refuse_constant)
+    except (OSError, ValueError, RecursionError) as exc:
         raise CalibrationFileError(
             f"calibration file {path!r} is not readable JSON: {exc}"
         ) from exc
-    if isinstance(data, dict) and data.get("format") in _OLDER_FORMATS:
+    if not isinstance(data, dict):
+        raise CalibrationFileError(f"calibration file {path!r} must hold a JSON object")
+    fmt = data.get("format")
+    if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt in _OLDER_FORMATS:
         raise CalibrationFileError(
             f"calibration file {path!r} was fitted by an older nasfilter (format "
-            f"{data['format']}, {_OLDER_FORMATS[data['format']]}); its figures mean something "
+            f"{fmt}, {_OLDER_FORMATS[fmt]}); its figures mean something "
             f"else in this model: refit it with `nasfilter calibrate`"
         )
-    if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
+    if isinstance(fmt, bool) or fmt != CALIBRATION_FORMAT:
         raise CalibrationFileError(
             f"calibration file {path!r} is not a nasfilter calibration of format "
-            f"{CALIBRATION_FORMAT}"
+            f"{CALIBRATION_FORMAT} (its format is {_short_repr(fmt)})"
         )
+    params = _read_params(data.get("params"), path)
+    fitted_on, provenance = data.get("fitted_on", ""), data.get("provenance", {})
+    if not isinstance(fitted_on, str):
+        raise CalibrationFileError(
+            f"calibration file {path!r}: fitted_on must be a string, got {_short_repr(fitted_on)}"
+        )
+    if not isinstance(provenance, dict):
+        raise CalibrationFileError(
+            f"calibration file {path!r}: provenance must be a JSON object, got "
+            f"{_short_repr(provenance)}"
+        )
+    return Calibration(params, fitted_on, provenance, path)
+
+
+def _refuse_constant(name: str) -> float:
+    """JSON's non-standard NaN and Infinity are refused (a fitted figure is finite)."""
+    raise ValueError(f"{name} is not a number a calibration may hold")
+
+
+def _read_params(raw: object, path: str) -> GpuModelParams:
+    """The figures of a calibration file, each checked: a finite number (not a bool, string,
+    list or null) within its physical range; CalibrationFileError naming field and value."""
+    names = list(GpuModelParams.__dataclass_fields__)
+    if not isinstance(raw, dict) or set(raw) != set(names):
+        got = sorted(map(str, raw)) if isinstance(raw, dict) else _short_repr(raw)
+        raise CalibrationFileError(
+            f"calibration file {path!r}: params must have exactly the keys {names}, got {got}"
+        )
+    values = {}
+    for name in names:
+        value = raw[name]
+        number = None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                number = float(value)
+            except OverflowError:  # an integer of hundreds of digits
+                number = None
+        if number is None or not math.isfinite(number):
+            raise CalibrationFileError(
+                f"calibration file {path!r}: params.{name} must be a finite number, got "
+                f"{_short_repr(value)}"
+            )
+        values[name] = number
     try:
-        params = GpuModelParams.from_dict(data.get("params"))
+        # every figure is given and finite, so none is replaced by another's value
+        return GpuModelParams(**values)
     except ValueError as exc:
         raise CalibrationFileError(f"calibration file {path!r}: {exc}") from exc
-    return Calibration(
-        params, str(data.get("fitted_on", "")), dict(data.get("provenance", {})), path
-    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -340,11 +395,29 @@ def _prepared(
     return layer_work(table, dev, batch), dev, capped_by_measurements(cal.params, dev)
 
 
+def predict_tss(
+    device: str | DeviceSpec,
+    batch: int,
+    calibration: Calibration | str | Path | None = None,
+    dataset: str = CELL_DATASET,
+    precision: str = CELL_PRECISION,
+) -> np.ndarray:
+    """Images/s of all 15625 tss networks on ``device`` at ``batch``, (15625,): PyTorch eager
+    in ``precision`` (:mod:`nasfilter.oracle.cells`); a batch of 0 or one that does not fit
+    the memory is refused naming it."""
+    dev = get_device(device)
+    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
+    seconds = tss_batch_seconds(dev, batch, cal.params, all_ops(), dataset, precision)
+    out: np.ndarray = batch / seconds
+    return out
+
+
 class CalibratedBackend(AnalyticBackend):
     """The calibrated GPU model as an oracle backend: instant, deterministic.
 
     Args:
-        device: v100 (default), a100, h100, h200, rtx3090, rtx4090 or a JSON device file
+        device: v100 (default), a100, h100, h200, rtx3090, rtx4090, rtx2080ti, gtx1080ti,
+            titanx, titanxp or a JSON device file
             (with the SM count and memory size the model needs).
         calibration: a calibration file written by `nasfilter calibrate` (default: the
             shipped fit).
@@ -414,6 +487,12 @@ class CalibratedBackend(AnalyticBackend):
         if self.calibration_path is not None:
             config["calibration"] = self.calibration_path
         return BackendSpec(self.name, device, config)
+
+    def predict_tss(self, batch: int, precision: str = "fp32") -> np.ndarray:
+        """Images/s of all 15625 tss (NAS-Bench-201) networks at ``batch`` on this backend's
+        device, PyTorch eager in ``precision`` (:func:`nasfilter.oracle.cells.predict_tss`),
+        (15625,); for ``nasfilter measure --space tss``."""
+        return predict_tss(self.device, batch, self.calibration, precision=precision)
 
     def batch_of(self, prediction: CalibratedResult, arch: int) -> tuple[int, int | None]:
         batch = int(prediction.batch[arch])  # the largest that fits the memory

@@ -36,7 +36,7 @@ from nasfilter.layers import CNN_MAC_FRACTION, LayerTable, conv_mac_fraction
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import (
     LAYOUTS,
-    PARAM_RANGES,
+    TIMM_FIGURES,
     GpuModelParams,
     LayerWork,
     layer_work,
@@ -376,7 +376,7 @@ def fit(sets: SampleSet | Sequence[SampleSet]) -> FitResult:
     sets = [sets] if isinstance(sets, SampleSet) else list(sets)
     where = "+".join(s.device.name for s in sets)
     n_samples = sum(len(s.samples) for s in sets)
-    n_figures = len(PARAM_RANGES)
+    n_figures = len(TIMM_FIGURES)
     if n_samples < 2 * n_figures:
         raise CalibrationError(
             f"{n_samples} usable samples on {where}; a fit of {n_figures} figures needs "
@@ -388,14 +388,14 @@ def fit(sets: SampleSet | Sequence[SampleSet]) -> FitResult:
         raise CalibrationError(
             f"the fit on {where} did not converge ({res.message}); nothing stored"
         )
-    params = GpuModelParams.from_vector(res.x * _SCALE)
+    params = GpuModelParams.from_vector(res.x * _SCALE, TIMM_FIGURES)
     bad = params.out_of_range()
     if bad:
         raise CalibrationError(f"the fit on {where} is unphysical, refused and not stored: {bad}")
     at_bound = [  # within a millionth of the figure's unit (a microsecond for the kernel)
         name
-        for (name, value), unit in zip(params.to_dict().items(), _SCALE, strict=True)
-        if np.any(np.isclose(value, _SEARCH[name], rtol=1e-6, atol=1e-6 * unit))
+        for name, unit in zip(TIMM_FIGURES, _SCALE, strict=True)
+        if np.any(np.isclose(getattr(params, name), _SEARCH[name], rtol=1e-6, atol=1e-6 * unit))
     ]
     return FitResult(
         params=GpuModelParams.from_dict(params.to_dict()),
@@ -414,10 +414,11 @@ def _solve(flat: _Flat, pairs: tuple[np.ndarray, np.ndarray]) -> Any:
 
     log_measured = np.log(flat.measured)
     nhwc, nchw = pairs
-    names = list(PARAM_RANGES)
+    names = list(TIMM_FIGURES)
 
     def residual(z: np.ndarray) -> np.ndarray:
-        err = np.log(_throughput(flat, GpuModelParams.from_vector(z * _SCALE))) - log_measured
+        params = GpuModelParams.from_vector(z * _SCALE, TIMM_FIGURES)
+        err = np.log(_throughput(flat, params)) - log_measured
         return np.concatenate([err, RATIO_WEIGHT * (err[nhwc] - err[nchw])])
 
     start = np.array([getattr(_START, n) for n in names]) / _SCALE

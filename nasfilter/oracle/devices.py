@@ -26,192 +26,28 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PEAK_SOURCES = ("spec", "measured")
-
-
-class UnknownDeviceError(ValueError):
-    """A device name that is neither built in nor a valid user spec."""
-
-
-class MissingDeviceFieldError(ValueError):
-    """A device spec lacks a figure that a model needs (the message names it and its meaning)."""
-
-
-# The optional figures a GPU model may need, with what each means (for error messages and docs).
-MODEL_FIELDS: dict[str, str] = {
-    "sm_count": (
-        "the number of streaming multiprocessors; a GEMM's output tiles run on them in waves, "
-        "so it sets the wave quantization (JSON key sm_count, an integer)"
-    ),
-    "memory_bytes": (
-        "the device memory size; it bounds the largest batch that fits (JSON key memory_gb, "
-        "in GB of 1e9 bytes)"
-    ),
-    "l2_bytes": "the L2 cache size (JSON key l2_mb, in MB of 1e6 bytes)",
-}
-
-
-MAX_SMS = 100_000  # far above any GPU (H100: 132): a larger sm_count is a typo
-MAX_JSON_BYTES = 1_000_000  # a device file is a few hundred bytes
-
-
-def _finite(value: Any) -> float | None:
-    """``value`` as a finite float, or None for a bool, a non-number or an overflow."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:  # an integer of hundreds of digits
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _short(value: Any) -> str:
-    """``repr(value)``, cut to 60 characters."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
-
-
-@dataclass(frozen=True)
-class DeviceSpec:
-    """A processor as the roofline sees it.
-
-    Attributes:
-        name: short lowercase name ("v100").
-        peak_flops: dense FP16 tensor peak from the data sheet, FLOP/s.
-        bandwidth: memory bandwidth from the data sheet, bytes/s.
-        measured_peak_flops: a peak reached by a real matrix product, FLOP/s, if known.
-        measured_bandwidth: a bandwidth reached by a real copy, bytes/s, if known.
-        description: a human label.
-        sm_count: streaming multiprocessors, if known.
-        memory_bytes: device memory, bytes, if known.
-        l2_bytes: L2 cache, bytes, if known (the GPU model counts no L2 hits without it).
-        fp16_accumulate_peak_flops: the FP16 tensor rate with FP16 accumulation where it
-            differs from ``peak_flops`` (GeForce: twice), FLOP/s; informational.
-        sources: where the figures come from (data sheets, whitepapers).
-    """
-
-    name: str
-    peak_flops: float
-    bandwidth: float
-    measured_peak_flops: float | None = None
-    measured_bandwidth: float | None = None
-    description: str = ""
-    sm_count: int | None = None
-    memory_bytes: float | None = None
-    l2_bytes: float | None = None
-    fp16_accumulate_peak_flops: float | None = None
-    sources: str = ""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip() or ":" in self.name:
-            raise ValueError(
-                f"device name must be a non-empty string without ':', got {self.name!r}"
-            )
-        optional = (
-            "measured_peak_flops",
-            "measured_bandwidth",
-            "memory_bytes",
-            "l2_bytes",
-            "fp16_accumulate_peak_flops",
-        )
-        for field_name in ("peak_flops", "bandwidth", *optional):
-            value = getattr(self, field_name)
-            if value is None and field_name in optional:
-                continue
-            number = _finite(value)
-            if number is None or number <= 0:
-                raise ValueError(
-                    f"device {self.name!r}: {field_name} must be a finite number > 0, "
-                    f"got {_short(value)}"
-                )
-
-        count = self.sm_count
-        if count is not None and (
-            isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_SMS
-        ):
-            raise ValueError(
-                f"device {self.name!r}: sm_count must be an integer from 1 to {MAX_SMS}, "
-                f"got {_short(count)}"
-            )
-
-    def require(self, *fields: str) -> None:
-        """Raise MissingDeviceFieldError naming each of ``fields`` (MODEL_FIELDS) that is unset."""
-        missing = [f for f in fields if getattr(self, f) is None]
-        if missing:
-            what = "; ".join(f"{f}: {MODEL_FIELDS.get(f, f)}" for f in missing)
-            raise MissingDeviceFieldError(
-                f"device {self.name!r} lacks {', '.join(missing)}, which this model needs "
-                f"({what}); give a JSON device file with these keys"
-            )
-
-    def peak(self, source: str = "spec") -> float:
-        """Peak FLOP/s from ``source``: "spec", or "measured" (falls back to the spec)."""
-        _check_source(source)
-        if source == "measured" and self.measured_peak_flops is not None:
-            return float(self.measured_peak_flops)
-        return float(self.peak_flops)
-
-    def memory_bandwidth(self, source: str = "spec") -> float:
-        """Bandwidth in bytes/s from ``source``: "spec", or "measured" (falls back to the spec)."""
-        _check_source(source)
-        if source == "measured" and self.measured_bandwidth is not None:
-            return float(self.measured_bandwidth)
-        return float(self.bandwidth)
-
-    def resolved_source(self, source: str) -> str:
-        """Return "measured" only when a measured peak exists; otherwise "spec"."""
-        _check_source(source)
-        return "measured" if source == "measured" and self.measured_peak_flops else "spec"
-
-    def cmr(self, source: str = "spec") -> float:
-        """Compute-to-memory ratio, FLOP/byte: peak / bandwidth (V100 spec: 139)."""
-        return self.peak(source) / self.memory_bandwidth(source)
-
-    def to_json(self) -> str:
-        """The spec as a JSON string that :func:`get_device` reads back."""
-        return json.dumps(
-            {**self.to_dict(), "description": self.description, "sources": self.sources},
-            sort_keys=True,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (FLOP/s and bytes/s); also the oracles' device fingerprint.
-
-        The GPU-model figures appear only when set, so the roofline fingerprint of a spec
-        without them is what it always was.
-        """
-        out: dict[str, Any] = {
-            "kind": "spec",
-            "name": self.name,
-            "peak_flops": float(self.peak_flops),
-            "bandwidth": float(self.bandwidth),
-            "measured_peak_flops": self.measured_peak_flops,
-            "measured_bandwidth": self.measured_bandwidth,
-        }
-        for key in _EXTRA_FIELDS:
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = value
-        return out
-
-
-_EXTRA_FIELDS = ("sm_count", "memory_bytes", "l2_bytes", "fp16_accumulate_peak_flops")
-
-
-def _check_source(source: str) -> None:
-    if source not in PEAK_SOURCES:
-        raise ValueError(f"peak source must be one of {PEAK_SOURCES}, got {source!r}")
-
+from nasfilter.oracle.device_spec import _ABSURD as _ABSURD
+from nasfilter.oracle.device_spec import _EXTRA_FIELDS as _EXTRA_FIELDS
+from nasfilter.oracle.device_spec import MAX_JSON_BYTES as MAX_JSON_BYTES
+from nasfilter.oracle.device_spec import MAX_SMS as MAX_SMS
+from nasfilter.oracle.device_spec import MODEL_FIELDS as MODEL_FIELDS
+from nasfilter.oracle.device_spec import PEAK_SOURCES as PEAK_SOURCES
+from nasfilter.oracle.device_spec import DeviceSpec as DeviceSpec
+from nasfilter.oracle.device_spec import MissingDeviceFieldError as MissingDeviceFieldError
+from nasfilter.oracle.device_spec import UnknownDeviceError as UnknownDeviceError
+from nasfilter.oracle.device_spec import _check_plausible as _check_plausible
+from nasfilter.oracle.device_spec import _check_source as _check_source
+from nasfilter.oracle.device_spec import _finite as _finite
+from nasfilter.oracle.device_spec import _short as _short
 
 _T = 1e12
 _GB = 1e9
 _MB = 1e6
 _MIB = 2**20
+_KIB = 2**10
 DEVICES: dict[str, DeviceSpec] = {
     "v100": DeviceSpec(
         "v100",
@@ -288,6 +124,70 @@ DEVICES: dict[str, DeviceSpec] = {
         "24 GB GDDR6X, 1008 GB/s, 165.2 TFLOP/s FP16 tensor with FP32 accumulate (330.3 with "
         "FP16 accumulate); docs/facts.md §7",
     ),
+    # The four GPUs of the tss cells' latencies (HELP, issue 31); reference-board boost clocks.
+    # Pascal (GP102) has no tensor cores and runs FP16 arithmetic at 1/64 of its FP32 rate:
+    # its peak_flops is that CUDA-core FP16 rate, and FP32 networks run at fp32_peak_flops.
+    "gtx1080ti": DeviceSpec(
+        "gtx1080ti",
+        0.177 * _T,
+        0.484 * _T,
+        description="NVIDIA GeForce GTX 1080 Ti (GP102, Pascal)",
+        sm_count=28,
+        memory_bytes=11 * _GB,
+        l2_bytes=2816 * _KIB,
+        fp32_peak_flops=11.34 * _T,
+        tensor_cores=False,
+        sources="NVIDIA GeForce GTX 1080 Ti specifications: 3584 CUDA cores (28 SMs of 128), "
+        "1582 MHz boost (3584 x 2 x 1.582 GHz = 11.34 TFLOP/s FP32), 11 GB GDDR5X at 11 Gbps "
+        "on 352 bits = 484 GB/s; NVIDIA Pascal GP102 (Tesla P40/GP100 whitepaper family): "
+        "FP16 at 1/64 of FP32 on GP102 (0.177 TFLOP/s), no tensor cores; L2 256 KB per "
+        "32-bit memory controller x 11 = 2816 KB",
+    ),
+    "titanx": DeviceSpec(
+        "titanx",
+        0.171 * _T,
+        0.480 * _T,
+        description="NVIDIA TITAN X (Pascal, GP102)",
+        sm_count=28,
+        memory_bytes=12 * _GB,
+        l2_bytes=3 * _MIB,
+        fp32_peak_flops=10.97 * _T,
+        tensor_cores=False,
+        sources="NVIDIA TITAN X (Pascal) specifications: 3584 CUDA cores (28 SMs), 1531 MHz "
+        "boost (10.97 TFLOP/s FP32), 12 GB GDDR5X at 10 Gbps on 384 bits = 480 GB/s; GP102: "
+        "FP16 at 1/64 of FP32 (0.171 TFLOP/s), no tensor cores, 3072 KB L2",
+    ),
+    "titanxp": DeviceSpec(
+        "titanxp",
+        0.190 * _T,
+        0.5476 * _T,
+        description="NVIDIA TITAN Xp (Pascal, full GP102)",
+        sm_count=30,
+        memory_bytes=12 * _GB,
+        l2_bytes=3 * _MIB,
+        fp32_peak_flops=12.15 * _T,
+        tensor_cores=False,
+        sources="NVIDIA TITAN Xp specifications: 3840 CUDA cores (30 SMs), 1582 MHz boost "
+        "(12.15 TFLOP/s FP32), 12 GB GDDR5X at 11.4 Gbps on 384 bits = 547.6 GB/s; GP102: "
+        "FP16 at 1/64 of FP32 (0.190 TFLOP/s), no tensor cores, 3072 KB L2",
+    ),
+    "rtx2080ti": DeviceSpec(
+        "rtx2080ti",
+        53.8 * _T,
+        0.616 * _T,
+        description="NVIDIA GeForce RTX 2080 Ti (TU102, Turing)",
+        sm_count=68,
+        memory_bytes=11 * _GB,
+        l2_bytes=5632 * _KIB,
+        fp16_accumulate_peak_flops=107.6 * _T,
+        fp32_peak_flops=13.4 * _T,
+        tensor_cores=True,
+        sources="NVIDIA Turing GPU Architecture whitepaper (2018), Table 1, RTX 2080 Ti "
+        "reference board: 68 SMs, 4352 CUDA cores, 1545 MHz boost, 13.4 TFLOP/s FP32, "
+        "53.8 TFLOP/s FP16 tensor with FP32 accumulate (107.6 with FP16 accumulate), "
+        "11 GB GDDR6 at 14 Gbps on 352 bits = 616 GB/s, 5632 KB L2 (Founders Edition, "
+        "1635 MHz: 14.2 / 56.9 / 113.8)",
+    ),
 }
 DEFAULT_DEVICE = "v100"
 
@@ -323,6 +223,8 @@ _FILE_KEYS = frozenset(
         "memory_gb",
         "l2_mb",
         "fp16_accumulate_peak_tflops",
+        "fp32_peak_tflops",
+        "tensor_cores",
         "sources",
     }
 )
@@ -374,7 +276,7 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
     assert peak is not None and bw is not None
     sm_count = _sm_count(data, origin)
     try:
-        return DeviceSpec(
+        spec = DeviceSpec(
             str(data["name"]),
             peak,
             bw,
@@ -386,9 +288,12 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
             l2_bytes=_scaled(data, "l2_mb", origin, _MB),
             fp16_accumulate_peak_flops=_scaled(data, "fp16_accumulate_peak_tflops", origin),
             sources=str(data.get("sources", "")),
+            fp32_peak_flops=_scaled(data, "fp32_peak_tflops", origin),
+            tensor_cores=data.get("tensor_cores"),
         )
     except ValueError as exc:
         raise UnknownDeviceError(f"device file {origin!r}: {exc}") from exc
+    return _check_plausible(spec, origin)
 
 
 def get_device(spec: str | DeviceSpec | None = None) -> DeviceSpec:
@@ -439,6 +344,8 @@ def _from_inline_json(text: str) -> DeviceSpec:
             l2_bytes=data.get("l2_bytes"),
             fp16_accumulate_peak_flops=data.get("fp16_accumulate_peak_flops"),
             sources=str(data.get("sources", "")),
+            fp32_peak_flops=data.get("fp32_peak_flops"),
+            tensor_cores=data.get("tensor_cores"),
         )
     except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise UnknownDeviceError(
@@ -456,7 +363,11 @@ def _from_triple(text: str) -> DeviceSpec:
             f"device spec {text!r} must be name:peak_tflops:bandwidth_tbs with numbers, "
             "e.g. mygpu:200:1.5"
         ) from None
-    return DeviceSpec(name, peak_v * _T, bw_v * _T, description="user-defined")
+    try:
+        spec = DeviceSpec(name, peak_v * _T, bw_v * _T, description="user-defined")
+    except ValueError as exc:
+        raise UnknownDeviceError(f"device spec {text!r}: {exc}") from exc
+    return _check_plausible(spec, text)
 
 
 def _from_file(path: Path, text: str) -> DeviceSpec:

@@ -77,6 +77,7 @@ from nasfilter.oracle.gpuwork import padded_reduction as padded_reduction
 from nasfilter.oracle.gpuwork import quantized_gemm_flops as quantized_gemm_flops
 
 LAYOUTS = ("nchw", "nhwc")
+PRECISIONS = ("fp16", "fp32")
 ENGINES = ("fused", "eager")
 # The rate depthwise convs' padded FLOPs run at, per byte/s of data-sheet bandwidth, at
 # efficiency 1: 64 FLOP/B, a reference intensity that keeps their fitted efficiencies
@@ -99,7 +100,15 @@ PARAM_RANGES: dict[str, tuple[float, float]] = {
     "nchw_conv_seconds": (0.0, 1e-3),
     "depthwise_efficiency": (1e-4, 1.0),
     "nhwc_depthwise_efficiency": (1e-4, 1.0),
+    "fp32_efficiency": (1e-3, 1.0),
+    "host_seconds": (0.0, 1e-3),
+    "conv_host_seconds": (0.0, 1e-3),
+    "pool_tap_rate": (1e6, 1e12),
 }
+# The figures timm's FP16 measurements fit (the rest are fitted on the tss cells).
+TIMM_FIGURES = tuple(list(PARAM_RANGES)[:12])
+# The figures the tss cells (PyTorch eager, FP32, batch 1 to 256) fit, with timm's fixed.
+CELL_FIGURES = ("fp32_efficiency", "host_seconds", "conv_host_seconds", "pool_tap_rate")
 PARAM_MEANINGS: dict[str, str] = {
     "tensor_efficiency": "share of the tensor-core peak a full tile of a dense GEMM reaches",
     "memory_efficiency": "share of the memory bandwidth a kernel's traffic reaches",
@@ -118,6 +127,14 @@ PARAM_MEANINGS: dict[str, str] = {
     "depthwise conv (one input channel per group) reaches in eager NCHW (PyTorch's kernels)",
     "nhwc_depthwise_efficiency": "share of its memory-bound rate a depthwise conv reaches in "
     "eager NHWC (cuDNN's channels-last depthwise kernels)",
+    "fp32_efficiency": "share of the CUDA cores' FP32 peak a full tile of a dense FP32 GEMM "
+    "reaches (networks run in FP32: no tensor cores)",
+    "host_seconds": "host time to issue one kernel in eager mode (Python, the dispatcher, the "
+    "launch call), seconds",
+    "conv_host_seconds": "extra host time of one conv or linear call in eager mode (cuDNN's "
+    "descriptors and algorithm look-up), seconds",
+    "pool_tap_rate": "window taps per second one SM reads for a stride-1 pooling layer (each "
+    "output reads k x k inputs through the L1: the SMs' load rate bounds it, not the DRAM)",
 }
 
 
@@ -138,6 +155,11 @@ class GpuModelParams:
     # Not given (NaN): as the grouped convs', the model before depthwise convs had their own.
     depthwise_efficiency: float = math.nan
     nhwc_depthwise_efficiency: float = math.nan
+    # Not given (NaN): the model has no FP32 rate, and refuses an FP32 prediction.
+    fp32_efficiency: float = math.nan
+    host_seconds: float = 0.0  # 0: kernels are never host-bound (the fused engine)
+    conv_host_seconds: float = 0.0
+    pool_tap_rate: float = math.inf  # inf: pooling costs only its memory traffic
 
     def __post_init__(self) -> None:
         if math.isnan(self.depthwise_efficiency):
@@ -152,6 +174,10 @@ class GpuModelParams:
         """'' if every figure lies in :data:`PARAM_RANGES`, else a sentence naming each one."""
         problems = []
         for name, value in self.to_dict().items():
+            if name == "fp32_efficiency" and isinstance(value, float) and math.isnan(value):
+                continue  # not fitted: FP32 predictions are refused instead
+            if name == "pool_tap_rate" and value == math.inf:
+                continue  # not fitted: pooling costs its memory traffic only
             lo, hi = PARAM_RANGES[name]
             if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
                 problems.append(
@@ -172,11 +198,25 @@ class GpuModelParams:
         return cls(**{k: float(data[k]) for k in names})
 
     @classmethod
-    def from_vector(cls, x: np.ndarray) -> GpuModelParams:
-        """From the values in field order, without the range check (for fitting)."""
+    def from_vector(
+        cls, x: np.ndarray, names: tuple[str, ...] | None = None, base: GpuModelParams | None = None
+    ) -> GpuModelParams:
+        """From the values of ``names`` (default: every field, in order), the rest from
+        ``base`` (default: unset figures: NaN FP32 efficiency, no host time), without the
+        range check (for fitting)."""
         obj = object.__new__(cls)
-        for f, v in zip(fields(cls), x, strict=True):
-            object.__setattr__(obj, f.name, float(v))
+        rest = {
+            "fp32_efficiency": math.nan,
+            "host_seconds": 0.0,
+            "conv_host_seconds": 0.0,
+            "pool_tap_rate": math.inf,
+        }
+        for f in fields(cls):
+            value = getattr(base, f.name) if base is not None else rest.get(f.name, math.nan)
+            object.__setattr__(obj, f.name, float(value))
+        every = tuple(f.name for f in fields(cls))
+        for name, v in zip(names or every[: len(x)], x, strict=True):
+            object.__setattr__(obj, name, float(v))
         return obj
 
 
@@ -220,20 +260,30 @@ def layer_seconds(
     engine: str = "fused",
     peak: float | None = None,
     bandwidth: float | None = None,
+    precision: str = "fp16",
 ) -> np.ndarray:
     """Predicted seconds per layer and batch, (B, L); 0 where a layer is absent.
 
-    ``peak`` (FLOP/s) and ``bandwidth`` (bytes/s) default to the device's data-sheet figures.
+    ``peak`` (FLOP/s) and ``bandwidth`` (bytes/s) default to the device's data-sheet figures:
+    the FP16 peak, or in ``precision`` "fp32" (``work`` computed in it) the FP32 peak.
     """
     _check_choice(layout, LAYOUTS, "layout")
     _check_choice(engine, ENGINES, "engine")
+    _check_choice(precision, PRECISIONS, "precision")
+    fp32 = precision == "fp32"
+    if peak is None:
+        if fp32:
+            device.require("fp32_peak_flops")
+        peak = device.fp32_peak_flops if fp32 else device.peak_flops
+    assert peak is not None
     return seconds_from_work(
         work,
-        device.peak_flops if peak is None else peak,
+        peak,
         device.bandwidth if bandwidth is None else bandwidth,
         params,
         eager=engine == "eager",
         nchw=layout == "nchw",
+        fp32=fp32,
     )
 
 
@@ -245,25 +295,59 @@ def seconds_from_work(
     *,
     eager: bool,
     nchw: bool | np.ndarray,
+    fp32: bool = False,
 ) -> np.ndarray:
     """:func:`layer_seconds` with the engine and layout as flags: per layer
-    ``max(compute, memory) + kernel + eager + layout`` of :func:`layer_terms`.
+    ``max(compute, memory) + kernel + eager + layout`` of :func:`layer_terms`: the GPU's
+    time (the host's is :func:`host_seconds`).
 
-    ``peak``, ``bandwidth`` and ``nchw`` may also be arrays that broadcast to (B, L).
+    ``peak``, ``bandwidth`` and ``nchw`` may also be arrays that broadcast to (B, L);
+    ``fp32``: the network runs in FP32 on the CUDA cores (``peak`` is then their FP32 rate).
     """
-    t = layer_terms(work, peak, bandwidth, params, eager=eager, nchw=nchw)
+    t = layer_terms(work, peak, bandwidth, params, eager=eager, nchw=nchw, fp32=fp32)
     out: np.ndarray = np.maximum(t["compute"], t["memory"]) + t["kernel"]
     return out + t["eager"] + t["layout"] if eager else out
+
+
+def host_seconds(work: LayerWork, params: GpuModelParams) -> np.ndarray:
+    """The host's time to issue each layer's kernels in eager mode, seconds, (B, L).
+
+    PyTorch eager issues one kernel at a time from Python: ``host_seconds`` per kernel (the
+    layer's own and its elementwise passes', one per two passes) plus ``conv_host_seconds``
+    per conv or linear call (cuDNN's descriptors and algorithm look-up). The launch queue is
+    asynchronous, so a network takes ``max(sum of GPU times, sum of host times)``
+    (:func:`network_seconds`): the host bounds it at batch 1, never at large batches.
+    """
+    issued = work.kernels + 0.5 * params.eager_passes * work.eager_layers
+    out: np.ndarray = params.host_seconds * issued + params.conv_host_seconds * work.eager_layers
+    return out
+
+
+def network_seconds(gpu: np.ndarray, host: np.ndarray) -> np.ndarray:
+    """Seconds per batch of each network, (B,): ``max`` of the summed GPU and host times
+    (B, L) (the host runs ahead of the GPU through the launch queue until the queue is
+    empty)."""
+    out: np.ndarray = np.maximum(gpu.sum(axis=1), host.sum(axis=1))
+    return out
 
 
 TERMS = ("compute", "memory", "kernel", "eager", "layout")
 
 
 def _efficiencies(
-    work: LayerWork, params: GpuModelParams, *, eager: bool, nchw: bool | np.ndarray
+    work: LayerWork, params: GpuModelParams, *, eager: bool, nchw: bool | np.ndarray, fp32: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(where the data is channels-first, tensor efficiency, grouped efficiency), each
-    broadcastable to (B, L): per layout in the eager engine, the better kernel when fused."""
+    broadcastable to (B, L): per layout in the eager engine, the better kernel when fused;
+    in FP32 the dense layers' efficiency is ``fp32_efficiency``."""
+    if fp32:
+        if math.isnan(params.fp32_efficiency):
+            raise ValueError(
+                "this calibration has no fp32_efficiency (fitted before FP32 networks); refit "
+                "it with `nasfilter calibrate` to predict a network run in FP32"
+            )
+        eff = np.asarray(params.fp32_efficiency)
+        return np.asarray(nchw), eff, eff
     if eager:
         nchw = np.asarray(nchw) & (work.channels_last == 0)  # where the data is channels-first
         unaligned = np.where(nchw, 0.0, work.unaligned) > 0
@@ -291,6 +375,7 @@ def layer_terms(
     *,
     eager: bool,
     nchw: bool | np.ndarray,
+    fp32: bool = False,
 ) -> dict[str, np.ndarray]:
     """Every term of every layer's time, seconds, each (B, L) (names: :data:`TERMS`).
 
@@ -300,7 +385,7 @@ def layer_terms(
     copies. A layer takes ``max(compute, memory) + kernel + eager + layout``.
     """
     bw = bandwidth * params.memory_efficiency
-    nchw, tensor_eff, grouped_eff = _efficiencies(work, params, eager=eager, nchw=nchw)
+    nchw, tensor_eff, grouped_eff = _efficiencies(work, params, eager=eager, nchw=nchw, fp32=fp32)
     # Depthwise convs run on the CUDA cores, streaming their input through the caches once
     # per filter tap: their rate follows the memory system, not the tensor peak.
     depthwise_rate = bandwidth * DEPTHWISE_FLOP_PER_BYTE

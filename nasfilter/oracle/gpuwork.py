@@ -17,6 +17,10 @@ from nasfilter.layers import KERNEL_LAYOUTS, LayerTable
 from nasfilter.oracle.devices import DeviceSpec
 
 BYTES_PER_ELEMENT = 2  # FP16
+# Bytes per element of each precision a network may run in. FP16 runs its dense layers on the
+# tensor cores (K pads to K_GRANULE, NHWC kernels); FP32 on the CUDA cores, whose SGEMM
+# kernels tile the same way but reduce over any K and run NCHW natively (no transposes).
+PRECISION_BYTES = {"fp16": 2, "fp32": 4}
 TILE_M = 128  # CTA tile rows (output pixels)
 TILE_N = 32  # the narrowest CTA tile width (output channels): N pads to it
 TILE_AREA_PER_SM = TILE_M * 256  # output elements one SM works on at once
@@ -69,18 +73,27 @@ class LayerWork:
     depthwise: np.ndarray
 
 
-def quantized_gemm_flops(m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: int) -> np.ndarray:
+def quantized_gemm_flops(
+    m: np.ndarray, n: np.ndarray, k: np.ndarray, sm_count: int, k_granule: int = K_GRANULE
+) -> np.ndarray:
     """FLOPs the SMs are busy for on GEMMs of shape M x N x K, tiles and waves counted.
 
     Tiles are :data:`TILE_M` x :data:`TILE_N`; an SM runs :data:`TILE_AREA_PER_SM` outputs at
     once (8 such tiles), and a partial last wave costs a full one; K pads to
     :data:`K_GRANULE`. Equals ``2 M N K`` when every tile and wave is full; 0 where M, N or K
-    is 0.
+    is 0. With ``k_granule`` 1 (FP32 on the CUDA cores, no K padding) a wave is one tile per
+    SM instead: a lone tile runs at its SM's full FP32 rate (the CUDA cores need no tensor
+    fragments filled), so a small GEMM is charged only the tiles of its busiest SM.
     """
+    k_pad = np.ceil(k / k_granule) * k_granule
+    tiles = np.ceil(m / TILE_M) * np.ceil(n / TILE_N)
+    if k_granule == 1:  # FP32 on the CUDA cores: a tile alone on an SM runs at its full rate,
+        # so a wave is one tile per SM and a partial wave costs its busiest SM's tiles
+        waves = np.ceil(tiles / sm_count)
+        out: np.ndarray = waves * (sm_count * TILE_M * TILE_N * 2.0) * k_pad
+        return out
     slots = sm_count * (TILE_AREA_PER_SM // (TILE_M * TILE_N))
-    waves = np.ceil(np.ceil(m / TILE_M) * np.ceil(n / TILE_N) / slots)
-    k_pad = np.ceil(k / K_GRANULE) * K_GRANULE
-    best: np.ndarray = waves * (sm_count * TILE_AREA_PER_SM * 2.0) * k_pad
+    best: np.ndarray = np.ceil(tiles / slots) * (sm_count * TILE_AREA_PER_SM * 2.0) * k_pad
     return best
 
 
@@ -128,12 +141,16 @@ def l2_hit_share(read_bytes: np.ndarray, l2_bytes: float | None) -> np.ndarray:
     return share
 
 
-def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -> LayerWork:
-    """The per-layer work of ``table`` on ``device`` at ``batch`` (an int or one per network).
-
-    Raises MissingDeviceFieldError if the device lacks its SM count.
-    """
+def layer_work(
+    table: LayerTable, device: DeviceSpec, batch: int | np.ndarray, precision: str = "fp16"
+) -> LayerWork:
+    """The per-layer work of ``table`` on ``device`` at ``batch`` (an int or one per network),
+    in ``precision`` (:data:`PRECISION_BYTES`). Raises MissingDeviceFieldError if the device
+    lacks its SM count."""
+    if precision not in PRECISION_BYTES:
+        raise ValueError(f"precision must be one of {tuple(PRECISION_BYTES)}, got {precision!r}")
     device.require("sm_count")
+    fp32, bpe = precision == "fp32", PRECISION_BYTES[precision]
     assert device.sm_count is not None
     b = np.asarray(batch, dtype=np.float64).reshape(-1, 1) if np.ndim(batch) else float(batch)
     kinds = np.array(table.kinds)
@@ -141,22 +158,28 @@ def layer_work(table: LayerTable, device: DeviceSpec, batch: int | np.ndarray) -
     dense = present & ((kinds == "conv") | (kinds == "linear"))
     grouped = present & (kinds == "grouped_conv")
     eager_layer = present & (kinds != "memory")
-    dense_conv = present & (kinds == "conv") & (table.kernel_layout == KERNEL_LAYOUTS["nhwc"])
+    # FP32 runs on the CUDA cores: no K padding, no NCHW transposes
+    nhwc = (table.kernel_layout == KERNEL_LAYOUTS["nhwc"]) & (not fp32)
+    dense_conv = present & (kinds == "conv") & nhwc
     per_group = table.in_channels / np.maximum(table.groups, 1.0)
-    unaligned = present & (kinds == "conv") & (np.mod(per_group, K_GRANULE) != 0)
+    unaligned = present & (kinds == "conv") & (np.mod(per_group, K_GRANULE) != 0) & (not fp32)
     depthwise = grouped & (per_group == 1)
     # A grouped conv runs `groups` GEMMs; a dense layer one.
     tensor = quantized_gemm_flops(
-        b * table.gemm_m, table.gemm_n, padded_reduction(table, unaligned), device.sm_count
+        b * table.gemm_m,
+        table.gemm_n,
+        table.gemm_k if fp32 else padded_reduction(table, unaligned),
+        device.sm_count,
+        1 if fp32 else K_GRANULE,
     )
-    in_bytes = (BYTES_PER_ELEMENT * b) * table.input_elems
-    out_bytes = (BYTES_PER_ELEMENT * b) * table.output_elems
+    in_bytes = (bpe * b) * table.input_elems
+    out_bytes = (bpe * b) * table.output_elems
     in_out = in_bytes + out_bytes
     # Reads of what the previous kernel just wrote: a share of them hits in the L2.
     # Bytes served by the L2: size x l2_hit_share(size) = min(size, L2), without a division.
     l2 = device.l2_bytes or 0.0
     in_hits, out_hits = np.minimum(in_bytes, l2), np.minimum(out_bytes, l2)
-    moved = in_out - in_hits + BYTES_PER_ELEMENT * table.weight_elems
+    moved = in_out - in_hits + bpe * table.weight_elems
     pass_bytes = out_bytes - 0.5 * out_hits  # a pass: half reads, half writes
     transpose_bytes = in_out - 0.5 * (in_hits + out_hits)
     return LayerWork(
