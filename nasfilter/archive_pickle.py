@@ -143,7 +143,8 @@ def load_archive_pickle(path: str | os.PathLike[str]) -> Any:
         with open(Path(path), "rb") as raw:
             cap = inflate_cap(os.fstat(raw.fileno()).st_size)
             with bz2.open(raw, "rb") as fh:
-                return _ArchiveUnpickler(_CappedReader(fh, cap, where), where).load()
+                capped = io.BufferedReader(_CappedReader(fh, cap, where), 1 << 16)
+                return _ArchiveUnpickler(capped, where).load()
     except (UnsafeArchiveError, DamagedArchiveError):
         raise
     except IsADirectoryError as exc:
@@ -155,7 +156,12 @@ def load_archive_pickle(path: str | os.PathLike[str]) -> Any:
             f"{where!r} is truncated or empty: it ends before its pickle does; download or "
             "copy the archive again"
         ) from exc
-    except (OSError, pickle.UnpicklingError, MemoryError, RecursionError, ValueError,
+    except MemoryError as exc:
+        raise DamagedArchiveError(
+            f"{where!r} declares a value too large for memory, more than any NATS-Bench "
+            "archive file holds: refused as a damaged or crafted file"
+        ) from exc
+    except (OSError, pickle.UnpicklingError, RecursionError, ValueError,
             TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
         reason = f"{type(exc).__name__}: {exc}"[:200]
         raise DamagedArchiveError(
