@@ -46,9 +46,10 @@ class FullBenchmark:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> FullBenchmark:
         """Open a folder written by :func:`nasfilter.fullbench.convert_full` (milliseconds:
-        only the index is read). Each array is checked when first used: its shape and dtype
-        always, its sha256 too when it is read whole (up to 1 MB); :meth:`verify` checks
-        all. NotFullBenchmarkError (DamagedBenchmarkError) names the file at fault."""
+        only the index is read). Each array is checked when first used, against the shape,
+        dtype and sha256 the index records (one sequential read of that file, once);
+        :meth:`verify` checks all. NotFullBenchmarkError (DamagedBenchmarkError) names the
+        file at fault."""
         root = Path(path).expanduser()
         return cls(root, read_index(root))
 
@@ -121,16 +122,13 @@ class FullBenchmark:
                 arr = np.load(path, mmap_mode="r").view(np.ndarray)
             else:
                 arr = np.load(path)
-                check_array(self.root, rel, arr, spec)
-                check_digest(self.root, rel, spec)
         except (OSError, ValueError, EOFError) as exc:
-            if isinstance(exc, NotFullBenchmarkError):
-                raise
             raise DamagedBenchmarkError(
                 f"{str(path)!r} is missing or unreadable ({type(exc).__name__}: "
                 f"{str(exc)[:120]}); " + how_to_convert(self.root)
             ) from None
         check_array(self.root, rel, arr, spec)
+        check_digest(self.root, rel, spec)  # one sequential read, once per process
         return arr
 
     def row(self, index: int) -> int:
