@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
         help="accept an archive lacking some architectures (their rows are NaN, marked absent)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_force(p, "output file")
+    add_force(p, "output: the .npz file, or a folder only if it is a nasfilter benchmark")
     p.set_defaults(func=run)
 
 

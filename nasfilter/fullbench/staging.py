@@ -42,7 +42,7 @@ def _alive(pid: int) -> bool:
 def remove_stale(target: Path) -> list[Path]:
     """Remove the staging folders of ``target`` whose process is gone; return them."""
     pattern = re.compile(rf"^\.{re.escape(target.name)}\.({'|'.join(KINDS)})-(\d+)$")
-    removed = []
+    removed: list[Path] = []
     try:
         names = os.listdir(target.parent)
     except OSError:
