@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.archive_names import ARCHIVE_DIR_NAME, ARCHIVE_FILE_NAME, META_FILE_NAME
-from nasfilter.archive_pickle import UnsafeArchiveError, load_archive_pickle
+from nasfilter.archive_pickle import DamagedArchiveError, UnsafeArchiveError, load_archive_pickle
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.space import N_ARCHS, Arch, all_channels
 from nasfilter.table import OBSERVED_HP12, SCORED_TEST90, BenchmarkTable, Provenance
@@ -198,9 +198,9 @@ def _open_folder(
     try:
         with allow_listed_loading(nats_bench):
             api = nats_bench.create(str(path), "sss", fast_mode=True, verbose=False)
-    except UnsafeArchiveError:
+    except (UnsafeArchiveError, DamagedArchiveError):
         raise
-    except Exception as exc:  # bz2, pickle and key errors from nats_bench
+    except Exception as exc:  # pickle and key errors from nats_bench
         raise ValueError(
             f"{str(meta)!r}: nats_bench cannot read the archive's meta file "
             f"({type(exc).__name__}: {exc})"
@@ -225,9 +225,9 @@ def _open_file(path: Path, nats_bench: ModuleType) -> _Archive:
     try:
         with allow_listed_loading(nats_bench):
             api = nats_bench.create(str(path), "sss", fast_mode=False, verbose=False)
-    except UnsafeArchiveError:
+    except (UnsafeArchiveError, DamagedArchiveError):
         raise
-    except Exception as exc:  # bz2, pickle and key errors from nats_bench
+    except Exception as exc:  # pickle and key errors from nats_bench
         raise ValueError(
             f"{str(path)!r}: nats_bench cannot read this archive file "
             f"({type(exc).__name__}: {exc}); expected a bz2 pickle of a dict with "

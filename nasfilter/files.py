@@ -305,3 +305,27 @@ def connect_sqlite_readonly(path: str | os.PathLike[str], what: str) -> Any:
                 "copy the files to a writable folder"
             ) from exc
         return sqlite3.connect(immutable, uri=True, isolation_level=None)
+
+
+@contextmanager
+def new_entries_removed_on_error(folder: Path) -> Iterator[None]:
+    """On any exception inside, remove what appeared in ``folder`` since entering (and the
+    folder itself if it was not there): a command that fails half-way (a full disk, Ctrl-C)
+    leaves no partial set of outputs. Files it replaced stay replaced (each was written
+    whole, by :func:`atomic_write`)."""
+    import shutil
+
+    before = set(os.listdir(folder)) if folder.is_dir() else None
+    try:
+        yield
+    except BaseException:
+        if before is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        elif folder.is_dir():
+            for name in set(os.listdir(folder)) - before:
+                path = folder / name
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+        raise

@@ -50,7 +50,7 @@ from nasfilter.experiment import (
 )
 from nasfilter.extras import require
 from nasfilter.fidelity import NoCurvesError, curves_for
-from nasfilter.files import atomic_write, check_path_text, same_file
+from nasfilter.files import atomic_write, check_path_text, new_entries_removed_on_error, same_file
 from nasfilter.methods import (
     FILTERING,
     METHODS,
@@ -410,7 +410,8 @@ def reproduce(
     t_runs = time.perf_counter()
     summary = _summary(plan, runs, loaded, fields)
     timings = {"inputs": t_inputs - started, "runs": t_runs - t_inputs, "started": started}
-    return _write_outputs(plan.out, summary, loaded, quiet, (survey, survey_models), timings)
+    with new_entries_removed_on_error(plan.out):  # a full disk leaves no partial output
+        return _write_outputs(plan.out, summary, loaded, quiet, (survey, survey_models), timings)
 
 
 def _summary(plan: _Plan, runs: StudyRuns, loaded: _Inputs, fields: dict[str, Any]) -> StudySummary:

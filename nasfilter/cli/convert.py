@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
         help="accept an archive lacking some architectures (their rows are NaN, marked absent)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_force(p, "output file")
+    add_force(p, "output: the .npz file, or a folder only if it is a nasfilter benchmark")
     p.set_defaults(func=run)
 
 
@@ -63,8 +63,9 @@ def _check_output(args: argparse.Namespace) -> Path:
 
 
 def _check_folder(args: argparse.Namespace) -> Path:
-    """The full benchmark's output folder: new, or (with --force) an earlier benchmark."""
-    from nasfilter.fullbench.layout import INDEX_FILE
+    """The full benchmark's output folder: new, or (with --force) provably an earlier
+    benchmark (its index parses and names itself, and it holds nothing else)."""
+    from nasfilter.fullbench.index import check_replaceable
 
     target = Path(args.output)
     if target.suffix == ".npz":
@@ -76,42 +77,46 @@ def _check_folder(args: argparse.Namespace) -> Path:
     resolved = target.resolve()
     if resolved == archive or archive in resolved.parents or resolved in archive.parents:
         raise ValueError(f"-o/--output {str(target)!r} overlaps the ARCHIVE {args.archive!r}")
-    if target.exists():
+    if target.exists() or target.is_symlink():
         if not args.force:
             raise FileExistsError(
                 f"-o/--output {str(target)!r} already exists; pass --force to replace it"
             )
-        if not (target / INDEX_FILE).is_file():
-            raise ValueError(
-                f"-o/--output {str(target)!r} exists and is not a nasfilter benchmark folder; "
-                "refusing to replace it even with --force"
-            )
+        check_replaceable(target, "-o/--output")
     if not target.parent.is_dir():
         raise FileNotFoundError(f"-o/--output: folder {str(target.parent)!r} does not exist")
     return target
 
 
-def _run_full(args: argparse.Namespace) -> int:
-    import os
-    import shutil
+def _next_command(target: Path, n_present: int, n_archs: int, first: int, hp: str,
+                  record: str) -> str:
+    """What to do with the folder just written: a search needs every architecture."""
+    if n_present == n_archs:
+        return (f"search it (learning curves included): nasfilter run --table {target} "
+                "--searchers hyperband,bohb,asha --db RESULTS.db")
+    return (f"a search needs all {n_archs} architectures, so `nasfilter run` refuses this "
+            f"partial benchmark; query it through the nats_bench API: python -c \"from "
+            f"nasfilter.nats_api import create; api = create('{target}', 'sss'); "
+            f"print(api.get_more_info({first}, '{record}', hp='{hp}'))\"")
 
+
+def _run_full(args: argparse.Namespace) -> int:
     from nasfilter.fullbench import FullBenchmark, convert_full
 
     target = _check_folder(args)
-    fresh = target.with_name(f".{target.name}.new-{os.getpid()}") if target.exists() else target
-    convert_full(args.archive, fresh, allow_partial=args.allow_partial, progress=not args.quiet)
-    if fresh != target:
-        shutil.rmtree(target)
-        os.replace(fresh, target)
+    convert_full(args.archive, target, allow_partial=args.allow_partial,
+                 progress=not args.quiet, replace=args.force)
     bench = FullBenchmark.open(target)
     prov = bench.provenance
     label = "SYNTHETIC (written by nasfilter)" if bench.synthetic else "NATS-Bench archive"
+    n_present, n_archs = bench.index["n_present"], bench.index["n_archs"]
+    records = bench.records(bench.hp_order[0])
     print(
-        f"wrote {target}: {bench.index['n_present']} of {bench.index['n_archs']} architectures, "
-        f"settings {bench.hp_order}, records {bench.records(bench.hp_order[0])}, {label}, "
+        f"wrote {target}: {n_present} of {n_archs} architectures, "
+        f"settings {bench.hp_order}, records {records}, {label}, "
         f"source {prov['source']}, sha256 {prov['checksum'][:12]}\n"
-        f"search it (learning curves included): nasfilter run --table {target} "
-        "--searchers hyperband,bohb,asha --db RESULTS.db"
+        + _next_command(target, n_present, n_archs, int(bench.present.argmax()),
+                        bench.hp_order[0], records[0])
     )
     return 0
 

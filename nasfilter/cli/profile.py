@@ -4,6 +4,7 @@ Prints the slowest layers, the time by bound and the what-ifs; writes ``layers.c
 ``profile.json`` and ``roofline.png``/``.svg`` into ``--out`` (default
 ``profile-<model>``). The folder may be new, empty or hold only those files (a previous
 profile, replaced); anything else needs ``--force`` (which still replaces only those files).
+A folder or link named like one of those files is never replaced, even with ``--force``.
 """
 
 from __future__ import annotations
@@ -128,6 +129,15 @@ def check_out(args: argparse.Namespace) -> Path:
     for name in OUTPUTS:
         check_not_input(out / name, "--out", inputs)
     check_writable_folder(out if out.is_dir() else (out.parent or Path(".")), "--out", out)
+    for name in OUTPUTS:  # a folder or link named like an output: never replaced
+        entry = out / name
+        if entry.is_symlink() or (entry.exists() and not entry.is_file()):
+            kind = "a link" if entry.is_symlink() else "a folder"
+            raise FileExistsError(
+                f"--out {text!r} holds {name!r}, which is {kind}, not a file the profile "
+                "wrote: the profile replaces only its own files; move it or choose another "
+                "--out"
+            )
     others = sorted(p.name for p in out.iterdir() if p.name not in OUTPUTS) if out.is_dir() else []
     if others and not args.force:
         raise FileExistsError(

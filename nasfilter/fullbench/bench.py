@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,19 +10,20 @@ import numpy as np
 
 from nasfilter.fullbench import codec
 from nasfilter.fullbench import layout as L
+from nasfilter.fullbench.index import (
+    DamagedBenchmarkError,
+    NotFullBenchmarkError,
+    check_array,
+    check_digest,
+    how_to_convert,
+    read_index,
+    verify,
+)
+from nasfilter.space import N_ARCHS
+
+__all__ = ["DamagedBenchmarkError", "FullBenchmark", "NotFullBenchmarkError", "open_benchmark"]
 
 _MAP_ABOVE = 1 << 20  # bytes: larger arrays are memory-mapped
-
-
-class NotFullBenchmarkError(ValueError):
-    """A path that is not a full-fidelity benchmark folder."""
-
-
-def _how_to_convert(path: Path) -> str:
-    return (
-        f"convert a NATS-Bench sss archive into it first: nasfilter convert "
-        f"NATS-sss-v1_0-50262-simple -o {path}"
-    )
 
 
 class FullBenchmark:
@@ -45,26 +45,18 @@ class FullBenchmark:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> FullBenchmark:
-        """Open a folder written by :func:`nasfilter.fullbench.convert_full` (milliseconds)."""
+        """Open a folder written by :func:`nasfilter.fullbench.convert_full` (milliseconds:
+        only the index is read). Each array is checked when first used, against the shape,
+        dtype and sha256 the index records (one sequential read of that file, once);
+        :meth:`verify` checks all. NotFullBenchmarkError (DamagedBenchmarkError) names the
+        file at fault."""
         root = Path(path).expanduser()
-        file = root / L.INDEX_FILE
-        if not file.is_file():
-            raise NotFullBenchmarkError(
-                f"{str(root)!r} is not a full-fidelity nasfilter benchmark (no {L.INDEX_FILE}); "
-                + _how_to_convert(root)
-            )
-        try:
-            index = json.loads(file.read_text())
-        except (OSError, ValueError) as exc:
-            raise NotFullBenchmarkError(f"{str(file)!r} is unreadable: {exc}") from exc
-        if not isinstance(index, dict) or index.get("format") != L.FORMAT_NAME:
-            raise NotFullBenchmarkError(f"{str(file)!r} is not a {L.FORMAT_NAME} index")
-        if index.get("version") != L.FORMAT_VERSION:
-            raise NotFullBenchmarkError(
-                f"{str(file)!r} has format version {index.get('version')!r}; this nasfilter "
-                f"reads version {L.FORMAT_VERSION}: convert the archive again"
-            )
-        return cls(root, index)
+        return cls(root, read_index(root))
+
+    def verify(self) -> None:
+        """Check every array against the index: shape, dtype and sha256 (reads the whole
+        folder; DamagedBenchmarkError naming the first damaged file)."""
+        verify(self.root, self.index)
 
     # ---------------------------------------------------------------- structure
     @property
@@ -79,7 +71,7 @@ class FullBenchmark:
     def present(self) -> np.ndarray:
         """bool (32768,): architectures with a record."""
         if self._present is None:
-            self._present = np.load(self.root / L.PRESENT_FILE)
+            self._present = self._load(("present",))
         return self._present
 
     def setting(self, hp: str) -> dict[str, Any]:
@@ -115,21 +107,43 @@ class FullBenchmark:
         if large (held as a plain ndarray view of the map: indexing a memmap is slower)."""
         arr = self._arrays.get(key)
         if arr is None:
-            if len(key) == 1:
-                path = self.root / f"{key[0]}.npy"
-            else:
-                path = L.record_dir(self.root, key[0], key[1]) / f"{key[2]}.npy"
+            rel = f"{key[0]}.npy" if len(key) == 1 else f"hp{key[0]}/{key[1]}/{key[2]}.npy"
+            arr = self._read(rel)
+            self._arrays[key] = arr
+        return arr
+
+    def _read(self, rel: str) -> np.ndarray:
+        """``root/rel`` checked against the index (see :meth:`open`)."""
+        path = self.root / rel
+        spec = self.index["files"].get(rel)
+        try:
             # Small arrays are read whole (mapping a file costs more than reading 1 MB).
             if os.path.getsize(path) > _MAP_ABOVE:
                 arr = np.load(path, mmap_mode="r").view(np.ndarray)
             else:
                 arr = np.load(path)
-            self._arrays[key] = arr
+        except (OSError, ValueError, EOFError) as exc:
+            raise DamagedBenchmarkError(
+                f"{str(path)!r} is missing or unreadable ({type(exc).__name__}: "
+                f"{str(exc)[:120]}); " + how_to_convert(self.root)
+            ) from None
+        check_array(self.root, rel, arr, spec)
+        check_digest(self.root, rel, spec)  # one sequential read, once per process
         return arr
 
     def row(self, index: int) -> int:
         """The storage row of architecture ``index``; -1 if it has no record."""
-        return int(self._load(("rows",))[index])
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not (
+            0 <= index < N_ARCHS
+        ):
+            raise IndexError(f"architecture index {index!r} is out of range 0..{N_ARCHS - 1}")
+        row = int(self._load(("rows",))[index])
+        if not -1 <= row < int(self.index["n_present"]):
+            raise DamagedBenchmarkError(
+                f"{str(self.root / L.ROWS_FILE)!r} gives architecture {index} row {row}, "
+                f"outside -1..{int(self.index['n_present']) - 1}; " + how_to_convert(self.root)
+            )
+        return row
 
     def span(self, index: int, hp: str, dataset: str) -> tuple[int, list[int]]:
         """(first run, seeds of the runs) of architecture ``index`` on a setting's record

@@ -29,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 FORMAT_NAME = "nasfilter-full-nats-sss"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: index.json lists every array (shape, dtype, sha256)
 INDEX_FILE = "index.json"
 PRESENT_FILE = "present.npy"
 ROWS_FILE = "rows.npy"

@@ -7,9 +7,9 @@ written into memory-mapped arrays, so memory stays bounded whatever the archive'
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,9 +28,11 @@ from nasfilter.convert import (
     locate_archive,
     record_file_name,
 )
-from nasfilter.fullbench import codec
+from nasfilter.fullbench import checks, codec
 from nasfilter.fullbench import layout as L
-from nasfilter.space import N_ARCHS
+from nasfilter.fullbench.index import check_replaceable, manifest
+from nasfilter.fullbench.staging import replace_folder, staging_folder
+from nasfilter.space import N_ARCHS, all_channels
 from nasfilter.version import __version__
 
 _Record = dict[str, dict[str, Any]]  # hp -> ArchResults state dict
@@ -81,12 +83,12 @@ class _Runs:
         self.kinds: list[int] = []
         self.files: dict[str, Any] = {}
 
-    def append(self, name: str, values: list[float]) -> None:
+    def append(self, name: str, values: np.ndarray) -> None:
         fh = self.files.get(name)
         if fh is None:
             fh = (self.folder / f"{name}.raw").open("wb")
             self.files[name] = fh
-        fh.write(np.asarray(values, dtype=np.float64).tobytes())
+        fh.write(values.tobytes())
 
 
 class _Sink:
@@ -113,13 +115,14 @@ class _Sink:
     def run(self, index: int, hp: str, ds: str, seed: int, rc: dict[str, Any], where: str) -> None:
         """Write one run (a ResultsCount state dict) into row ``index``."""
         entry = self.layout["hps"][hp]
-        epochs = rc["epochs"]
+        epochs = checks.epochs(rc["epochs"], f"{where}: hp {hp} {ds} seed {seed}")
         if entry["epochs"] is None:
             entry["epochs"] = epochs
         if epochs != entry["epochs"]:
             raise ValueError(
-                f"{where}: hp {hp} on {ds} seed {seed} has {epochs} epochs, other records "
-                f"{entry['epochs']}; a full benchmark needs one epoch count per setting"
+                f"{where}: hp {hp} on {ds} seed {seed} has {epochs} epochs, where the records "
+                f"before it have {entry['epochs']}; a full benchmark needs one epoch count per "
+                "setting"
             )
         rec = entry["records"].setdefault(
             ds, {"seeds": [], "eval_sets": list(rc["eval_names"]), "class_num": None}
@@ -136,7 +139,7 @@ class _Sink:
         if runs is None:
             runs = self.runs[(hp, ds)] = _Runs(L.record_dir(self.root, hp, ds))
         self._curves(runs, hp, ds, seed, rc, rec["eval_sets"], epochs, where)
-        self._costs(runs, rc)
+        self._costs(runs, rc, f"{where}: hp {hp} {ds} seed {seed}")
         runs.rows.append(int(self.rows[index]))
         runs.seeds.append(seed)
 
@@ -158,46 +161,64 @@ class _Sink:
         if rc.get("train_times") is None or not rc.get("eval_times"):
             raise ValueError(f"{where}: hp {hp} {ds} seed {seed} has no recorded times")
         epoch_range = range(epochs)
+        run = f"{where}: hp {hp} {ds} seed {seed}"
         for metric, field in (("acc", "train_acc1es"), ("loss", "train_losses"),
                               ("time", "train_times")):
             values = rc[field]
-            runs.append(f"{L.TRAIN}.{metric}", [values[e] for e in epoch_range])
+            runs.append(f"{L.TRAIN}.{metric}",
+                        _checked([values[e] for e in epoch_range], run, field, metric))
         for name in sets:
             keys = [f"{name}@{e}" for e in epoch_range]
             for metric, field in (("acc", "eval_acc1es"), ("loss", "eval_losses"),
                                   ("time", "eval_times")):
                 values = rc[field]
-                runs.append(f"{name}.{metric}", [values[k] for k in keys])
+                runs.append(f"{name}.{metric}",
+                            _checked([values[k] for k in keys], run, f"{field} {name}", metric))
 
     @staticmethod
-    def _costs(runs: _Runs, rc: dict[str, Any]) -> None:
-        latency = rc["latency"]
-        lat = -1.0 if latency is None else sum(latency) / len(latency)
-        values = {"flop": rc["flop"], "params": rc["params"], "latency": lat}
-        runs.costs.append([float(values[f]) for f in L.COST_FIELDS])
+    def _costs(runs: _Runs, rc: dict[str, Any], where: str) -> None:
+        values = {"flop": rc["flop"], "params": rc["params"],
+                  "latency": checks.latency(rc["latency"], where)}
+        runs.costs.append([checks.number(values[f], where, f) for f in L.COST_FIELDS])
         runs.kinds.append(sum(L.KIND_BITS[f] for f in L.COST_FIELDS
                               if isinstance(values[f], np.floating)))
+
+
+def _checked(values: list[Any], where: str, field: str, metric: str) -> np.ndarray:
+    """One curve as float64, its values checked (:mod:`.checks`): accuracies in 0..100 %,
+    times finite and >= 0, losses numbers."""
+    if metric == "acc":
+        return checks.numbers(values, where, field, *checks.ACC_RANGE)
+    if metric == "time":
+        return checks.numbers(values, where, field, 0.0)
+    return checks.numbers(values, where, field, finite=False)
 
 
 def _read_record(sink: _Sink, index: int, record: _Record, where: str, seen: dict) -> None:
     """Write every run of one architecture's record, checking the orders nats_bench keeps."""
     if not isinstance(record, dict):
         raise ValueError(f"{where}: not a NATS-Bench architecture record")
+    expected = _arch_strings()[index]
     for hp, state in record.items():
         sink.setting(hp)
+        checks.architecture(state, index, expected, f"{where} (hp {hp})")
         ds_seeds = state["dataset_seed"]
         order = seen.setdefault(hp, list(ds_seeds))
         if list(ds_seeds) != order:
             raise ValueError(f"{where}: hp {hp} lists records {list(ds_seeds)}, others {order}")
         for ds, seeds in ds_seeds.items():
-            if list(seeds) != sorted(seeds):
-                raise ValueError(f"{where}: hp {hp} {ds} seeds {seeds} are not sorted")
-            for seed in seeds:
-                sink.run(index, hp, ds, int(seed), state["all_results"][(ds, seed)], where)
+            for seed in checks.seeds(seeds, f"{where}: hp {hp} {ds} seeds"):
+                sink.run(index, hp, ds, seed, state["all_results"][(ds, seed)], where)
     hps = list(record)
     order = seen.setdefault("__hps__", hps)
     if hps != order:
         raise ValueError(f"{where}: settings {hps}, other records {order}")
+
+
+@functools.cache
+def _arch_strings() -> list[str]:
+    """Each architecture's ``arch_str`` (``8:8:40:32:40``), in index order."""
+    return [":".join(str(c) for c in row) for row in all_channels().tolist()]
 
 
 def _write_runs(runs: _Runs, n_rows: int, epochs: int) -> dict[str, Any]:
@@ -257,18 +278,22 @@ def convert_full(
     output: str | os.PathLike[str],
     allow_partial: bool = False,
     progress: bool = True,
+    replace: bool = False,
 ) -> Path:
     """Convert every record, setting, seed and epoch of a NATS-Bench sss archive into the
-    folder ``output`` (see :mod:`.layout`); return it.
+    folder ``output`` (see :mod:`.layout`); return it. The folder is written beside
+    ``output`` under a hidden name and renamed into place when whole (see :mod:`.staging`);
+    its index records every array's shape, dtype and sha256 as written.
 
-    Raises ValueError for a path that is not an sss archive, a crafted or unreadable file
-    (named), records whose layout differs (named), missing architectures without
-    ``allow_partial``, or an ``output`` that exists."""
-    from tqdm import tqdm
-
+    Raises ValueError for a path that is not an sss archive, a crafted, damaged or
+    unreadable file (named), records whose layout or values are wrong (named), missing
+    architectures without ``allow_partial``, or an ``output`` that exists (unless
+    ``replace`` and it is provably a nasfilter benchmark folder, which is then replaced)."""
     target = Path(output)
-    if target.exists():
-        raise ValueError(f"output {str(target)!r} already exists; remove it or choose another")
+    if target.exists() or target.is_symlink():
+        if not replace:
+            raise ValueError(f"output {str(target)!r} already exists; remove it or choose another")
+        check_replaceable(target, "output")
     path, files, present, (records, meta) = _open_archive(archive)
     n_present = int(present.sum())
     if n_present == 0:
@@ -279,13 +304,29 @@ def convert_full(
             f"({n_present} present). Use the complete archive, or pass allow_partial=True / "
             "--allow-partial to convert the architectures present."
         )
-    staging = target.with_name(f".{target.name}.converting-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    with staging_folder(target) as staging:
+        layout = _write_all(staging, path, records, present, progress)
+        index = {
+            "format": L.FORMAT_NAME, "version": L.FORMAT_VERSION, "n_archs": N_ARCHS,
+            "n_present": n_present, "layout": layout,
+            "provenance": _provenance(path, files, meta), "files": manifest(staging),
+        }
+        (staging / L.INDEX_FILE).write_text(json.dumps(index, indent=1, default=repr))
+        if target.exists() or target.is_symlink():
+            check_replaceable(target, "output")  # it may have changed while converting
+        replace_folder(staging, target)
+    return target
+
+
+def _write_all(staging: Path, path: Path, records: Iterator[tuple[int, _Record, str]],
+               present: np.ndarray, progress: bool) -> dict[str, Any]:
+    """Write every record's runs into ``staging``; return the index's layout."""
+    from tqdm import tqdm
+
+    sink, seen = _Sink(staging, present), dict[str, list[str]]()
+    bar = tqdm(records, total=int(present.sum()), desc=f"converting {path.name}", unit="arch",
+               disable=not progress, dynamic_ncols=True)
     try:
-        sink, seen = _Sink(staging, present), dict[str, list[str]]()
-        bar = tqdm(records, total=n_present, desc=f"converting {path.name}", unit="arch",
-                   disable=not progress, dynamic_ncols=True)
         for index, record, where in bar:
             try:
                 _read_record(sink, index, record, where, seen)
@@ -294,16 +335,6 @@ def convert_full(
                     f"{where}: not a readable NATS-Bench sss record "
                     f"({type(exc).__name__}: {exc})"
                 ) from exc
+    finally:
         bar.close()
-        layout = _finish(sink, seen, present)
-        index = {
-            "format": L.FORMAT_NAME, "version": L.FORMAT_VERSION, "n_archs": N_ARCHS,
-            "n_present": n_present, "layout": layout,
-            "provenance": _provenance(path, files, meta),
-        }
-        (staging / L.INDEX_FILE).write_text(json.dumps(index, indent=1, default=repr))
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
+    return _finish(sink, seen, present)

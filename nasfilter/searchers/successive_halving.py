@@ -63,6 +63,23 @@ def check_schedule(min_epochs: object, max_epochs: object, eta: object) -> None:
         or eta <= 1
     ):
         raise ValueError(f"eta must be a finite number > 1 (the reduction factor), got {eta!r}")
+    rungs = n_rungs(min_epochs, max_epochs, eta)
+    if rungs > MAX_RUNGS:
+        least = (max_epochs / min_epochs) ** (1 / (MAX_RUNGS - 1))
+        raise ValueError(
+            f"eta={eta!r} from {min_epochs} to {max_epochs} epochs gives {rungs} rungs "
+            f"(log(max_epochs / min_epochs) / log(eta) + 1); at most {MAX_RUNGS} rungs "
+            f"(brackets) are allowed, so eta must be >= {math.ceil(least * 1e4) / 1e4:g} here"
+        )
+
+
+MAX_RUNGS = 64  # rungs of a schedule (Hyperband's brackets): integer epochs repeat long before
+
+
+def n_rungs(min_epochs: int, max_epochs: int, eta: float) -> int:
+    """The rungs of the schedule (``s_max + 1``), from ``log(max/min) / log(eta)``, computed
+    without stepping through them."""
+    return math.floor(math.log(max_epochs / min_epochs) / math.log(eta) + 1e-9) + 1
 
 
 def check_epochs_in_table(searcher: Searcher, max_epochs: int) -> None:
@@ -76,7 +93,8 @@ def check_epochs_in_table(searcher: Searcher, max_epochs: int) -> None:
 
 
 def s_max(min_epochs: int, max_epochs: int, eta: float) -> int:
-    """The largest ``s`` with ``min_epochs * eta**s <= max_epochs``."""
+    """The largest ``s`` with ``min_epochs * eta**s <= max_epochs`` (at most
+    :data:`MAX_RUNGS` - 1 for a schedule :func:`check_schedule` accepts)."""
     s = 0
     while min_epochs * eta ** (s + 1) <= max_epochs * (1 + 1e-12):
         s += 1
