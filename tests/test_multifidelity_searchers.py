@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,8 @@ from nasfilter.fidelity import NoCurvesError
 from nasfilter.problem import Budget
 from nasfilter.runner import make_problem, run_search
 from nasfilter.searchers import ASHA, Hyperband, SuccessiveHalving, make_searcher
+from nasfilter.searchers.bohb import BOHB
+from nasfilter.searchers.mo_asha import MOASHA
 from nasfilter.searchers.successive_halving import RandomIndices, bracket, s_max
 from nasfilter.surrogate import embedded_table
 from tests.tables import random_table
@@ -117,3 +121,15 @@ def test_a_huge_budget_ends_when_the_space_is_used_up(cls) -> None:
         ev = result.events
         rung0 = ev["index"][(ev["kind"] == "partial") & (ev["hp"] == 12) & (ev["epochs"] == 1)]
         assert len(np.unique(rung0)) == len(rung0) == 32768
+
+
+@pytest.mark.parametrize("cls", [Hyperband, SuccessiveHalving, ASHA, BOHB, MOASHA])
+def test_numpy_numbers_are_taken_as_schedule_settings(cls: Any) -> None:
+    """Settings read from numpy arrays (a sweep's grid) are accepted and held as Python
+    numbers, so the run's config is the same as with plain ints."""
+    searcher = cls(min_epochs=np.int64(2), max_epochs=np.int32(12), eta=np.int64(2))
+    assert (searcher.min_epochs, searcher.max_epochs, searcher.eta) == (2, 12, 2)
+    assert all(type(v) is int for v in (searcher.min_epochs, searcher.max_epochs, searcher.eta))
+    assert type(cls(eta=np.float64(2.5)).eta) is float
+    with pytest.raises(ValueError, match=r"min_epochs must be an integer >= 1.*got .*1\.5"):
+        cls(min_epochs=np.float64(1.5))

@@ -161,8 +161,7 @@ class ModelBasedMF(ModelBased):
     ) -> None:
         super().__init__(hardware, beta, batch, init, init_proxy, strata, cost_power, pool,
                          calibrate, acquisition, explore)
-        check_schedule(min_epochs, max_epochs, eta)
-        self.min_epochs, self.max_epochs, self.eta = min_epochs, max_epochs, eta
+        self.min_epochs, self.max_epochs, self.eta = check_schedule(min_epochs, max_epochs, eta)
         self.calibration = check_positive_int(
             calibration, "calibration (valid range: [3, 1000])", minimum=3, maximum=1000
         )

@@ -302,9 +302,7 @@ class OptunaHyperband(Searcher):
         self, min_epochs: int = 1, max_epochs: int = 12, eta: int = 3, report: str = "rungs",
         max_repeats: int = 100,
     ) -> None:
-        check_schedule(min_epochs, max_epochs, eta)
-        self.min_epochs = min_epochs
-        self.max_epochs = max_epochs
+        self.min_epochs, self.max_epochs, _ = check_schedule(min_epochs, max_epochs, eta)
         self.eta = check_positive_int(eta, "eta (Optuna's reduction_factor, an integer >= 2)",
                                       minimum=2)
         if report not in REPORTS:

@@ -20,6 +20,7 @@ returns is computed from those alone.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import ClassVar
 
 import numpy as np
@@ -45,12 +46,17 @@ class RandomIndices:
         return self._order.pop() if self._order else None
 
 
-def check_schedule(min_epochs: object, max_epochs: object, eta: object) -> None:
-    """ValueError naming the valid range for a bad epoch or reduction-factor setting."""
+def check_schedule(
+    min_epochs: object, max_epochs: object, eta: object
+) -> tuple[int, int, float]:
+    """The schedule as ``(min_epochs, max_epochs, eta)`` in Python numbers (numpy numbers
+    accepted; an integer ``eta`` stays an int), else ValueError naming the valid range."""
+    epochs = []
     for name, value in (("min_epochs", min_epochs), ("max_epochs", max_epochs)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise ValueError(f"{name} must be an integer >= 1 (epochs of hp 12), got {value!r}")
-    assert isinstance(min_epochs, int) and isinstance(max_epochs, int)
+        epochs.append(int(value))
+    min_epochs, max_epochs = epochs
     if min_epochs > max_epochs:
         raise ValueError(
             f"min_epochs={min_epochs} is above max_epochs={max_epochs}; the valid range is "
@@ -58,11 +64,12 @@ def check_schedule(min_epochs: object, max_epochs: object, eta: object) -> None:
         )
     if (
         isinstance(eta, bool)
-        or not isinstance(eta, (int, float))
+        or not isinstance(eta, numbers.Real)
         or not math.isfinite(eta)
         or eta <= 1
     ):
         raise ValueError(f"eta must be a finite number > 1 (the reduction factor), got {eta!r}")
+    eta = int(eta) if isinstance(eta, numbers.Integral) else float(eta)
     rungs = n_rungs(min_epochs, max_epochs, eta)
     if rungs > MAX_RUNGS:
         least = (max_epochs / min_epochs) ** (1 / (MAX_RUNGS - 1))
@@ -71,6 +78,7 @@ def check_schedule(min_epochs: object, max_epochs: object, eta: object) -> None:
             f"(log(max_epochs / min_epochs) / log(eta) + 1); at most {MAX_RUNGS} rungs "
             f"(brackets) are allowed, so eta must be >= {math.ceil(least * 1e4) / 1e4:g} here"
         )
+    return min_epochs, max_epochs, eta
 
 
 MAX_RUNGS = 64  # rungs of a schedule (Hyperband's brackets): integer epochs repeat long before
@@ -121,10 +129,7 @@ class EpochSchedule(Searcher):
     uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
 
     def __init__(self, min_epochs: int = 1, max_epochs: int = 12, eta: float = 3) -> None:
-        check_schedule(min_epochs, max_epochs, eta)
-        self.min_epochs = min_epochs
-        self.max_epochs = max_epochs
-        self.eta = eta
+        self.min_epochs, self.max_epochs, self.eta = check_schedule(min_epochs, max_epochs, eta)
 
 
 class Hyperband(EpochSchedule):
