@@ -377,8 +377,7 @@ def reproduce(
         table: a table's name (``"real"``, also None, the default; ``"synthetic"``) or a table
             converted with ``nasfilter convert`` (.npz). It must hold every architecture.
         backend, device, oracle_cache: the oracle (``nasfilter.oracle.proxy_table``); the
-            default is ``DEFAULT_ORACLE`` (the calibrated GPU model) on a V100.
-        dataset: the dataset.
+            default is ``DEFAULT_ORACLE`` (the calibrated GPU model) on a V100; dataset: D.
         seeds: the run seeds (integers >= 0), nine by default as in the study.
         budget: worker-seconds per run (the study: 110000), the same for every K.
         quiet: no progress bars.
