@@ -20,7 +20,8 @@ import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.files import MAX_META_BYTES, atomic_write, read_npz
-from nasfilter.space import N_ARCHS, ArchLike, as_arch
+from nasfilter.space import ArchLike
+from nasfilter.spaces import SSS, Space, get_space
 
 SCHEMA_VERSION = 1
 SEARCH_EPOCHS = 12  # hp "12": what a search is charged for and sees (docs/facts.md §2)
@@ -107,6 +108,8 @@ class BenchmarkTable:
         macs: multiply-accumulates per image in millions, shape (32768,).
         present: whether the row holds real data, shape (32768,); absent rows are NaN.
         provenance: where the numbers come from.
+        space: the search space the rows index (:data:`~nasfilter.spaces.SSS` unless
+            given; row counts above are sss's, a tss table has 15625 rows).
     """
 
     dataset: Dataset
@@ -120,19 +123,21 @@ class BenchmarkTable:
     macs: np.ndarray
     present: np.ndarray
     provenance: Provenance
+    space: Space = SSS
 
     def __post_init__(self) -> None:
+        n_rows = self.space.size
         n_seeds = len(self.seeds)
         if n_seeds == 0:
             raise ValueError("a table needs at least one training seed")
-        if self.valid_acc.shape != (N_ARCHS, n_seeds):
+        if self.valid_acc.shape != (n_rows, n_seeds):
             raise ValueError(
-                f"valid_acc must have shape ({N_ARCHS}, {n_seeds}), got {self.valid_acc.shape}"
+                f"valid_acc must have shape ({n_rows}, {n_seeds}), got {self.valid_acc.shape}"
             )
         for name in (*_FLOAT_COLUMNS, "present"):
             arr = getattr(self, name)
-            if arr.shape != (N_ARCHS,):
-                raise ValueError(f"column {name!r} must have shape ({N_ARCHS},), got {arr.shape}")
+            if arr.shape != (n_rows,):
+                raise ValueError(f"column {name!r} must have shape ({n_rows},), got {arr.shape}")
         if self.present.dtype != np.bool_:
             raise ValueError(f"column 'present' must be boolean, got {self.present.dtype}")
         for name in ARRAY_COLUMNS:
@@ -162,7 +167,7 @@ class BenchmarkTable:
 
     @property
     def is_complete(self) -> bool:
-        return self.n_present == N_ARCHS
+        return self.n_present == self.space.size
 
     @property
     def flops(self) -> np.ndarray:
@@ -179,21 +184,21 @@ class BenchmarkTable:
 
     def require(self, arch: ArchLike) -> int:
         """The index of ``arch``; raise MissingArchitectureError if its row is absent."""
-        index = as_arch(arch).index
+        index = self.space.index_of(arch)
         if not self.present[index]:
             raise MissingArchitectureError(
-                f"architecture {as_arch(index)} (index {index}) is missing from the partial "
-                f"table {self.label!r} ({self.n_present} of {N_ARCHS} rows present)"
+                f"architecture {self.space.arch(index)} (index {index}) is missing from the "
+                f"partial table {self.label!r} ({self.n_present} of {self.space.size} rows present)"
             )
         return index
 
     def record(self, arch: ArchLike) -> dict[str, Any]:
         """One architecture's record as plain Python values (the `nasfilter show` keys)."""
-        a = as_arch(arch)
+        a = self.space.parse(arch)
         index = self.require(a)
         rec: dict[str, Any] = {
             "index": index,
-            "channels": str(a),
+            ("channels" if self.space is SSS else "arch"): str(a),
             "dataset": self.dataset.name,
             "macs": float(self.macs[index]),
             "flops": float(self.flops[index]),
@@ -210,6 +215,8 @@ class BenchmarkTable:
             "source": self.provenance.source,
             "label": self.provenance.label,
         }
+        if self.space is not SSS:
+            rec["space"] = self.space.name
         if self.provenance.legacy_record:  # the names of a converted archive's columns
             rec["valid_acc_hp12"] = rec["observed_acc"]
             rec["test_acc_hp90"] = rec["score_acc"]
@@ -226,6 +233,7 @@ class BenchmarkTable:
             "dataset": self.dataset.name,
             "seeds": list(self.seeds),
             "provenance": asdict(self.provenance),
+            **({} if self.space is SSS else {"space": self.space.name}),
         }
         columns = {name: getattr(self, name) for name in ARRAY_COLUMNS}
         with atomic_write(target) as fh:
@@ -245,7 +253,8 @@ class BenchmarkTable:
         kind, origin = "nasfilter table", "`nasfilter convert`"
         meta = _read_meta(source, read_npz(source, kind, origin, {"meta": MAX_META_BYTES}))
         seeds = _check_seeds(source, meta.get("seeds"))
-        per_row = 8 * N_ARCHS  # bytes: float64 is the widest a column may hold
+        space = get_space(meta.get("space", "sss"))
+        per_row = 8 * space.size  # bytes: float64 is the widest a column may hold
         limits = {"valid_acc": per_row * len(seeds), "present": per_row}
         limits.update({key: per_row for key in _FLOAT_COLUMNS})
         data = read_npz(source, kind, origin, limits)
@@ -263,6 +272,7 @@ class BenchmarkTable:
                 dataset=get_dataset(meta["dataset"]),
                 seeds=seeds,
                 provenance=Provenance(**meta["provenance"]),
+                space=space,
                 **{key: data[key] for key in limits},
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -344,6 +354,6 @@ def check_values(table: BenchmarkTable, source: str) -> None:
         shown = [float(v) for v in value] if np.ndim(value) else float(value)
         raise ValueError(
             f"table {source!r}: column {name!r} holds {shown} at architecture index {index} "
-            f"({as_arch(index)}); it holds {what}. The file is damaged or was not written by "
-            "`nasfilter convert`: convert the archive again"
+            f"({table.space.arch(index)}); it holds {what}. The file is damaged or was not "
+            "written by `nasfilter convert`: convert the archive again"
         )
