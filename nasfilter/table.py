@@ -33,6 +33,7 @@ SCORED_TEST90 = "test@90"  # hp-90 test accuracy on the final record
 _SCORE_WORDS = {
     SCORED_TEST90: "test accuracy after 90 epochs",
     "valid@90": "validation accuracy after 90 epochs",
+    "valid@200": "validation accuracy after 200 epochs, seed mean",
 }
 
 _FLOAT_COLUMNS = ("test_acc", "train_time", "valid_time", "latency", "params", "macs")
@@ -180,7 +181,13 @@ class BenchmarkTable:
 
         This is ``simulate_train_eval``'s ``time_cost`` (docs/facts.md §2).
         """
-        return SEARCH_EPOCHS * self.train_time + self.valid_time
+        return self.eval_epochs * self.train_time + self.valid_time
+
+    @property
+    def eval_epochs(self) -> int:
+        """Training epochs one search evaluation charges: 12 (hp 12), or what the table's
+        provenance sets (``extra["eval_epochs"]``: 200 for ``tss-real-hp200``)."""
+        return int(self.provenance.extra.get("eval_epochs", SEARCH_EPOCHS))
 
     def require(self, arch: ArchLike) -> int:
         """The index of ``arch``; raise MissingArchitectureError if its row is absent."""
