@@ -20,6 +20,12 @@ _FIGURES = {
     "h200": (132, 141e9, 50e6),
     "rtx3090": (82, 24e9, 6 * 2**20),
     "rtx4090": (128, 24e9, 72 * 2**20),
+    # The tss cells' GPUs: NVIDIA's spec pages (GP102: L2 = 256 KB per 32-bit memory
+    # controller) and the Turing whitepaper, Table 1.
+    "gtx1080ti": (28, 11e9, 2816 * 2**10),
+    "titanx": (28, 12e9, 3 * 2**20),
+    "titanxp": (30, 12e9, 3 * 2**20),
+    "rtx2080ti": (68, 11e9, 5632 * 2**10),
 }
 
 
@@ -27,7 +33,7 @@ _FIGURES = {
 def test_builtin_devices_carry_the_model_figures_with_sources(name: str) -> None:
     dev = DEVICES[name]
     assert (dev.sm_count, dev.memory_bytes, dev.l2_bytes) == _FIGURES[name]
-    assert "whitepaper" in dev.sources or "data sheet" in dev.sources
+    assert any(word in dev.sources for word in ("whitepaper", "data sheet", "specifications"))
     dev.require("sm_count", "memory_bytes", "l2_bytes")
 
 
@@ -87,3 +93,43 @@ def test_roofline_fingerprint_of_a_plain_spec_is_unchanged() -> None:
         "measured_peak_flops",
         "measured_bandwidth",
     }
+
+
+# CUDA cores x 2 FLOPs (FMA) x boost clock, from NVIDIA's spec pages; GP102 runs FP16 at 1/64.
+_FP32 = {
+    "gtx1080ti": 3584 * 2 * 1.582e9,
+    "titanx": 3584 * 2 * 1.531e9,
+    "titanxp": 3840 * 2 * 1.582e9,
+    "rtx2080ti": 4352 * 2 * 1.545e9,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FP32))
+def test_cell_gpus_fp32_peak_and_tensor_cores(name: str) -> None:
+    dev = DEVICES[name]
+    assert dev.fp32_peak_flops == pytest.approx(_FP32[name], rel=0.005)
+    assert dev.tensor_cores is (name == "rtx2080ti")
+    if not dev.tensor_cores:  # Pascal: the FP16 peak is the CUDA cores' 1/64 rate
+        assert dev.peak_flops == pytest.approx(_FP32[name] / 64, rel=0.01)
+    assert get_device(dev.to_json()) == dev
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "words"),
+    [
+        ("peak_tflops", 20000, "peak_flops = 2e.16 is above 10 PFLOP/s"),
+        ("bandwidth_tbs", 150, "bandwidth = 1.5e.14 is above 100 TB/s"),
+        ("fp32_peak_tflops", 0, "fp32_peak_flops must be a finite number > 0, got 0"),
+        ("fp32_peak_tflops", -3, "fp32_peak_tflops must be a finite number, got -3|> 0"),
+        ("peak_tflops", 0, "peak_flops must be a finite number > 0, got 0"),
+        ("tensor_cores", "yes", "tensor_cores must be true or false, got 'yes'"),
+    ],
+)
+def test_absurd_zero_and_negative_figures_are_refused_naming_field_and_value(
+    tmp_path: Any, key: str, value: object, words: str
+) -> None:
+    path = tmp_path / "dev.json"
+    spec = {"name": "x", "peak_tflops": 1, "bandwidth_tbs": 1, key: value}
+    path.write_text(json.dumps(spec))
+    with pytest.raises(UnknownDeviceError, match=words):
+        get_device(str(path))

@@ -181,7 +181,8 @@ def test_surrogate_model_prose(tables: dict[str, BenchmarkTable]) -> None:
 def test_roofline_table_rows(device: str) -> None:
     thr, util, fronts = _cells("oracle.md", device.upper(), "What it predicts")
     res = roofline(device, "cifar10")
-    quoted = [x for x in _numbers(thr) if x >= 1000]  # drop the channel strings' numbers
+    # Drop the channel strings' numbers; a Pascal card's FP16 roofline rounds to 0 images/s.
+    quoted = [x for x in _numbers(thr) if x >= 1000 or x == 0]
     _close(quoted, [round(res.throughput.min(), -3), round(res.throughput.max(), -3)], 0)
     _close(_numbers(util), [res.utilization.min(), res.utilization.max()], 2)
     counts = [

@@ -52,9 +52,23 @@ MODEL_FIELDS: dict[str, str] = {
         "in GB of 1e9 bytes)"
     ),
     "l2_bytes": "the L2 cache size (JSON key l2_mb, in MB of 1e6 bytes)",
+    "fp32_peak_flops": (
+        "the FP32 rate of the CUDA cores, the roof of a network run in FP32 (JSON key "
+        "fp32_peak_tflops, in TFLOP/s)"
+    ),
 }
 
 
+# Figures no GPU comes near (the largest today: about 2 PFLOP/s dense FP16, 8 TB/s): a value
+# above one is a unit mistake (FLOP/s given as TFLOP/s), refused naming the field.
+_ABSURD: dict[str, tuple[float, str]] = {
+    "peak_flops": (1e16, "10 PFLOP/s"),
+    "measured_peak_flops": (1e16, "10 PFLOP/s"),
+    "fp16_accumulate_peak_flops": (1e16, "10 PFLOP/s"),
+    "fp32_peak_flops": (1e16, "10 PFLOP/s"),
+    "bandwidth": (1e14, "100 TB/s"),
+    "measured_bandwidth": (1e14, "100 TB/s"),
+}
 MAX_SMS = 100_000  # far above any GPU (H100: 132): a larger sm_count is a typo
 MAX_JSON_BYTES = 1_000_000  # a device file is a few hundred bytes
 
@@ -93,6 +107,11 @@ class DeviceSpec:
         fp16_accumulate_peak_flops: the FP16 tensor rate with FP16 accumulation where it
             differs from ``peak_flops`` (GeForce: twice), FLOP/s; informational.
         sources: where the figures come from (data sheets, whitepapers).
+        fp32_peak_flops: the FP32 rate of the CUDA cores (FMA = 2 FLOPs, boost clock),
+            FLOP/s, if known: the roof of a network run in FP32.
+        tensor_cores: whether the GPU has FP16 tensor cores (Volta and later); None if not
+            stated. Without them ``peak_flops`` is the CUDA cores' FP16 rate (Pascal GP102:
+            1/64 of FP32).
     """
 
     name: str
@@ -106,6 +125,8 @@ class DeviceSpec:
     l2_bytes: float | None = None
     fp16_accumulate_peak_flops: float | None = None
     sources: str = ""
+    fp32_peak_flops: float | None = None
+    tensor_cores: bool | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip() or ":" in self.name:
@@ -118,6 +139,7 @@ class DeviceSpec:
             "memory_bytes",
             "l2_bytes",
             "fp16_accumulate_peak_flops",
+            "fp32_peak_flops",
         )
         for field_name in ("peak_flops", "bandwidth", *optional):
             value = getattr(self, field_name)
@@ -129,6 +151,11 @@ class DeviceSpec:
                     f"device {self.name!r}: {field_name} must be a finite number > 0, "
                     f"got {_short(value)}"
                 )
+        if self.tensor_cores is not None and not isinstance(self.tensor_cores, bool):
+            raise ValueError(
+                f"device {self.name!r}: tensor_cores must be true or false, "
+                f"got {_short(self.tensor_cores)}"
+            )
 
         count = self.sm_count
         if count is not None and (
@@ -200,7 +227,28 @@ class DeviceSpec:
         return out
 
 
-_EXTRA_FIELDS = ("sm_count", "memory_bytes", "l2_bytes", "fp16_accumulate_peak_flops")
+_EXTRA_FIELDS = (
+    "sm_count",
+    "memory_bytes",
+    "l2_bytes",
+    "fp16_accumulate_peak_flops",
+    "fp32_peak_flops",
+    "tensor_cores",
+)
+
+
+def _check_plausible(spec: DeviceSpec, origin: str) -> DeviceSpec:
+    """``spec`` unless a user-given figure is above :data:`_ABSURD` (UnknownDeviceError naming
+    the field and value). Only user input is checked: code may build a spec with an unbounded
+    figure to switch a roof off."""
+    for field_name, (limit, words) in _ABSURD.items():
+        value = getattr(spec, field_name)
+        if value is not None and value > limit:
+            raise UnknownDeviceError(
+                f"device {origin!r}: {field_name} = {value:g} is above {words}, no GPU's "
+                "figure; check the units (TFLOP/s, TB/s)"
+            )
+    return spec
 
 
 def _check_source(source: str) -> None:
@@ -212,6 +260,7 @@ _T = 1e12
 _GB = 1e9
 _MB = 1e6
 _MIB = 2**20
+_KIB = 2**10
 DEVICES: dict[str, DeviceSpec] = {
     "v100": DeviceSpec(
         "v100",
@@ -288,6 +337,70 @@ DEVICES: dict[str, DeviceSpec] = {
         "24 GB GDDR6X, 1008 GB/s, 165.2 TFLOP/s FP16 tensor with FP32 accumulate (330.3 with "
         "FP16 accumulate); docs/facts.md §7",
     ),
+    # The four GPUs of the tss cells' latencies (HELP, issue 31); reference-board boost clocks.
+    # Pascal (GP102) has no tensor cores and runs FP16 arithmetic at 1/64 of its FP32 rate:
+    # its peak_flops is that CUDA-core FP16 rate, and FP32 networks run at fp32_peak_flops.
+    "gtx1080ti": DeviceSpec(
+        "gtx1080ti",
+        0.177 * _T,
+        0.484 * _T,
+        description="NVIDIA GeForce GTX 1080 Ti (GP102, Pascal)",
+        sm_count=28,
+        memory_bytes=11 * _GB,
+        l2_bytes=2816 * _KIB,
+        fp32_peak_flops=11.34 * _T,
+        tensor_cores=False,
+        sources="NVIDIA GeForce GTX 1080 Ti specifications: 3584 CUDA cores (28 SMs of 128), "
+        "1582 MHz boost (3584 x 2 x 1.582 GHz = 11.34 TFLOP/s FP32), 11 GB GDDR5X at 11 Gbps "
+        "on 352 bits = 484 GB/s; NVIDIA Pascal GP102 (Tesla P40/GP100 whitepaper family): "
+        "FP16 at 1/64 of FP32 on GP102 (0.177 TFLOP/s), no tensor cores; L2 256 KB per "
+        "32-bit memory controller x 11 = 2816 KB",
+    ),
+    "titanx": DeviceSpec(
+        "titanx",
+        0.171 * _T,
+        0.480 * _T,
+        description="NVIDIA TITAN X (Pascal, GP102)",
+        sm_count=28,
+        memory_bytes=12 * _GB,
+        l2_bytes=3 * _MIB,
+        fp32_peak_flops=10.97 * _T,
+        tensor_cores=False,
+        sources="NVIDIA TITAN X (Pascal) specifications: 3584 CUDA cores (28 SMs), 1531 MHz "
+        "boost (10.97 TFLOP/s FP32), 12 GB GDDR5X at 10 Gbps on 384 bits = 480 GB/s; GP102: "
+        "FP16 at 1/64 of FP32 (0.171 TFLOP/s), no tensor cores, 3072 KB L2",
+    ),
+    "titanxp": DeviceSpec(
+        "titanxp",
+        0.190 * _T,
+        0.5476 * _T,
+        description="NVIDIA TITAN Xp (Pascal, full GP102)",
+        sm_count=30,
+        memory_bytes=12 * _GB,
+        l2_bytes=3 * _MIB,
+        fp32_peak_flops=12.15 * _T,
+        tensor_cores=False,
+        sources="NVIDIA TITAN Xp specifications: 3840 CUDA cores (30 SMs), 1582 MHz boost "
+        "(12.15 TFLOP/s FP32), 12 GB GDDR5X at 11.4 Gbps on 384 bits = 547.6 GB/s; GP102: "
+        "FP16 at 1/64 of FP32 (0.190 TFLOP/s), no tensor cores, 3072 KB L2",
+    ),
+    "rtx2080ti": DeviceSpec(
+        "rtx2080ti",
+        53.8 * _T,
+        0.616 * _T,
+        description="NVIDIA GeForce RTX 2080 Ti (TU102, Turing)",
+        sm_count=68,
+        memory_bytes=11 * _GB,
+        l2_bytes=5632 * _KIB,
+        fp16_accumulate_peak_flops=107.6 * _T,
+        fp32_peak_flops=13.4 * _T,
+        tensor_cores=True,
+        sources="NVIDIA Turing GPU Architecture whitepaper (2018), Table 1, RTX 2080 Ti "
+        "reference board: 68 SMs, 4352 CUDA cores, 1545 MHz boost, 13.4 TFLOP/s FP32, "
+        "53.8 TFLOP/s FP16 tensor with FP32 accumulate (107.6 with FP16 accumulate), "
+        "11 GB GDDR6 at 14 Gbps on 352 bits = 616 GB/s, 5632 KB L2 (Founders Edition, "
+        "1635 MHz: 14.2 / 56.9 / 113.8)",
+    ),
 }
 DEFAULT_DEVICE = "v100"
 
@@ -323,6 +436,8 @@ _FILE_KEYS = frozenset(
         "memory_gb",
         "l2_mb",
         "fp16_accumulate_peak_tflops",
+        "fp32_peak_tflops",
+        "tensor_cores",
         "sources",
     }
 )
@@ -374,7 +489,7 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
     assert peak is not None and bw is not None
     sm_count = _sm_count(data, origin)
     try:
-        return DeviceSpec(
+        spec = DeviceSpec(
             str(data["name"]),
             peak,
             bw,
@@ -386,9 +501,12 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
             l2_bytes=_scaled(data, "l2_mb", origin, _MB),
             fp16_accumulate_peak_flops=_scaled(data, "fp16_accumulate_peak_tflops", origin),
             sources=str(data.get("sources", "")),
+            fp32_peak_flops=_scaled(data, "fp32_peak_tflops", origin),
+            tensor_cores=data.get("tensor_cores"),
         )
     except ValueError as exc:
         raise UnknownDeviceError(f"device file {origin!r}: {exc}") from exc
+    return _check_plausible(spec, origin)
 
 
 def get_device(spec: str | DeviceSpec | None = None) -> DeviceSpec:
@@ -439,6 +557,8 @@ def _from_inline_json(text: str) -> DeviceSpec:
             l2_bytes=data.get("l2_bytes"),
             fp16_accumulate_peak_flops=data.get("fp16_accumulate_peak_flops"),
             sources=str(data.get("sources", "")),
+            fp32_peak_flops=data.get("fp32_peak_flops"),
+            tensor_cores=data.get("tensor_cores"),
         )
     except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise UnknownDeviceError(
@@ -456,7 +576,11 @@ def _from_triple(text: str) -> DeviceSpec:
             f"device spec {text!r} must be name:peak_tflops:bandwidth_tbs with numbers, "
             "e.g. mygpu:200:1.5"
         ) from None
-    return DeviceSpec(name, peak_v * _T, bw_v * _T, description="user-defined")
+    try:
+        spec = DeviceSpec(name, peak_v * _T, bw_v * _T, description="user-defined")
+    except ValueError as exc:
+        raise UnknownDeviceError(f"device spec {text!r}: {exc}") from exc
+    return _check_plausible(spec, text)
 
 
 def _from_file(path: Path, text: str) -> DeviceSpec:
