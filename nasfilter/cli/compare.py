@@ -56,6 +56,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--db", required=True, help="the SQLite results database")
     p.add_argument("--json", action="store_true", help="print one JSON list, one object per run")
+    p.add_argument(
+        "--space",
+        choices=("sss", "tss"),
+        default=None,
+        help="only the runs on tables of this search space (default: every run)",
+    )
     p.add_argument("--csv", metavar="PATH", help="also export the runs as CSV to PATH (a new file)")
     p.add_argument(
         "--trust-plugins",
@@ -101,6 +107,15 @@ def keep_scores(db: Path, results: Sequence[Any]) -> None:
         pass  # only a cache: the numbers printed are computed anyway
 
 
+def of_space(results: Sequence[Any], space: str) -> list[Any]:
+    """The results whose table is of ``space`` (the tss tables are named ``tss-real*``)."""
+    from nasfilter.tss_table import TSS_TABLES
+
+    return [
+        r for r in results if (getattr(r.spec, "table", None) in TSS_TABLES) == (space == "tss")
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
@@ -121,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
         results = load_results(store, recompute=args.recompute, trust_plugins=args.trust_plugins)
     if not args.recompute:
         keep_scores(db, results)
+    if args.space is not None:
+        results = of_space(results, args.space)
     rows = [r.row() for r in results]
     if csv is not None:
         if rows:
@@ -135,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([{k: _json_value(r[k]) for k in JSON_FIELDS} for r in rows], indent=1))
         return 0
     if not rows:
-        print(f"{args.db}: no runs yet")
+        where = f" on {args.space} tables" if args.space else " yet"
+        print(f"{args.db}: no runs{where}")
         return 0
     summary = summarize(rows)
     print(describe_inputs(summary))
