@@ -14,14 +14,14 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.files import MAX_META_BYTES, atomic_write, read_npz
 from nasfilter.space import ArchLike
-from nasfilter.spaces import SSS, Space, get_space
+from nasfilter.spaces import SSS, TSS, Space, get_space
 
 SCHEMA_VERSION = 1
 SEARCH_EPOCHS = 12  # hp "12": what a search is charged for and sees (docs/facts.md §2)
@@ -109,8 +109,8 @@ class BenchmarkTable:
         macs: multiply-accumulates per image in millions, shape (32768,).
         present: whether the row holds real data, shape (32768,); absent rows are NaN.
         provenance: where the numbers come from.
-        space: the search space the rows index (:data:`~nasfilter.spaces.SSS` unless
-            given; row counts above are sss's, a tss table has 15625 rows).
+        space: the search space the rows index, a class attribute: :data:`~nasfilter.spaces.SSS`
+            here, :data:`~nasfilter.spaces.TSS` for a :class:`TssTable` (15625 rows).
     """
 
     dataset: Dataset
@@ -124,7 +124,7 @@ class BenchmarkTable:
     macs: np.ndarray
     present: np.ndarray
     provenance: Provenance
-    space: Space = SSS
+    space: ClassVar[Space] = SSS  # TssTable: TSS
 
     def __post_init__(self) -> None:
         n_rows = self.space.size
@@ -274,12 +274,12 @@ class BenchmarkTable:
                     f"{str(source)!r} is not a nasfilter table: column {key!r} holds "
                     f"{data[key].dtype} values, expected floating point numbers"
                 )
+        table_class = TssTable if space is not SSS else cls
         try:
-            table = cls(
+            table = table_class(
                 dataset=get_dataset(meta["dataset"]),
                 seeds=seeds,
                 provenance=Provenance(**meta["provenance"]),
-                space=space,
                 **{key: data[key] for key in limits},
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -287,6 +287,12 @@ class BenchmarkTable:
             raise ValueError(f"{str(source)!r} is not a usable nasfilter table: {what}") from exc
         check_values(table, str(source))
         return table
+
+
+class TssTable(BenchmarkTable):
+    """A :class:`BenchmarkTable` of the topology space: 15625 rows, NATS-tss indices."""
+
+    space: ClassVar[Space] = TSS
 
 
 def _read_meta(source: Path, data: dict[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,7 @@ import numpy as np
 
 from nasfilter.datasets import get_dataset
 from nasfilter.spaces import TSS
-from nasfilter.table import BenchmarkTable, Provenance
+from nasfilter.table import BenchmarkTable, Provenance, TssTable
 from nasfilter.tss_data import SEEDS, SHA256, load_tss_arrays, seed_record_params_mismatch
 
 TSS_TABLES = ("tss-real", "tss-real-hp200")
@@ -100,7 +100,7 @@ def tss_table(dataset: str = "cifar10", name: str = "tss-real") -> BenchmarkTabl
         valid = arrays.hp12_valid_acc.astype(np.float64)[:, None]
     else:
         seeds, valid = SEEDS, per_seed
-    table = BenchmarkTable(
+    table = TssTable(
         dataset=ds,
         seeds=seeds,
         valid_acc=valid,
@@ -112,6 +112,5 @@ def tss_table(dataset: str = "cifar10", name: str = "tss-real") -> BenchmarkTabl
         macs=arrays.flops_M.astype(np.float64),
         present=np.ones(TSS.size, dtype=bool),
         provenance=_provenance(name, ds.name, arrays.record),
-        space=TSS,
     )
     return table

@@ -23,9 +23,8 @@ class RandomSearch(Searcher):
 
     def reset(self) -> None:
         self._draws: list[int] = []
-        self._arch = self.space.arch
 
     def propose(self) -> Arch | None:
         if not self._draws:
             self._draws = self.rng.integers(0, self.space.size, size=_BLOCK)[::-1].tolist()
-        return self._arch(self._draws.pop())  # type: ignore[no-any-return]
+        return self.space.arch(self._draws.pop())
