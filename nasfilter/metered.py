@@ -13,6 +13,7 @@ import numpy as np
 
 from nasfilter.problem import Problem, ProxyReading
 from nasfilter.space import ArchLike
+from nasfilter.spaces import Space
 
 
 class ProxyHandle:
@@ -36,6 +37,11 @@ class ProxyHandle:
         """The proxy's label ("roofline v100 ..."), or "none"."""
         table = self.__problem.proxy_table
         return "none" if table is None else table.label
+
+    @property
+    def space(self) -> Space:
+        """The search space of the problem's table (:mod:`nasfilter.spaces`)."""
+        return self.__problem.table.space
 
     @property
     def dataset(self) -> str:

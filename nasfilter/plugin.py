@@ -22,6 +22,7 @@ import numpy as np
 
 from nasfilter.metered import ProxyHandle, SearchContext
 from nasfilter.registry import init_parameters
+from nasfilter.spaces import Space
 
 
 class Plugin:
@@ -36,16 +37,22 @@ class Plugin:
             hardware signal (a class or an instance attribute); a plugin that queries the
             proxy for throughput only (an objective, not a signal) leaves it False.
         kind: what the plugin is, for messages ("searcher", "filter").
+        spaces: the names of the search spaces the plugin handles (sss only unless it says
+            more); a run on a table of another space is refused before it starts. A plugin
+            that reads the space only as ``self.space`` (size, digits, ``arch(index)``)
+            handles every space.
     """
 
     name: ClassVar[str] = "plugin"
     kind: ClassVar[str] = "plugin"
     needs_proxy: bool = False
     uses_utilization: bool = False
+    spaces: ClassVar[tuple[str, ...]] = ("sss",)
     _config_keys: ClassVar[tuple[str, ...]] = ()
 
     rng: np.random.Generator
     proxy: ProxyHandle
+    space: Space
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Read the parameters ``config()`` reports from ``__init__`` once, at definition;
@@ -64,6 +71,15 @@ class Plugin:
     def setup(self, context: SearchContext) -> None:
         """Start a fresh run: check the plugin, store the generator and proxy, then call
         :meth:`reset`."""
+        space = context.proxy.space
+        if space.name not in self.spaces:
+            raise ValueError(
+                f"{self.kind} {self.name!r} handles the {' and '.join(self.spaces)} space(s), "
+                f"not the {space.name} space ({space.title}) of this run's table; choose a "
+                f"{self.kind} that handles {space.name}, or a table of the "
+                f"{' or '.join(self.spaces)} space"
+            )
+        self.space = space
         if self.needs_proxy:
             context.proxy.require(f"{self.kind} {self.name!r}")
         self.config()  # a parameter without its attribute fails here, before the run

@@ -42,7 +42,7 @@ from nasfilter.fidelity import Fidelity, FidelityEvaluation, LearningCurves
 from nasfilter.fidelity_meter import FidelityMeter
 from nasfilter.meter import Meter, ProxyReading
 from nasfilter.proxy import ProxyTable
-from nasfilter.space import N_ARCHS, ArchLike, as_arch
+from nasfilter.space import ArchLike
 from nasfilter.table import BenchmarkTable
 from nasfilter.trace import UNLOGGED_FIELDS, Trace
 
@@ -78,11 +78,12 @@ _INSTANT = {EventKind.ASK.label: EventKind.ASK, EventKind.DROP.label: EventKind.
             EventKind.RECOMMEND.label: EventKind.RECOMMEND}  # fmt: skip
 
 
-def _fast_index(arch: ArchLike) -> int:
-    """The index of ``arch``, skipping validation work for an in-range plain int."""
-    if type(arch) is int and 0 <= arch < N_ARCHS:
+def _fast_index(arch: ArchLike, table: BenchmarkTable) -> int:
+    """The index of ``arch`` in ``table``'s space, skipping validation for an in-range int."""
+    space = table.space
+    if type(arch) is int and 0 <= arch < space.size:
         return arch
-    return as_arch(arch).index
+    return space.index_of(arch)
 
 
 def _check_inputs(
@@ -100,6 +101,12 @@ def _check_inputs(
         raise ValueError(
             f"proxy must be a ProxyTable (see nasfilter.oracle.proxy_table) or None, "
             f"got {type(proxy).__name__}"
+        )
+    if proxy is not None and proxy.space is not table.space:
+        raise ValueError(
+            f"the proxy {proxy.label!r} is of the {proxy.space.name} space "
+            f"({proxy.space.title}) but the table {table.label!r} is of the "
+            f"{table.space.name} space ({table.space.title}); use a proxy of the table's space"
         )
     if not (
         isinstance(proxy_cost, (int, float, np.integer, np.floating))
@@ -139,7 +146,7 @@ def _check_costs(table: BenchmarkTable) -> None:
     _COSTS_CHECKED.add(table)
 
 
-def _check_indices(indices: np.ndarray) -> np.ndarray:
+def _check_indices(indices: np.ndarray, size: int) -> np.ndarray:
     """``indices`` as int64 of shape (k,); ValueError for another shape, dtype or range."""
     raw = np.asarray(indices)
     if raw.ndim != 1:
@@ -147,9 +154,9 @@ def _check_indices(indices: np.ndarray) -> np.ndarray:
     if raw.size and (raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.integer)):
         raise ValueError(f"indices must be integer architecture indices, got dtype {raw.dtype}")
     idx = raw.astype(np.int64, copy=False)
-    if idx.size and (idx.min() < 0 or idx.max() >= N_ARCHS):
-        bad = idx[(idx < 0) | (idx >= N_ARCHS)][:5].tolist()
-        raise ValueError(f"architecture indices must be in [0, {N_ARCHS - 1}], got {bad}")
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx[(idx < 0) | (idx >= size)][:5].tolist()
+        raise ValueError(f"architecture indices must be in [0, {size - 1}], got {bad}")
     return idx
 
 
@@ -343,7 +350,7 @@ class Problem:
         ``12 x train + valid`` seconds per epoch. Raises BudgetExhausted when no time (or no
         evaluation) remains, and MissingArchitectureError for an absent table row.
         """
-        accuracy, end = self._meter.evaluate(_fast_index(arch), -1, 0)
+        accuracy, end = self._meter.evaluate(_fast_index(arch, self.table), -1, 0)
         self._clock.advance(end)
         return accuracy
 
@@ -356,8 +363,8 @@ class Problem:
         worker-seconds are charged now; the wall clock does not move (see :meth:`advance`).
         The accuracy must not reach the searcher before that time.
         """
-        if type(arch) is not int or not 0 <= arch < N_ARCHS:  # the hot path: a plain index
-            arch = as_arch(arch).index
+        if type(arch) is not int or not 0 <= arch < self.table.space.size:  # a plain index
+            arch = self.table.space.index_of(arch)
         return self._meter.evaluate(arch, trial, worker)
 
     def loop_calls(
@@ -375,8 +382,8 @@ class Problem:
         meter = self._meter
         if meter.proxy is None:
             raise ValueError("this problem has no proxy: pass proxy=ProxyTable(...) to Problem")
-        if type(arch) is not int or not 0 <= arch < N_ARCHS:  # the hot path: a plain index
-            arch = as_arch(arch).index
+        if type(arch) is not int or not 0 <= arch < self.table.space.size:  # a plain index
+            arch = self.table.space.index_of(arch)
         return meter.proxy_one(arch)
 
     def query_proxy_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -388,7 +395,7 @@ class Problem:
         """
         if self.proxy_table is None:
             raise ValueError("this problem has no proxy: pass proxy=ProxyTable(...) to Problem")
-        return self._meter.proxies(_check_indices(indices))
+        return self._meter.proxies(_check_indices(indices, self.table.space.size))
 
     # ---------------------------------------------------------------- fidelity
     @property
@@ -434,7 +441,9 @@ class Problem:
         among the architecture's seeds at ``hp``. Logged as a ``partial`` event, whatever
         the epoch (:meth:`start_at_fidelity` routes the full fidelity to
         :meth:`start_evaluation`); ``max_evaluations`` does not cap these."""
-        return self._fidelity.start_at_epoch(_fast_index(arch), iepoch, hp, trial, worker)
+        return self._fidelity.start_at_epoch(
+            _fast_index(arch, self.table), iepoch, hp, trial, worker
+        )
 
     def start_at_fidelity(
         self, arch: ArchLike, fidelity: Fidelity | None, trial: int = -1, worker: int = 0
@@ -446,4 +455,4 @@ class Problem:
         event, counted in :attr:`n_evaluations`); any other is a ``partial`` event. How it
         is charged depends on :attr:`charging` (:mod:`nasfilter.fidelity_meter`): with
         ``"retrain"`` the full one is :meth:`start_evaluation` (no curves needed)."""
-        return self._fidelity.start(_fast_index(arch), fidelity, trial, worker)
+        return self._fidelity.start(_fast_index(arch, self.table), fidelity, trial, worker)

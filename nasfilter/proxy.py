@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.space import N_ARCHS
+from nasfilter.spaces import SSS, Space
 
 # The default oracle everywhere: the calibrated GPU model. It won on held-out measurements,
 # the condition set for the switch: fitted on one shipped GPU it predicts the other
@@ -39,13 +39,15 @@ class ProxyTable:
     throughput: np.ndarray
     label: str
     provenance: dict[str, Any] = field(default_factory=dict)
+    space: Space = SSS
 
     def __post_init__(self) -> None:
+        n_rows = self.space.size
         for name in ("utilization", "throughput"):
             arr = getattr(self, name)
-            if arr.shape != (N_ARCHS,):
+            if arr.shape != (n_rows,):
                 raise ValueError(
-                    f"proxy column {name!r} must have shape ({N_ARCHS},), got {arr.shape}"
+                    f"proxy column {name!r} must have shape ({n_rows},), got {arr.shape}"
                 )
             if not np.issubdtype(arr.dtype, np.floating):
                 raise ValueError(

@@ -22,7 +22,6 @@ import math
 import numpy as np
 
 from nasfilter.metered import ProxyHandle
-from nasfilter.space import N_ARCHS
 
 DEFAULT_SCAN_SHARE = 0.6
 
@@ -46,11 +45,11 @@ def check_scan_share(value: object) -> float | None:
 def scan_size(proxy: ProxyHandle, share: float | None) -> int:
     """Architectures to scan under ``share`` of the budget, 1..32768."""
     if share is None or proxy.cost <= 0:
-        return N_ARCHS
+        return proxy.space.size
     # A worker-seconds budget as a whole; under a wall-clock budget, what is left of it.
     budget = proxy.budget_seconds
     affordable = int(share * (proxy.remaining if budget is None else budget) / proxy.cost)
-    return max(1, min(N_ARCHS, affordable))
+    return max(1, min(proxy.space.size, affordable))
 
 
 def scan(
@@ -60,5 +59,5 @@ def scan(
 
     Readings are utilization and throughput columns, as :meth:`ProxyHandle.query_many`.
     """
-    order = rng.permutation(N_ARCHS)[: scan_size(proxy, share)]
+    order = rng.permutation(proxy.space.size)[: scan_size(proxy, share)]
     return proxy.query_many(order)

@@ -14,13 +14,14 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.files import MAX_META_BYTES, atomic_write, read_npz
-from nasfilter.space import N_ARCHS, ArchLike, as_arch
+from nasfilter.space import ArchLike
+from nasfilter.spaces import SSS, TSS, Space, get_space
 
 SCHEMA_VERSION = 1
 SEARCH_EPOCHS = 12  # hp "12": what a search is charged for and sees (docs/facts.md §2)
@@ -32,6 +33,7 @@ SCORED_TEST90 = "test@90"  # hp-90 test accuracy on the final record
 _SCORE_WORDS = {
     SCORED_TEST90: "test accuracy after 90 epochs",
     "valid@90": "validation accuracy after 90 epochs",
+    "valid@200": "validation accuracy after 200 epochs, seed mean",
 }
 
 _FLOAT_COLUMNS = ("test_acc", "train_time", "valid_time", "latency", "params", "macs")
@@ -107,6 +109,8 @@ class BenchmarkTable:
         macs: multiply-accumulates per image in millions, shape (32768,).
         present: whether the row holds real data, shape (32768,); absent rows are NaN.
         provenance: where the numbers come from.
+        space: the search space the rows index, a class attribute: :data:`~nasfilter.spaces.SSS`
+            here, :data:`~nasfilter.spaces.TSS` for a :class:`TssTable` (15625 rows).
     """
 
     dataset: Dataset
@@ -120,19 +124,21 @@ class BenchmarkTable:
     macs: np.ndarray
     present: np.ndarray
     provenance: Provenance
+    space: ClassVar[Space] = SSS  # TssTable: TSS
 
     def __post_init__(self) -> None:
+        n_rows = self.space.size
         n_seeds = len(self.seeds)
         if n_seeds == 0:
             raise ValueError("a table needs at least one training seed")
-        if self.valid_acc.shape != (N_ARCHS, n_seeds):
+        if self.valid_acc.shape != (n_rows, n_seeds):
             raise ValueError(
-                f"valid_acc must have shape ({N_ARCHS}, {n_seeds}), got {self.valid_acc.shape}"
+                f"valid_acc must have shape ({n_rows}, {n_seeds}), got {self.valid_acc.shape}"
             )
         for name in (*_FLOAT_COLUMNS, "present"):
             arr = getattr(self, name)
-            if arr.shape != (N_ARCHS,):
-                raise ValueError(f"column {name!r} must have shape ({N_ARCHS},), got {arr.shape}")
+            if arr.shape != (n_rows,):
+                raise ValueError(f"column {name!r} must have shape ({n_rows},), got {arr.shape}")
         if self.present.dtype != np.bool_:
             raise ValueError(f"column 'present' must be boolean, got {self.present.dtype}")
         for name in ARRAY_COLUMNS:
@@ -162,7 +168,7 @@ class BenchmarkTable:
 
     @property
     def is_complete(self) -> bool:
-        return self.n_present == N_ARCHS
+        return self.n_present == self.space.size
 
     @property
     def flops(self) -> np.ndarray:
@@ -175,25 +181,31 @@ class BenchmarkTable:
 
         This is ``simulate_train_eval``'s ``time_cost`` (docs/facts.md §2).
         """
-        return SEARCH_EPOCHS * self.train_time + self.valid_time
+        return self.eval_epochs * self.train_time + self.valid_time
+
+    @property
+    def eval_epochs(self) -> int:
+        """Training epochs one search evaluation charges: 12 (hp 12), or what the table's
+        provenance sets (``extra["eval_epochs"]``: 200 for ``tss-real-hp200``)."""
+        return int(self.provenance.extra.get("eval_epochs", SEARCH_EPOCHS))
 
     def require(self, arch: ArchLike) -> int:
         """The index of ``arch``; raise MissingArchitectureError if its row is absent."""
-        index = as_arch(arch).index
+        index = self.space.index_of(arch)
         if not self.present[index]:
             raise MissingArchitectureError(
-                f"architecture {as_arch(index)} (index {index}) is missing from the partial "
-                f"table {self.label!r} ({self.n_present} of {N_ARCHS} rows present)"
+                f"architecture {self.space.arch(index)} (index {index}) is missing from the "
+                f"partial table {self.label!r} ({self.n_present} of {self.space.size} rows present)"
             )
         return index
 
     def record(self, arch: ArchLike) -> dict[str, Any]:
         """One architecture's record as plain Python values (the `nasfilter show` keys)."""
-        a = as_arch(arch)
+        a = self.space.parse(arch)
         index = self.require(a)
         rec: dict[str, Any] = {
             "index": index,
-            "channels": str(a),
+            ("channels" if self.space is SSS else "arch"): str(a),
             "dataset": self.dataset.name,
             "macs": float(self.macs[index]),
             "flops": float(self.flops[index]),
@@ -210,6 +222,8 @@ class BenchmarkTable:
             "source": self.provenance.source,
             "label": self.provenance.label,
         }
+        if self.space is not SSS:
+            rec["space"] = self.space.name
         if self.provenance.legacy_record:  # the names of a converted archive's columns
             rec["valid_acc_hp12"] = rec["observed_acc"]
             rec["test_acc_hp90"] = rec["score_acc"]
@@ -226,6 +240,7 @@ class BenchmarkTable:
             "dataset": self.dataset.name,
             "seeds": list(self.seeds),
             "provenance": asdict(self.provenance),
+            **({} if self.space is SSS else {"space": self.space.name}),
         }
         columns = {name: getattr(self, name) for name in ARRAY_COLUMNS}
         with atomic_write(target) as fh:
@@ -245,7 +260,8 @@ class BenchmarkTable:
         kind, origin = "nasfilter table", "`nasfilter convert`"
         meta = _read_meta(source, read_npz(source, kind, origin, {"meta": MAX_META_BYTES}))
         seeds = _check_seeds(source, meta.get("seeds"))
-        per_row = 8 * N_ARCHS  # bytes: float64 is the widest a column may hold
+        space = get_space(meta.get("space", "sss"))
+        per_row = 8 * space.size  # bytes: float64 is the widest a column may hold
         limits = {"valid_acc": per_row * len(seeds), "present": per_row}
         limits.update({key: per_row for key in _FLOAT_COLUMNS})
         data = read_npz(source, kind, origin, limits)
@@ -258,8 +274,9 @@ class BenchmarkTable:
                     f"{str(source)!r} is not a nasfilter table: column {key!r} holds "
                     f"{data[key].dtype} values, expected floating point numbers"
                 )
+        table_class = TssTable if space is not SSS else cls
         try:
-            table = cls(
+            table = table_class(
                 dataset=get_dataset(meta["dataset"]),
                 seeds=seeds,
                 provenance=Provenance(**meta["provenance"]),
@@ -270,6 +287,12 @@ class BenchmarkTable:
             raise ValueError(f"{str(source)!r} is not a usable nasfilter table: {what}") from exc
         check_values(table, str(source))
         return table
+
+
+class TssTable(BenchmarkTable):
+    """A :class:`BenchmarkTable` of the topology space: 15625 rows, NATS-tss indices."""
+
+    space: ClassVar[Space] = TSS
 
 
 def _read_meta(source: Path, data: dict[str, Any]) -> dict[str, Any]:
@@ -344,6 +367,6 @@ def check_values(table: BenchmarkTable, source: str) -> None:
         shown = [float(v) for v in value] if np.ndim(value) else float(value)
         raise ValueError(
             f"table {source!r}: column {name!r} holds {shown} at architecture index {index} "
-            f"({as_arch(index)}); it holds {what}. The file is damaged or was not written by "
-            "`nasfilter convert`: convert the archive again"
+            f"({table.space.arch(index)}); it holds {what}. The file is damaged or was not "
+            "written by `nasfilter convert`: convert the archive again"
         )

@@ -12,6 +12,7 @@ folder (no ``--dataset``), whose per-dataset table is derived with nats_bench's 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from nasfilter.nats_api.derive import compact_table
 from nasfilter.real_table import real_table
 from nasfilter.surrogate import embedded_table
 from nasfilter.table import BenchmarkTable
+from nasfilter.tss_table import tss_table
 
 DEFAULT_TABLE = "real"
 
@@ -34,7 +36,17 @@ NAMED_TABLES: dict[str, tuple[Callable[[str], BenchmarkTable], str]] = {
         "NATS-Bench's real hp-90 validation accuracies (seed 777) with modelled times",
     ),
     "synthetic": (embedded_table, "the embedded SYNTHETIC surrogate (hp-12 seeds, test@90)"),
+    "tss-real": (
+        tss_table,
+        "tss (NAS-Bench-201): real hp-12 validation accuracy (seed mean), measured epochs",
+    ),
+    "tss-real-hp200": (
+        functools.partial(tss_table, name="tss-real-hp200"),
+        "tss (NAS-Bench-201): real hp-200 validation accuracy of one random seed",
+    ),
 }
+# The table a space uses when none is named.
+SPACE_DEFAULT_TABLE = {"sss": DEFAULT_TABLE, "tss": "tss-real"}
 
 
 def check_table_argument(value: object) -> None:

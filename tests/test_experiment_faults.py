@@ -159,8 +159,9 @@ def test_searchers_are_told_validation_accuracy_only() -> None:
     assert set(public) == {
         "available", "budget_seconds", "clock", "cost", "dataset", "exhausted",
         "fidelity_hps", "label", "max_epochs", "query", "query_many", "remaining", "require",
-        "worker_seconds",
+        "space", "worker_seconds",
     }  # fmt: skip
+    assert handle.space is table.space  # the search space: a value, no door to accuracy
     for name in ("available", "budget_seconds", "clock", "cost", "exhausted", "label"):
         assert isinstance(getattr(handle, name), (bool, float, str)), name
     fresh = ProxyHandle(make_problem(table, 100.0, 0, proxy=proxy))

@@ -200,3 +200,46 @@ def check_input_file(path: str | os.PathLike[str], flag: str, what: str) -> Path
     if not source.exists():
         raise FileNotFoundError(f"{flag} {str(source)!r}: {what} file does not exist")
     return source
+
+
+# ---------------------------------------------------------------- the search space
+SPACE_HELP = (
+    "the search space: sss (default, the NATS size space) or tss (the NATS topology space, "
+    "NAS-Bench-201: table tss-real, oracle measured on --device 2080ti, batch 256, unless "
+    "--table / --oracle say otherwise)"
+)
+
+
+def add_space(p: argparse.ArgumentParser) -> None:
+    """The ``--space`` flag (sss or tss)."""
+    p.add_argument("--space", choices=("sss", "tss"), default="sss", help=SPACE_HELP)
+
+
+def apply_space(args: argparse.Namespace) -> None:
+    """Fill in ``--space tss``'s default table and oracle, and refuse a ``--table`` of the
+    other space naming both; nothing ever falls back to sss silently."""
+    from nasfilter.proxy import DEFAULT_ORACLE
+    from nasfilter.tables import SPACE_DEFAULT_TABLE, table_name
+    from nasfilter.tss_table import TSS_TABLES
+
+    space = getattr(args, "space", "sss")
+    name = table_name(args.table) if args.table is not None else None
+    if args.table is None:
+        args.table = SPACE_DEFAULT_TABLE[space] if space != "sss" else None
+    elif name is not None and (name in TSS_TABLES) != (space == "tss"):
+        other = "tss" if name in TSS_TABLES else "sss"
+        raise SystemExit(
+            f"nasfilter: error: --table {args.table} is a table of the {other} space, but "
+            f"--space is {space}; pass --space {other}, or a {space} table"
+            + (f" ({', '.join(TSS_TABLES)})" if space == "tss" else "")
+        )
+    elif name is None and space == "tss":
+        raise SystemExit(
+            f"nasfilter: error: --space tss takes the shipped tss tables "
+            f"({', '.join(TSS_TABLES)}); {args.table!r} is a file, and converting a tss "
+            "archive is not supported yet"
+        )
+    if getattr(args, "oracle", DEFAULT_ORACLE) is None:  # not given: the space's default
+        args.oracle = DEFAULT_ORACLE if space == "sss" else "measured"
+        if space == "tss" and args.device is None:
+            args.device = "2080ti"

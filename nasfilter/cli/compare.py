@@ -57,6 +57,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--db", required=True, help="the SQLite results database")
     p.add_argument("--json", action="store_true", help="print one JSON list, one object per run")
+    p.add_argument(
+        "--space",
+        choices=("sss", "tss"),
+        default=None,
+        help="only the runs on tables of this search space (default: every run)",
+    )
     p.add_argument("--csv", metavar="PATH", help="also export the runs as CSV to PATH (a new file)")
     p.add_argument(
         "--trust-plugins",
@@ -139,6 +145,15 @@ def _json_rows(
     return out
 
 
+def of_space(results: Sequence[Any], space: str) -> list[Any]:
+    """The results whose table is of ``space`` (the tss tables are named ``tss-real*``)."""
+    from nasfilter.tss_table import TSS_TABLES
+
+    return [
+        r for r in results if (getattr(r.spec, "table", None) in TSS_TABLES) == (space == "tss")
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
@@ -165,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         accuracy = accuracy_by_table(store.provenance())
     if not args.recompute:
         keep_scores(db, results)
+    if args.space is not None:
+        results = of_space(results, args.space)
     rows = [r.row() | {"accuracy": accuracy.get(r.table_id, "acc")} for r in results]
     if csv is not None:
         if rows:
@@ -179,7 +196,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(_json_rows(results, rows, args.trust_plugins), indent=1))
         return 0
     if not rows:
-        print(f"{args.db}: no runs yet")
+        where = f" on {args.space} tables" if args.space else " yet"
+        print(f"{args.db}: no runs{where}")
         return 0
     summary = summarize(rows)
     print(describe_inputs(summary))

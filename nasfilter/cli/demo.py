@@ -62,9 +62,11 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nasfilter.cli.args import apply_space
     from nasfilter.cli.run import worker_died
     from nasfilter.experiment import WorkerDied
 
+    apply_space(args)
     try:
         return _demo(args)
     except WorkerDied as exc:

@@ -14,7 +14,14 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from nasfilter.cli.args import TABLE_HELP, add_dataset, int_at_least, seconds
+from nasfilter.cli.args import (
+    TABLE_HELP,
+    add_dataset,
+    add_space,
+    apply_space,
+    int_at_least,
+    seconds,
+)
 from nasfilter.defaults import DEFAULT_BUDGET
 from nasfilter.proxy import DEFAULT_ORACLE
 
@@ -76,8 +83,11 @@ def add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--table", help=TABLE_HELP)
     add_dataset(p)
+    add_space(p)
     p.add_argument(
-        "--oracle", default=DEFAULT_ORACLE, help=f"proxy backend (default {DEFAULT_ORACLE})"
+        "--oracle",
+        default=None,
+        help=f"proxy backend (default {DEFAULT_ORACLE}; measured with --space tss)",
     )
     p.add_argument(
         "--device",
@@ -134,9 +144,10 @@ def add_jobs(p: argparse.ArgumentParser) -> None:
 def resolve_device(args: argparse.Namespace) -> None:
     """Set ``args.device`` to the oracle's default device when none was given."""
     from nasfilter.cli.args import naming
+    from nasfilter.oracle.measured import is_measured_spec
     from nasfilter.oracle.registry import check_spec, default_device
 
-    if args.device is None:
+    if args.device is None and not is_measured_spec(args.oracle):
         with naming("--oracle"):
             args.device = default_device(check_spec(args.oracle)[0])
 
@@ -306,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
     from nasfilter.experiment import WorkerDied, check_seeds, inputs, run_experiment
     from nasfilter.store import Store
 
+    apply_space(args)
     check_database(args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache})
     seeds = check_seeds(parse_seeds(args.seeds))
     for flag, values in (("--searchers", args.searchers), ("--filters", args.filters)):

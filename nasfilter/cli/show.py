@@ -8,7 +8,7 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from nasfilter.cli.args import TABLE_HELP, add_dataset
+from nasfilter.cli.args import TABLE_HELP, add_dataset, add_space, apply_space
 from nasfilter.proxy import DEFAULT_ORACLE
 
 
@@ -23,8 +23,11 @@ def register(sub: Any) -> None:
     p.add_argument("arch", help="an index in [0, 32767] or channels such as 8:16:24:32:40")
     p.add_argument("--table", help=TABLE_HELP)
     add_dataset(p)
+    add_space(p)
     p.add_argument(
-        "--oracle", default=DEFAULT_ORACLE, help=f"proxy backend (default {DEFAULT_ORACLE})"
+        "--oracle",
+        default=None,
+        help=f"proxy backend (default {DEFAULT_ORACLE}; measured with --space tss)",
     )
     p.add_argument("--device", default=None, help="oracle device (default v100)")
     p.add_argument(
@@ -43,23 +46,50 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def add_tss_detail(rec: dict[str, Any], table: Any) -> None:
+    """Add a tss record's real per-seed hp-200 values (raw, with the issue-36 flags)."""
+    from nasfilter.tss_data import SEEDS, load_tss_arrays, seed_record_params_mismatch
+
+    arrays = load_tss_arrays(table.dataset.name)
+    index = rec["index"]
+    rec["hp200_seeds"] = list(SEEDS)
+    rec["hp200_valid_acc_per_seed"] = [float(x) for x in arrays.hp200_valid_acc[index]]
+    rec["hp200_seed_record_flagged"] = [bool(x) for x in seed_record_params_mismatch()[index]]
+    rec["hp200_train_time_s"] = float(arrays.hp200_train_time_s[index])
+    rec["record"] = arrays.record
+    rec["real"] = (
+        "real (NATS-Bench): hp200_valid_acc_per_seed (x-valid after 200 epochs), "
+        "hp200_train_time_s (sum of 200 measured epochs), observed_acc, score_acc; "
+        "modelled: valid_seconds_per_epoch (one validation pass)"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from nasfilter.cli.args import ORACLE_FLAGS, naming
     from nasfilter.oracle import proxy_table
-    from nasfilter.space import as_arch
+    from nasfilter.spaces import get_space
     from nasfilter.tables import load_table
 
+    apply_space(args)
     with naming("ARCH"):
-        arch = as_arch(args.arch)
+        index = get_space(args.space).index_of(args.arch)
     with naming("--table"):
         table = load_table(args.table, args.dataset)
-    rec = table.record(arch)
+    rec = table.record(index)
     with naming(ORACLE_FLAGS):
         proxy = proxy_table(args.oracle, args.device, table.dataset, args.oracle_cache)
-    measured = bool(proxy.measured[arch.index])
+    if proxy.space is not table.space:
+        raise SystemExit(
+            f"nasfilter: error: --oracle {args.oracle} gives a {proxy.space.name} proxy but "
+            f"the table is of the {table.space.name} space; use an oracle of the "
+            f"{table.space.name} space"
+        )
+    measured = bool(proxy.measured[index])
+    if table.space.name == "tss":
+        add_tss_detail(rec, table)
     rec["oracle"] = proxy.label
-    rec["utilization"] = float(proxy.utilization[arch.index]) if measured else None
-    rec["throughput"] = float(proxy.throughput[arch.index]) if measured else None
+    rec["utilization"] = float(proxy.utilization[index]) if measured else None
+    rec["throughput"] = float(proxy.throughput[index]) if measured else None
     rec["provenance"] = asdict(table.provenance)  # path, checksum, nats_bench version, ...
     if args.json:
         print(json.dumps({key: _json_value(v) for key, v in rec.items()}, allow_nan=False))
@@ -78,7 +108,14 @@ def run(args: argparse.Namespace) -> int:
             f"source    {prov.source} (sha256 {prov.checksum[:12]}, nats_bench "
             f"{prov.nats_bench_version or '?'}, converted {prov.created or '?'})"
         )
-    print(f"arch      {rec['channels']}  (index {rec['index']})")
+    print(f"arch      {rec.get('channels', rec.get('arch'))}  (index {rec['index']})")
+    if "hp200_valid_acc_per_seed" in rec:
+        per_seed = ", ".join(
+            f"{a:.3f} (seed {s})" if a == a else f"- (seed {s})"
+            for a, s in zip(rec["hp200_valid_acc_per_seed"], rec["hp200_seeds"], strict=True)
+        )
+        print(f"real      hp-200 x-valid accuracy per seed: {per_seed}")
+        print(f"real      hp-200 training time {rec['hp200_train_time_s']:.3f} s (200 epochs)")
     print(
         f"cost      {rec['macs']:.6f} MMACs, {rec['flops'] / 1e6:.3f} MFLOPs, "
         f"{rec['params']:.6f} M params"

@@ -24,6 +24,7 @@ class PassThrough(Filter):
     """Evaluate every candidate (the same as no filter)."""
 
     name: ClassVar[str] = "none"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
 
     def keep(self, arch: Arch) -> bool:
         return True
@@ -33,6 +34,7 @@ class DropAll(Filter):
     """Evaluate nothing. For tests: a searcher must survive a run in which nothing passes."""
 
     name: ClassVar[str] = "drop-all"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
 
     def keep(self, arch: Arch) -> bool:
         return False
@@ -46,16 +48,16 @@ _FULL_SCAN_RANKS: dict[bytes, np.ndarray] = {}
 _FULL_SCAN_KEEP = 4
 
 
-def scan_ranks(answered: np.ndarray, readings: np.ndarray) -> np.ndarray:
+def scan_ranks(answered: np.ndarray, readings: np.ndarray, size: int = N_ARCHS) -> np.ndarray:
     """Front layer (:func:`~nasfilter.pareto.nondominated_ranks` of throughput and
-    utilization, both maximized) of every index, int64 (32768,), -1 where ``answered`` (k,)
+    utilization, both maximized) of every index, int64 (size,), -1 where ``answered`` (k,)
     holds no reading (``readings`` (k, 2), utilization and throughput).
 
     The layers are a function of the set of points, not of their order, so a full scan of
     finite readings is layered once per process (:data:`_FULL_SCAN_RANKS`); the same
     numbers as layering it in the scan's order."""
-    ranks = np.full(N_ARCHS, -1, dtype=np.int64)
-    if len(answered) == N_ARCHS and np.isfinite(readings).all():
+    ranks = np.full(size, -1, dtype=np.int64)
+    if len(answered) == size and np.isfinite(readings).all():
         by_index = np.empty_like(readings, dtype=np.float64)
         by_index[answered] = readings
         key = hashlib.sha256(by_index.tobytes()).digest()
@@ -94,6 +96,7 @@ class SuccessiveFrontiers(Filter):
     """
 
     name: ClassVar[str] = "successive-frontiers"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
     needs_proxy = True
     uses_utilization = True
 
@@ -105,7 +108,7 @@ class SuccessiveFrontiers(Filter):
 
     def reset(self) -> None:
         self._ranks: list[int] | None = None  # layer per index, -1 if unanswered
-        self._passed = bytearray(N_ARCHS)
+        self._passed = bytearray(self.space.size)
         self._level = 0
         self._left = 0  # architectures of layers <= level not passed yet
         self._drops = 0
@@ -117,7 +120,7 @@ class SuccessiveFrontiers(Filter):
 
     def _start(self, proxy: ProxyHandle) -> None:
         answered, readings = scan(proxy, self.rng, self.scan_share)
-        ranks = scan_ranks(answered, readings)
+        ranks = scan_ranks(answered, readings, self.space.size)
         self._ranks = ranks.tolist()
         self._counts = np.bincount(ranks[ranks >= 0], minlength=1)
         self._left = int(self._counts[0])
@@ -206,6 +209,7 @@ class ProxyThreshold(Filter):
     """
 
     name: ClassVar[str] = "proxy-threshold"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
     needs_proxy = True
     uses_utilization = True
 
@@ -232,8 +236,8 @@ class ProxyThreshold(Filter):
     def _start_scan(self, proxy: ProxyHandle) -> None:
         answered, readings = scan(proxy, self.rng, self.scan_share)
         points = readings[:, ::-1]  # (throughput, utilization)
-        near = np.zeros(N_ARCHS, dtype=bool)
-        scanned = np.zeros(N_ARCHS, dtype=bool)
+        near = np.zeros(self.space.size, dtype=bool)
+        scanned = np.zeros(self.space.size, dtype=bool)
         scanned[answered] = True
         if len(answered):
             self._front = points[nondominated_mask(points)]

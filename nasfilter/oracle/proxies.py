@@ -16,6 +16,7 @@ from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.oracle.analytic import AnalyticBackend
 from nasfilter.oracle.cache import Group, MeasurementCache
 from nasfilter.oracle.devices import DeviceSpec
+from nasfilter.oracle.measured import is_measured_spec, measured_proxy_spec
 from nasfilter.oracle.measurement import device_label
 from nasfilter.oracle.registry import ANALYTIC_BACKENDS, check_spec, create
 from nasfilter.oracle.tablefile import MeasurementTable, load_table_file, table_label
@@ -128,8 +129,10 @@ def proxy_table(
 
     Args:
         backend: "calibrated" (the default) or "roofline" (the plain baseline), both analytic,
-            or a measured backend ("onnxruntime", "torch-cuda", "tensorrt"); settings as
-            ``NAME[key=value,...]`` (``roofline[batch=256]``), checked by
+            ``measured`` (HELP's real GPU latencies of the tss cells, a tss proxy:
+            :mod:`nasfilter.oracle.measured`; ``measured[batch=1]``, device such as
+            ``2080ti``), or a measured backend ("onnxruntime", "torch-cuda", "tensorrt");
+            settings as ``NAME[key=value,...]`` (``roofline[batch=256]``), checked by
             :func:`~nasfilter.oracle.registry.check_spec`. A measured backend's settings
             choose among the measurements of a cache or table by what they recorded.
         device: roofline, calibrated: a device spec (default V100); measured backends:
@@ -141,6 +144,13 @@ def proxy_table(
             sample.
     """
     ds = get_dataset(dataset)
+    if is_measured_spec(backend):  # the tss cells' real GPU latencies (HELP)
+        if cache is not None:
+            raise ValueError(
+                f"oracle {backend!r} reads the shipped HELP latencies; it takes no cache "
+                f"(got {str(cache)!r})"
+            )
+        return measured_proxy_spec(backend, device)
     name, settings = check_spec(backend)
     if name in ANALYTIC_BACKENDS and cache is None:
         try:

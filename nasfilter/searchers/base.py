@@ -53,6 +53,7 @@ from nasfilter.fidelity import Fidelity
 from nasfilter.metered import SearchContext
 from nasfilter.plugin import Plugin
 from nasfilter.space import Arch
+from nasfilter.spaces import SSS, TSS, Cell
 from nasfilter.trial import WAIT, Proposal, Trial, TrialBook, Wait
 
 MIGRATE_SEARCHER = (
@@ -118,13 +119,17 @@ class Searcher(Plugin):
         an Arch; ValueError for anything it may not return."""
         if out is None or out is WAIT:
             return out
+        space = getattr(self, "space", SSS)
+        if type(out) is Cell and space is TSS:
+            return book.open(out)  # type: ignore[arg-type]
         if type(out) is Proposal and type(out.arch) is Arch:
             fidelity = out.fidelity
             if fidelity is None or type(fidelity) is Fidelity:
                 return book.open(out.arch, fidelity)
         raise ValueError(
             f"{self!r}.propose() returned {out!r}; expected an Arch or None, a "
-            "Proposal(arch, fidelity) with a Fidelity(epochs, hp) or None, or WAIT"
+            "Proposal(arch, fidelity) with a Fidelity(epochs, hp) or None, or WAIT (an Arch "
+            f"is an architecture of the run's {space.name} space, {space.title})"
         )
 
     def tell(self, trial: Trial, accuracy: float | None) -> None:
