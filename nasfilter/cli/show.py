@@ -94,6 +94,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({key: _json_value(v) for key, v in rec.items()}, allow_nan=False))
         return 0
+    _print_record(rec, table, proxy, measured)
+    return 0
+
+
+def _print_record(rec: dict[str, Any], table: Any, proxy: Any, measured: bool) -> None:
+    """The record as text: the table, the architecture, its costs, accuracies and oracle."""
     seeds = ", ".join(
         f"{a:.2f} (seed {s})" for a, s in zip(rec["observed_acc"], rec["seeds"], strict=True)
     )
@@ -137,4 +143,3 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         print(f"oracle    {proxy.label}: not measured for this architecture")
-    return 0
