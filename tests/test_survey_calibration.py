@@ -13,9 +13,12 @@ from nasfilter.oracle.calibrated import Calibration
 from nasfilter.oracle.gpumodel import GpuModelParams
 
 # Test figures (not a product calibration). HALF has every efficiency of FULL halved and no
-# kernel cost in either, so every layer takes exactly twice as long with HALF.
-FULL = GpuModelParams(0.8, 0.6, 0.0, 0.4, 2.0, 0.7, 0.3, 0.6, 3.0)
-HALF = GpuModelParams(0.4, 0.3, 0.0, 0.2, 2.0, 0.7, 0.15, 0.3, 3.0)
+# kernel or host cost in either, so every layer takes exactly twice as long with HALF (the
+# FP32 efficiency and the pooling rate, which a calibration file must hold, halve too).
+FULL = GpuModelParams(0.8, 0.6, 0.0, 0.4, 2.0, 0.7, 0.3, 0.6, 3.0,
+                      fp32_efficiency=0.5, pool_tap_rate=4e11)
+HALF = GpuModelParams(0.4, 0.3, 0.0, 0.2, 2.0, 0.7, 0.15, 0.3, 3.0,
+                      fp32_efficiency=0.25, pool_tap_rate=2e11)
 
 
 def _survey(tmp_path: Path, name: str, calibration: Path) -> tuple[dict, list[dict[str, str]]]:
