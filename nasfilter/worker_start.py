@@ -125,8 +125,12 @@ def unguarded_call_site() -> tuple[str, int] | None:
 
 
 @contextlib.contextmanager
-def _main_hidden() -> Iterator[None]:
-    """While workers start, hide where ``__main__`` came from, so that they do not import it."""
+def main_hidden() -> Iterator[None]:
+    """While workers start, hide where ``__main__`` came from, so that they do not import it.
+
+    multiprocessing runs the main script (or ``-m`` module) again in every spawned worker, so
+    an unguarded script (no ``if __name__ == "__main__":``) would start its work again in each
+    worker. Used by the experiment pools and the survey's."""
     main = sys.modules.get("__main__")
     if main is None:
         yield
@@ -156,7 +160,7 @@ def main_reimport(
         yield
         return
     if not needs_main(objects):
-        with _main_hidden():
+        with main_hidden():
             yield
         return
     path, line = site

@@ -19,7 +19,6 @@ import itertools
 import json
 import os
 import signal
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +36,7 @@ from nasfilter.survey.schedule import work_order
 from nasfilter.survey.timm_import import import_timm
 from nasfilter.survey.timm_index import default_cache_root, has_index, timm_version
 from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
+from nasfilter.worker_start import main_hidden
 
 ANALYSIS = 5
 __all__ = ["default_cache_root"]  # re-exported: where the cache lives by default
@@ -161,30 +161,6 @@ def _start_worker() -> None:
     gc.freeze()
 
 
-@contextlib.contextmanager
-def _main_not_rerun() -> Iterator[None]:
-    """While workers start, hide where ``__main__`` came from.
-
-    multiprocessing runs the main script (or ``-m`` module) again in every spawned worker, so
-    an unguarded script (no ``if __name__ == "__main__":``) calling the survey would start it
-    again in each worker, which then fails. The workers need nothing from ``__main__``: the
-    work is :func:`_work`, in this module.
-    """
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    keys: tuple[str, ...] = ("__file__", "__spec__")
-    saved: dict[str, object] = {k: main.__dict__[k] for k in keys if k in main.__dict__}
-    main.__dict__.pop("__file__", None)
-    main.__dict__["__spec__"] = None
-    try:
-        yield
-    finally:
-        main.__dict__.pop("__spec__", None)
-        main.__dict__.update(saved)
-
-
 class Workers:
     """Up to ``n`` spawned workers (:func:`worker_pool`), started on first use, shared by
     every analysis of one survey (its models, then their folded models), shut down on exit.
@@ -213,7 +189,7 @@ class Workers:
         if self.n < 1 or self._pool is not None:
             return
         pool = self.pool()
-        with _main_not_rerun():
+        with main_hidden():  # an unguarded script is not run again in each worker
             for _ in range(self.n):  # one submit spawns one worker while none is idle
                 pool.submit(_ready)
 
@@ -268,7 +244,7 @@ def _analyse(
     with contextlib.ExitStack() as stack:
         if workers is None or workers.n < 1:
             workers = stack.enter_context(Workers(jobs - 1))
-        stack.enter_context(_main_not_rerun())
+        stack.enter_context(main_hidden())
         _share(deque(order), workers, tick)
 
 
