@@ -78,6 +78,7 @@ from nasfilter.proxy import ProxyTable
 from nasfilter.records import DEFAULT_MAX_IDLE, RunRecord
 from nasfilter.searchers.base import Searcher, validate_searcher
 from nasfilter.space import Arch, index_of
+from nasfilter.spaces import TSS, Cell
 from nasfilter.table import BenchmarkTable
 from nasfilter.trial import WAIT, Trial
 
@@ -357,14 +358,17 @@ class _Loop:
         tally = self.tally
         if rec == tally.recommended:
             return
-        if type(rec) is not Arch or index_of(rec) not in tally.seen:
+        space = self.problem.table.space
+        index = index_of(rec) if type(rec) is Arch else -1
+        if type(rec) is Cell and space is TSS:
+            index = space.index_of(rec)
+        if index not in tally.seen:
             raise ValueError(
                 f"{self.searcher!r}.recommend() returned {rec!r}, which this run did not "
                 "evaluate at full fidelity (or has not told yet); recommend an architecture "
                 "evaluated at full fidelity, or None"
             )
         tally.recommended = rec
-        index = index_of(rec)
         self.problem.record(RECOMMEND, -1, index, tally.seen[index])
 
 
