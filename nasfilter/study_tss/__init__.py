@@ -72,9 +72,9 @@ COMPARED: tuple[TssMethod, ...] = (
     TssMethod("regularized evolution", "evolution"),
     TssMethod("successive frontiers", "utilization-layers", hardware=True),
     TssMethod("random + successive-frontiers filter", "random", "successive-frontiers",
-              hardware=True),  # fmt: skip
+              hardware=True),
     TssMethod("REINFORCE (MnasNet) + proxy-threshold filter", "reinforce-mnas",
-              "proxy-threshold", hardware=True),  # fmt: skip
+              "proxy-threshold", hardware=True),
     TssMethod("model-based search", "model-based"),
     TssMethod("model-based + utilization features", "model-based-hw", hardware=True),
     TssMethod("Optuna NSGA-II", "optuna-nsga2"),

@@ -45,7 +45,7 @@ def _fig3(dataset: str, device: str, out: Path) -> dict[str, Any]:
     save_figure(fig, out, f"fig3-{dataset}-{device}")
     return {
         "pareto_set": nums.pareto_set.tolist(),
-        "pareto_set_size": int(len(nums.pareto_set)),
+        "pareto_set_size": len(nums.pareto_set),
         "spearman_utilization_accuracy": nums.spearman_util_acc,
         "true_front_size": nums.true_front_size,
     }
