@@ -52,10 +52,14 @@ class TssMethod:
     filter: str = "none"
     table: str = HP12
     hardware: bool = False
+    two_fidelities: bool = False  # promotes between hp 12 and hp 200 in one run
 
     @property
     def condition(self) -> str:
-        rung = "hp-12 rung" if self.table == HP12 else "hp-200 only"
+        if self.two_fidelities:
+            rung = "hp-12 + hp-200"
+        else:
+            rung = "hp-12 rung" if self.table == HP12 else "hp-200 only"
         return f"{rung} + measured hardware" if self.hardware else rung
 
 
@@ -86,6 +90,25 @@ HP200_ONLY: tuple[TssMethod, ...] = tuple(
     for m in COMPARED
     if m.searcher in ("random", "evolution", "reinforce", "model-based", "model-based-hw",
                       "utilization-layers", "optuna-nsga2")
+)  # fmt: skip
+
+
+# Two real fidelities in one run (schedule 12 -> 200 epochs, eta 16: 16 at hp 12, 1 at hp
+# 200 per bracket). On tss-real-hp200 the hp-12 rung screens and hp-200 evaluations make the
+# front; on tss-real the hp-12 evaluations make the front and hp 200 only ranks survivors.
+_MF = "[min_epochs=12,max_epochs=200,eta=16]"
+TWO_FIDELITY: tuple[TssMethod, ...] = tuple(
+    TssMethod(f"{label} [{where}]", f"{searcher}{_MF}", flt, table, flt != "none", True)
+    for label, searcher, flt in (
+        ("successive halving", "successive-halving", "none"),
+        ("Hyperband", "hyperband", "none"),
+        ("ASHA", "asha", "none"),
+        ("BOHB", "bohb", "none"),
+        ("MO-ASHA", "mo-asha", "none"),
+        ("MO-ASHA + online proxy-threshold filter", "mo-asha", "proxy-threshold[scan=False]"),
+    )
+    for table, where in ((HP200, "hp-12 screens, hp-200 front"),
+                         (HP12, "hp-12 front, hp-200 promotions"))
 )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from nasfilter.study_tss import (
     HP200_ONLY,
     SEEDS,
     TIMES,
+    TWO_FIDELITY,
     fig3_numbers,
     hv_ratios,
     mean_and_se,
@@ -53,13 +54,14 @@ def _fig3(dataset: str, device: str, out: Path) -> dict[str, Any]:
 
 def _block(dataset: str, device: str, seeds: list[int], out: Path) -> dict[str, Any]:
     rows = []
-    for method in (*COMPARED, *HP200_ONLY):
+    for method in (*COMPARED, *HP200_ONLY, *TWO_FIDELITY):
         start = time.perf_counter()
         hv = hv_ratios(method, dataset, device, seeds)
         stats = [mean_and_se(hv[:, j]) for j in range(len(TIMES))]
         rows.append({
             "method": method.label, "searcher": method.searcher, "filter": method.filter,
             "table": method.table, "condition": method.condition,
+            "hardware": method.hardware, "two_fidelities": method.two_fidelities,
             "hv": {str(int(t)): {"mean": m, "se": s} for t, (m, s) in zip(TIMES, stats,
                                                                         strict=True)},
             "per_seed": hv.tolist(), "seconds": round(time.perf_counter() - start, 2),
