@@ -9,8 +9,8 @@ from nasfilter.clock import Budget
 from nasfilter.problem import Problem
 from nasfilter.proxy import ProxyTable
 from nasfilter.runner import run_search
-from nasfilter.searchers.random_search import RandomSearch
 from nasfilter.searchers.model_based_mf import ModelBasedMF
+from nasfilter.searchers.random_search import RandomSearch
 from nasfilter.spaces import TSS
 from nasfilter.surrogate import embedded_table
 from nasfilter.tables import load_table
