@@ -201,7 +201,7 @@ class _Tally:
     status: str | None = None
     seen: dict[int, float] = field(default_factory=dict)  # best valid acc per told index
     first_best: tuple[int, float] = (-1, -math.inf)  # fallback rule: first highest
-    recommended: Arch | None = None
+    recommended: object = None  # an Arch (sss) or a Cell (tss)
 
 
 class _Loop:

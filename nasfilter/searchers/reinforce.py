@@ -210,7 +210,7 @@ class Reinforce(Searcher):
         self._ahead: list[int] = []  # indices of the draws from _pos on under that theta
         # per trial id: the flat logits of its actions (5 ints) and the MnasNet reward's
         # factor (throughput / target_throughput) ** w of its architecture (NaN: accuracy)
-        self._proposed: list[tuple[tuple[int, ...], float]] = []
+        self._proposed = []
         self._factor = {}  # that factor per index, once its proxy is paid
         self._best = None
 

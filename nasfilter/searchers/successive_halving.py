@@ -178,7 +178,7 @@ class EpochSchedule(Searcher):
 
     def index_of_arch(self, arch: object) -> int:
         """The index of ``arch``, an architecture of the run's space."""
-        return index_of(arch) if type(arch) is Arch else self.space.index_of(arch)  # type: ignore[arg-type]
+        return index_of(arch) if type(arch) is Arch else self.space.index_of(arch)
 
 
 class Hyperband(EpochSchedule):
