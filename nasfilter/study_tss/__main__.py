@@ -31,6 +31,7 @@ from nasfilter.study_tss import (
     hv_ratios,
     mean_and_se,
 )
+from nasfilter.study_tss.report import render
 from nasfilter.tss_table import tss_table
 
 
@@ -90,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             done.append(_block(dataset, device, seeds, args.out))
             path.write_text(json.dumps(done, indent=1))
+    (args.out / "results.md").write_text(render(done))
     return 0
 
 
