@@ -86,7 +86,7 @@ COMPARED: tuple[TssMethod, ...] = (
     # ~13,000 s): tuned on the scored data, not a held-out result.
     TssMethod("model-based, small design", "model-based[init=5,batch=4]"),
     TssMethod("model-based + utilization features, small design",
-              "model-based-hw[init=5,batch=4]", hardware=True),  # fmt: skip
+              "model-based-hw[init=5,batch=4]", hardware=True),
     TssMethod("Optuna NSGA-II", "optuna-nsga2"),
     TssMethod("Optuna random", "optuna-random"),
 )
