@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from nasfilter.study_tss import (
     hv_ratios,
     mean_and_se,
 )
-from nasfilter.study_tss.report import render
+from nasfilter.study_tss.report import readme_section, render, splice
 from nasfilter.tss_table import tss_table
 
 
@@ -79,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=len(SEEDS), help="seeds 0..N-1")
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--devices", default=",".join(DEVICES))
+    parser.add_argument("--docs", type=Path, default=None,
+                        help="a checkout: rewrite its docs/tss-results.md and README.md sections "
+                        "and copy Fig. 3 of cifar10 on each GPU to docs/img")  # fmt: skip
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "results.json"
@@ -92,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
             done.append(_block(dataset, device, seeds, args.out))
             path.write_text(json.dumps(done, indent=1))
     (args.out / "results.md").write_text(render(done))
+    if args.docs is not None:
+        splice(args.docs / "docs" / "tss-results.md", render(done))
+        splice(args.docs / "README.md", readme_section(done))
+        for device in args.devices.split(","):
+            name = f"fig3-cifar10-{device}.png"
+            if (args.out / name).is_file():
+                shutil.copyfile(args.out / name, args.docs / "docs" / "img" / f"tss-{name}")
     return 0
 
 
