@@ -25,7 +25,6 @@ import numpy as np
 from nasfilter.clock import SimClock
 from nasfilter.fidelity import (
     CHARGINGS,
-    FULL_FIDELITY,
     Fidelity,
     FidelityEvaluation,
     LearningCurves,
@@ -33,12 +32,13 @@ from nasfilter.fidelity import (
     check_iepoch,
     curves_for,
     hp_code,
-    is_full,
     resume_seconds,
 )
 from nasfilter.meter import Meter
+from nasfilter.spaces import TSS
 from nasfilter.table import BenchmarkTable
 from nasfilter.trace import Trace
+from nasfilter.tss_curves import TssCurves, full_fidelity
 
 
 def check_curves(curves: object, table: BenchmarkTable) -> None:
@@ -97,8 +97,9 @@ class FidelityMeter:
             table, rng, clock, trace, meter
         )  # fmt: skip
         self._curves = curves
+        self.full = full_fidelity(table)  # sss and tss-real: hp 12, 12 epochs
         if self.charging == "resume" and curves is None:
-            self._curves = curves_for(table)  # NoCurvesError now, not mid-run
+            self._curves = self.curves  # NoCurvesError now, not mid-run
         self.log: list[FidelityEvaluation] = []
         self.seconds = 0.0  # simulated seconds charged by partial evaluations
         # resume: (index, hp) -> (seed, last 0-based epoch trained) in this run
@@ -108,7 +109,9 @@ class FidelityMeter:
     def curves(self) -> LearningCurves:
         """The curves given, else the table's own (NoCurvesError naming the conversion)."""
         if self._curves is None:
-            self._curves = curves_for(self.table)
+            table = self.table
+            tss = table.space is TSS
+            self._curves = TssCurves(table.dataset.name) if tss else curves_for(table)
         return self._curves
 
     def start_at_epoch(
@@ -132,13 +135,13 @@ class FidelityMeter:
         """Start evaluating row ``index`` at ``fidelity`` (None: the full one) under the
         charging rule; return (accuracy in percent, wall-clock second it completes)."""
         if self.charging == "retrain":
-            if fidelity is None or (type(fidelity) is Fidelity and is_full(fidelity)):
+            if fidelity is None or (type(fidelity) is Fidelity and fidelity == self.full):
                 return self.meter.evaluate(index, trial, worker)
             fid = check_fidelity(self.curves, fidelity)
-            if is_full(fid):  # given as a plain tuple
+            if fid == self.full:  # given as a plain tuple
                 return self.meter.evaluate(index, trial, worker)
             return self.start_at_epoch(index, fid.epochs - 1, fid.hp, trial, worker)
-        return self._start_resumed(index, FULL_FIDELITY if fidelity is None else fidelity,
+        return self._start_resumed(index, self.full if fidelity is None else fidelity,
                                    trial, worker)  # fmt: skip
 
     def _start_resumed(
@@ -146,7 +149,7 @@ class FidelityMeter:
     ) -> tuple[float, float]:
         curves = self.curves
         fid = check_fidelity(curves, fidelity)
-        hp, iepoch, full = fid.hp, fid.epochs - 1, is_full(fid)
+        hp, iepoch, full = fid.hp, fid.epochs - 1, fid == self.full
         if full:
             self.meter.check_evaluation(index)
         else:

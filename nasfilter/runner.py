@@ -78,8 +78,10 @@ from nasfilter.proxy import ProxyTable
 from nasfilter.records import DEFAULT_MAX_IDLE, RunRecord
 from nasfilter.searchers.base import Searcher, validate_searcher
 from nasfilter.space import Arch, index_of
+from nasfilter.spaces import SSS, TSS, Cell
 from nasfilter.table import BenchmarkTable
 from nasfilter.trial import WAIT, Trial
+from nasfilter.tss_curves import full_fidelity
 
 DEFAULT_MAX_REPEATS = 10_000  # consecutive evaluations of known architectures: "converged"
 PROGRESS_EVERY = 4096  # proposals between two calls of run_search's on_progress
@@ -199,7 +201,7 @@ class _Tally:
     status: str | None = None
     seen: dict[int, float] = field(default_factory=dict)  # best valid acc per told index
     first_best: tuple[int, float] = (-1, -math.inf)  # fallback rule: first highest
-    recommended: Arch | None = None
+    recommended: object = None  # an Arch (sss) or a Cell (tss)
 
 
 class _Loop:
@@ -223,6 +225,8 @@ class _Loop:
         self.n_full = 0  # indices in ``evaluated``
         self.repeats = 0  # evaluations in a row of keys already in ``evaluated``
         self.retrain = problem.charging == "retrain"
+        # the table's full fidelity (tss-real-hp200: hp 200); sss keeps is_full's rule
+        self.sss, self.full = problem.table.space is SSS, full_fidelity(problem.table)
         self.free = list(range(workers))  # a min-heap of free worker ids
         # (end, start order, worker, trial, accuracy, index, full): a min-heap by completion
         self.running: list[tuple[float, int, int, Trial, float, int, bool]] = []
@@ -302,7 +306,7 @@ class _Loop:
                 full = True
             else:
                 accuracy, end = problem.start_at_fidelity(index, fidelity, trial.id, worker)
-                full = is_full(fidelity)
+                full = is_full(fidelity) if self.sss else fidelity in (None, self.full)
             tally.idle = 0
             _heappush(self.running, (end, self.started, worker, trial, accuracy, index, full))
             self.started += 1
@@ -357,14 +361,17 @@ class _Loop:
         tally = self.tally
         if rec == tally.recommended:
             return
-        if type(rec) is not Arch or index_of(rec) not in tally.seen:
+        space = self.problem.table.space
+        index = index_of(rec) if type(rec) is Arch else -1
+        if type(rec) is Cell and space is TSS:
+            index = space.index_of(rec)
+        if index not in tally.seen:
             raise ValueError(
                 f"{self.searcher!r}.recommend() returned {rec!r}, which this run did not "
                 "evaluate at full fidelity (or has not told yet); recommend an architecture "
                 "evaluated at full fidelity, or None"
             )
         tally.recommended = rec
-        index = index_of(rec)
         self.problem.record(RECOMMEND, -1, index, tally.seen[index])
 
 

@@ -114,3 +114,4 @@ def tss_table(dataset: str = "cifar10", name: str = "tss-real") -> BenchmarkTabl
         provenance=_provenance(name, ds.name, arrays.record),
     )
     return table
+

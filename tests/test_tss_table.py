@@ -9,8 +9,8 @@ from nasfilter.clock import Budget
 from nasfilter.problem import Problem
 from nasfilter.proxy import ProxyTable
 from nasfilter.runner import run_search
+from nasfilter.searchers.model_based_mf import ModelBasedMF
 from nasfilter.searchers.random_search import RandomSearch
-from nasfilter.searchers.reinforce import Reinforce
 from nasfilter.spaces import TSS
 from nasfilter.surrogate import embedded_table
 from nasfilter.tables import load_table
@@ -101,4 +101,4 @@ def test_other_space_proxies_and_sss_only_searchers_are_refused_naming_both() ->
         Problem(embedded_table("cifar10"), np.random.default_rng(0), Budget(100), proxy=tss_proxy)
     problem = Problem(table, np.random.default_rng(0), Budget(1000))
     with pytest.raises(ValueError, match=r"handles the sss space.*not the tss space"):
-        run_search(Reinforce(), problem, seed=0)
+        run_search(ModelBasedMF(), problem, seed=0)  # screens below hp 12: sss only

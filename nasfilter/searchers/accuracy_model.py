@@ -13,7 +13,6 @@ import numpy as np
 
 from nasfilter.metered import ProxyHandle
 from nasfilter.searchers.features import RidgeModel
-from nasfilter.space import N_ARCHS
 
 CALIBRATE_FROM = 20  # evaluated architectures before the cubic calibration applies
 
@@ -69,9 +68,10 @@ class ProxyReadings:
     def __init__(self, features: np.ndarray, with_utilization: bool) -> None:
         self.features = features  # (32768, d)
         self.with_utilization = with_utilization
-        self.measured = np.zeros(N_ARCHS, dtype=bool)
-        self.log_thr = np.full(N_ARCHS, np.nan)
-        self.log_util = np.full(N_ARCHS, np.nan)
+        n = len(features)  # the space's size
+        self.measured = np.zeros(n, dtype=bool)
+        self.log_thr = np.full(n, np.nan)
+        self.log_util = np.full(n, np.nan)
         self._predicted: tuple[np.ndarray, np.ndarray] | None = None
         self._predicted_at = 0
 

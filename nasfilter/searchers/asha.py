@@ -17,15 +17,11 @@ from __future__ import annotations
 import bisect
 from typing import ClassVar
 
-from nasfilter.fidelity import Fidelity, is_full
 from nasfilter.searchers.successive_halving import (
-    HP,
     EpochSchedule,
     RandomIndices,
-    check_epochs_in_table,
     s_max,
 )
-from nasfilter.space import arch_from_index
 from nasfilter.trial import WAIT, Proposal, Trial, Wait
 
 
@@ -62,11 +58,11 @@ class ASHA(EpochSchedule):
     name: ClassVar[str] = "asha"
 
     def reset(self) -> None:
-        check_epochs_in_table(self, self.max_epochs)
+        self.check_space()
         self._epochs = rung_epochs(self.min_epochs, self.max_epochs, self.eta)
         self._rungs = [_Rung() for _ in self._epochs]
         self._level: dict[int, int] = {}  # trial id -> its rung
-        self._random = RandomIndices(self.rng)
+        self._random = RandomIndices(self.rng, self.space.size)
 
     def propose(self) -> Proposal | Wait | None:
         for k in range(len(self._rungs) - 2, -1, -1):
@@ -83,8 +79,7 @@ class ASHA(EpochSchedule):
 
     def _at(self, k: int, index: int) -> Proposal:
         self._level[self._next_id()] = k
-        fidelity = Fidelity(self._epochs[k], HP)
-        return Proposal(arch_from_index(index), None if is_full(fidelity) else fidelity)
+        return self.at_epochs(index, self._epochs[k])
 
     def _next_id(self) -> int:
         return self._book().asked  # the id ask() gives the trial proposed now

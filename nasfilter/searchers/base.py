@@ -122,7 +122,9 @@ class Searcher(Plugin):
         space = getattr(self, "space", SSS)
         if type(out) is Cell and space is TSS:
             return book.open(out)  # type: ignore[arg-type]
-        if type(out) is Proposal and type(out.arch) is Arch:
+        if type(out) is Proposal and (
+            type(out.arch) is Arch or (type(out.arch) is Cell and space is TSS)
+        ):
             fidelity = out.fidelity
             if fidelity is None or type(fidelity) is Fidelity:
                 return book.open(out.arch, fidelity)

@@ -30,7 +30,8 @@ import numpy as np
 from nasfilter.checks import check_positive_int, check_real
 from nasfilter.searchers.kde import CategoricalKDE, best_ratio, split_good_bad
 from nasfilter.searchers.successive_halving import Hyperband
-from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, index_of
+from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS
+from nasfilter.spaces import SSS
 from nasfilter.trial import Trial
 
 _PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # base-8 place values, layer 1 first
@@ -53,10 +54,11 @@ class _Observed:
     """The observations at one budget, in the order told: channel codes (n, 5) and losses
     (n,), -accuracy; grown by doubling."""
 
-    __slots__ = ("codes", "losses", "n")
+    __slots__ = ("all_codes", "codes", "losses", "n")
 
-    def __init__(self) -> None:
-        self.codes = np.empty((64, N_LAYERS), dtype=np.int64)
+    def __init__(self, all_codes: np.ndarray | None = None) -> None:
+        self.all_codes = _all_codes() if all_codes is None else all_codes  # (size, positions)
+        self.codes = np.empty((64, self.all_codes.shape[1]), dtype=np.int64)
         self.losses = np.empty(64)
         self.n = 0
 
@@ -64,7 +66,7 @@ class _Observed:
         if self.n == len(self.losses):
             self.codes = np.concatenate([self.codes, np.empty_like(self.codes)])
             self.losses = np.concatenate([self.losses, np.empty_like(self.losses)])
-        self.codes[self.n] = _all_codes()[index]
+        self.codes[self.n] = self.all_codes[index]
         self.losses[self.n] = loss
         self.n += 1
 
@@ -81,6 +83,7 @@ class BOHB(Hyperband):
     """
 
     name: ClassVar[str] = "bohb"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
 
     def __init__(
         self,
@@ -102,8 +105,11 @@ class BOHB(Hyperband):
 
     def reset(self) -> None:
         super().reset()
+        space = self.space
+        self._sss = space is SSS
+        self._codes = _all_codes() if self._sss else space.all_digits()  # (size, positions)
         self._obs: dict[int, _Observed] = {}  # epochs -> the observations there
-        self._full = np.zeros(N_ARCHS, dtype=bool)  # told at max_epochs
+        self._full = np.zeros(space.size, dtype=bool)  # told at max_epochs
         self._fitted: tuple[int, tuple[CategoricalKDE, CategoricalKDE] | None] = (-1, None)
         self._n_obs = 0
 
@@ -115,8 +121,8 @@ class BOHB(Hyperband):
         super().observe(trial, accuracy)
         if accuracy is not None:
             epochs = self.max_epochs if trial.fidelity is None else trial.fidelity.epochs
-            index = index_of(trial.arch)
-            self._obs.setdefault(epochs, _Observed()).add(index, -float(accuracy))
+            index = self.index_of_arch(trial.arch)
+            self._obs.setdefault(epochs, _Observed(self._codes)).add(index, -float(accuracy))
             self._n_obs += 1
             if epochs == self.max_epochs:
                 self._full[index] = True
@@ -126,7 +132,8 @@ class BOHB(Hyperband):
         (refitted only when observations arrived)."""
         if self._fitted[0] == self._n_obs:
             return self._fitted[1]
-        least = N_LAYERS + 1 if self.min_points is None else self.min_points
+        space = self.space
+        least = space.n_positions + 1 if self.min_points is None else self.min_points
         model = None
         for epochs in sorted(self._obs, reverse=True):
             obs = self._obs[epochs]
@@ -135,13 +142,15 @@ class BOHB(Hyperband):
             good, bad = split_good_bad(obs.losses[:obs.n], self.top_fraction, least)
             if len(bad) >= least:
                 codes = obs.codes
-                model = (CategoricalKDE(codes[good], N_CHOICES),
-                         CategoricalKDE(codes[bad], N_CHOICES))
+                model = (CategoricalKDE(codes[good], space.n_choices),
+                         CategoricalKDE(codes[bad], space.n_choices))
                 break
         self._fitted = (self._n_obs, model)
         return model
 
     def _seen(self, codes: np.ndarray) -> np.ndarray:
+        if not self._sss:
+            return self._full[self.space.from_digits(codes)]
         return self._full[codes @ _PLACE]
 
     def _new_index(self) -> int:
@@ -149,10 +158,11 @@ class BOHB(Hyperband):
         if model is not None:
             best = best_ratio(*model, self.rng, self.n_samples, exclude=self._seen)
             if best is not None:
-                return int(best @ _PLACE)
-        index = int(self.rng.integers(N_ARCHS))
+                return int(best @ _PLACE) if self._sss else int(self.space.from_digits(best))
+        size = self.space.size
+        index = int(self.rng.integers(size))
         for _ in range(10):
             if not self._full[index]:
                 break
-            index = int(self.rng.integers(N_ARCHS))
+            index = int(self.rng.integers(size))
         return index

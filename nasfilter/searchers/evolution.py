@@ -4,8 +4,9 @@ While the population holds fewer than ``population_size`` evaluated members, pro
 random architectures. Then each step draws ``tournament_size`` members uniformly *with*
 replacement (as the reference does), mutates the most accurate of them and proposes the
 child. An evaluated child joins the population and the oldest member leaves (aging). The
-mutation redraws one uniformly chosen layer's channels, *excluding* the current value (as
-NASLib does; NATS-Bench can redraw the same value, which wastes an evaluation on a copy).
+mutation redraws one uniformly chosen digit of the space's encoding (sss: one layer's
+channels; tss: one edge's operation), *excluding* the current value (as NASLib does;
+NATS-Bench can redraw the same value, which wastes an evaluation on a copy).
 
 A proposal that a filter drops is forgotten: it neither joins the population nor ages it.
 """
@@ -13,13 +14,14 @@ A proposal that a filter drops is forgotten: it neither joins the population nor
 from __future__ import annotations
 
 import collections
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from nasfilter.checks import check_positive_int
 from nasfilter.searchers.base import Searcher
 from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
+from nasfilter.spaces import SSS
 from nasfilter.trial import Trial
 
 _BLOCK_NUMBERS = 4096  # numbers drawn per generator call once the population is full
@@ -31,9 +33,13 @@ class RegularizedEvolution(Searcher):
     Args:
         population_size: members kept, in [1, 32768]; NATS-Bench uses 10.
         tournament_size: members drawn per tournament, in [1, 32768]; NATS-Bench uses 3.
+
+    On a space other than sss the population holds indices (the space's ``arch`` objects are
+    proposed) and the mutation works on :meth:`~nasfilter.spaces.Space.digits`.
     """
 
     name: ClassVar[str] = "evolution"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
 
     def __init__(self, population_size: int = 10, tournament_size: int = 3) -> None:
         self.population_size = check_positive_int(
@@ -51,8 +57,14 @@ class RegularizedEvolution(Searcher):
         self.population: collections.deque[tuple[Arch, float]] = collections.deque()
         width = self.tournament_size + 2  # the tournament's picks, the layer, the new value
         self._rows = max(1, _BLOCK_NUMBERS // width)
+        space = self.space
+        self._sss = space is SSS
         self._highs = np.tile(
-            np.array([self.population_size] * self.tournament_size + [N_LAYERS, 7]), self._rows
+            np.array(
+                [self.population_size] * self.tournament_size
+                + [space.n_positions, space.n_choices - 1]
+            ),
+            self._rows,
         )
         self._draws: list[list[int]] = []  # drawn tournaments not used yet, last first
 
@@ -60,6 +72,8 @@ class RegularizedEvolution(Searcher):
         rng = self.rng
         population = self.population
         if len(population) < self.population_size:
+            if not self._sss:
+                return self.space.arch(int(rng.integers(self.space.size)))
             return arch_from_index(int(rng.integers(N_ARCHS)))
         draws = self._draws
         if not draws:
@@ -75,10 +89,21 @@ class RegularizedEvolution(Searcher):
             if member[1] > best[1]:
                 best = member
         parent = best[0]
+        if not self._sss:
+            return self._mutate(parent, layer, pick)
         digit = parent.channels[layer] // 8 - 1
         new_digit = pick + (pick >= digit)  # uniform over the 7 other values
         index = index_of(parent) + (new_digit - digit) * N_CHOICES ** (N_LAYERS - 1 - layer)
         return arch_from_index(index)
+
+    def _mutate(self, parent: Any, position: int, pick: int) -> Any:
+        """``parent`` (an architecture of a non-sss space) with the digit at ``position``
+        changed to the ``pick``-th of the other ``n_choices - 1`` values."""
+        space = self.space
+        digits = space.digits(space.index_of(parent)).copy()
+        digit = int(digits[position])
+        digits[position] = pick + (pick >= digit)
+        return space.arch(int(space.from_digits(digits)))
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
         if accuracy is None:

@@ -17,6 +17,8 @@ import numpy as np
 
 from nasfilter.costs import network_costs
 from nasfilter.space import CHANNEL_CHOICES, N_LAYERS, all_channels
+from nasfilter.spaces import SSS, TSS, Space
+from nasfilter.tss_data import load_tss_arrays
 
 RIDGE_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the GCV grid, standardized units
 
@@ -53,6 +55,47 @@ def base_features() -> np.ndarray:
     log of the narrowest layer.
     """
     return _base_features()
+
+
+def _standardized(x: np.ndarray) -> np.ndarray:
+    std = x.std(axis=0)
+    out = (x - x.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    out.setflags(write=False)
+    return out
+
+
+@functools.cache
+def _tss_features(dataset: str) -> np.ndarray:
+    arrays = load_tss_arrays(dataset)
+    digits = TSS.all_digits()
+    onehot = (digits[:, :, None] == np.arange(5)[None, None, :]).reshape(len(digits), 30)
+    cols = [
+        onehot.astype(np.float64),
+        np.log(arrays.flops_M.astype(np.float64))[:, None],
+        np.log(arrays.params_M.astype(np.float64))[:, None],
+    ]
+    return _standardized(np.concatenate(cols, axis=1))
+
+
+def space_features(space: Space, dataset: str) -> np.ndarray:
+    """The free features of every architecture of ``space``, standardized, read-only,
+    float64 (size, d): :func:`base_features` on sss; on tss the one-hot operation of each of
+    the six edges (30 columns), log MACs and log parameters (exact, NATS's counts for
+    ``dataset``), (15625, 32)."""
+    if space is SSS:
+        return base_features()
+    if space is TSS:
+        return _tss_features(dataset)
+    raise ValueError(f"no free features for the {space.name} space; known: sss, tss")
+
+
+def space_macs(space: Space, dataset: str) -> np.ndarray:
+    """MACs (millions) of every architecture of ``space`` on ``dataset``, float64 (size,)."""
+    if space is SSS:
+        return network_costs(dataset).macs
+    if space is TSS:
+        return load_tss_arrays(dataset).flops_M.astype(np.float64)
+    raise ValueError(f"no MACs for the {space.name} space; known: sss, tss")
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,9 @@ from nasfilter.searchers.mo_rank import promotable
 from nasfilter.searchers.successive_halving import (
     HP,
     EpochSchedule,
-    check_epochs_in_table,
 )
-from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
+from nasfilter.space import Arch, arch_from_index
+from nasfilter.spaces import SSS
 from nasfilter.trial import Proposal, Trial
 
 _BLOCK = 512  # indices drawn per call of the generator
@@ -83,7 +83,7 @@ class MOASHA(EpochSchedule):
     needs_proxy = True
 
     def reset(self) -> None:
-        check_epochs_in_table(self, self.max_epochs)
+        self.check_space()
         self._epochs = rung_epochs(self.min_epochs, self.max_epochs, self.eta)
         self._rungs = [_Rung() for _ in self._epochs]
         self._pending: dict[int, int] = {}  # trial id -> rung
@@ -95,6 +95,8 @@ class MOASHA(EpochSchedule):
         self._pending[self._proposed] = rung
         self._proposed += 1
         epochs = self._epochs[rung]
+        if self.space is not SSS:
+            return Proposal(arch, Fidelity(epochs, str(epochs)))
         fidelity = Fidelity(epochs, HP)
         return Proposal(arch, None if is_full(fidelity) else fidelity)
 
@@ -105,14 +107,15 @@ class MOASHA(EpochSchedule):
             if pos is not None:
                 return self._proposal(rung.archs[pos], k + 1)
         if not self._draws:
-            self._draws = self.rng.integers(0, N_ARCHS, size=_BLOCK)[::-1].tolist()
+            self._draws = self.rng.integers(0, self.space.size, size=_BLOCK)[::-1].tolist()
         index = self._draws.pop()
         self._log_thr[index] = math.log10(self.proxy.query(index).throughput)  # charged
-        return self._proposal(arch_from_index(index), 0)
+        arch = arch_from_index(index) if self.space is SSS else self.space.arch(index)
+        return self._proposal(arch, 0)
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
         k = self._pending.pop(trial.id)
         if accuracy is None:  # dropped by a filter: never promoted
             return
-        index = index_of(trial.arch)
+        index = self.index_of_arch(trial.arch)
         self._rungs[k].add(trial.arch, float(accuracy), self._log_thr[index])

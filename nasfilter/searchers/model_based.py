@@ -47,7 +47,6 @@ from typing import ClassVar
 import numpy as np
 
 from nasfilter.checks import check_positive_int, check_real
-from nasfilter.costs import network_costs
 from nasfilter.pareto import nondominated_mask
 from nasfilter.searchers.accuracy_model import AccuracyFit, ProxyReadings, fit_accuracy
 from nasfilter.searchers.acquisition import (
@@ -61,18 +60,20 @@ from nasfilter.searchers.acquisition import (
 )
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.batch_selection import batch_size, greedy_batch, layer_batch
-from nasfilter.searchers.features import base_features
+from nasfilter.searchers.features import space_features, space_macs
 from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
+from nasfilter.spaces import SSS
 from nasfilter.trial import Trial
 
 ACQUISITIONS = ("hypervolume", "layers")
 
 
 def _strata(n: int, macs: np.ndarray) -> np.ndarray:
-    """Stratum (0..n-1) of every architecture by its MACs (32768,), equal counts, int64."""
+    """Stratum (0..n-1) of every architecture by its MACs (size,), equal counts, int64."""
+    size = len(macs)
     order = np.argsort(macs, kind="stable")
-    strata = np.empty(N_ARCHS, dtype=np.int64)
-    strata[order] = np.arange(N_ARCHS) * n // N_ARCHS
+    strata = np.empty(size, dtype=np.int64)
+    strata[order] = np.arange(size) * n // size
     return strata
 
 
@@ -96,6 +97,7 @@ class ModelBased(Searcher):
     """
 
     name: ClassVar[str] = "model-based"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
     needs_proxy = True
 
     def __init__(
@@ -138,10 +140,11 @@ class ModelBased(Searcher):
 
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
-        self._x = base_features()
-        self._macs = network_costs(self.proxy.dataset).macs  # free: closed-form, per dataset
+        space = self.space
+        self._x = space_features(space, self.proxy.dataset)
+        self._macs = space_macs(space, self.proxy.dataset)  # free: exact counts, per dataset
         self._stratum = _strata(self.strata, self._macs)
-        self._used = np.zeros(N_ARCHS, dtype=bool)  # proposed (evaluated, dropped or pending)
+        self._used = np.zeros(space.size, dtype=bool)  # proposed (evaluated, dropped or pending)
         # Index -> simulated clock when proposed: each architecture is proposed at most once,
         # so its index names its pending trial.
         self._pending: dict[int, float] = {}
@@ -283,14 +286,15 @@ class ModelBased(Searcher):
                     self._used[index] = True
                     self._measure(np.array([index]))
                     self._pending[index] = self.proxy.clock
-                    return arch_from_index(index)
+                    return arch_from_index(index) if self.space is SSS else self.space.arch(index)
             planned = self._plan()
             if not planned:
                 return None
             self._queue = planned[::-1]
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
-        index = index_of(trial.arch)
+        arch = trial.arch
+        index = index_of(arch) if type(arch) is Arch else self.space.index_of(arch)
         asked_at = self._pending.pop(index, None)
         if accuracy is None or asked_at is None:
             return

@@ -140,6 +140,8 @@ class ModelBasedMF(ModelBased):
 
     name: ClassVar[str] = "model-based-mf"
     uses_fidelities: ClassVar[bool] = True
+    # screens at 1 and 4 epochs of hp 12: tss has no per-epoch curve, so sss only
+    spaces: ClassVar[tuple[str, ...]] = ("sss",)
 
     def __init__(
         self,

@@ -28,15 +28,39 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import numpy as np
+
 from nasfilter.checks import check_positive_int
 from nasfilter.fidelity import Fidelity, is_full
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.successive_halving import check_epochs_in_table, check_schedule
 from nasfilter.space import CHANNEL_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
+from nasfilter.spaces import SSS, Space
 from nasfilter.trial import Proposal, Trial
 
 SAMPLERS = ("nsga2", "tpe", "random")
 PARAMS = tuple(f"c{k + 1}" for k in range(N_LAYERS))
+
+
+def space_params(space: Space) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """The Optuna parameter names and their choices for ``space``: ``c1..c5`` over the
+    channel counts on sss, ``e1..e6`` (one per edge) over the operation names on tss."""
+    if space is SSS:
+        return PARAMS, CHANNEL_CHOICES
+    return tuple(f"e{k + 1}" for k in range(space.n_positions)), tuple(space.choices)
+
+
+def arch_of_params(space: Space, names: tuple[str, ...], params: dict[str, Any]) -> Any:
+    """The architecture of ``space`` that an Optuna trial's ``params`` name."""
+    if space is SSS:
+        return arch_from_index(Arch(tuple(int(params[p]) for p in PARAMS)).index)
+    digits = np.array([space.choices.index(params[p]) for p in names], dtype=np.int64)
+    return space.arch(int(space.from_digits(digits)))
+
+
+def arch_index(space: Space, arch: Any) -> int:
+    """The index of ``arch``, an architecture of ``space``."""
+    return index_of(arch) if space is SSS else space.index_of(arch)
 
 
 def optuna_available() -> bool:
@@ -188,6 +212,7 @@ class OptunaSearcher(Searcher):
     """
 
     name: ClassVar[str] = "optuna"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
     needs_proxy = True
 
     def __init__(self, sampler: str = "nsga2", population_size: int = 50, max_repeats: int = 100):
@@ -216,7 +241,8 @@ class OptunaSearcher(Searcher):
         self._study = optuna.create_study(
             directions=["maximize", "maximize"], sampler=self._make_sampler(optuna, seed)
         )
-        self._space = {p: _channel_choices(optuna)(CHANNEL_CHOICES) for p in PARAMS}
+        self._names, choices = space_params(self.space)
+        self._space = {p: _channel_choices(optuna)(choices) for p in self._names}
         self._pruned = optuna.trial.TrialState.PRUNED
         self._tell = _teller()
         self._pending: dict[int, Any] = {}  # nasfilter trial id -> Optuna trial
@@ -228,8 +254,8 @@ class OptunaSearcher(Searcher):
         while True:
             trial = self._study.ask(self._space)
             params = trial.params  # a deep copy at each reading: read once
-            arch = arch_from_index(Arch(tuple(int(params[p]) for p in PARAMS)).index)
-            index = index_of(arch)
+            arch = arch_of_params(self.space, self._names, params)
+            index = arch_index(self.space, arch)
             known = self._known.get(index)
             if known is not None and self._repeats < self.max_repeats:
                 self._repeats += 1
@@ -249,7 +275,7 @@ class OptunaSearcher(Searcher):
         if accuracy is None:
             self._tell(self._study, study_trial, state=self._pruned)
             return
-        index = index_of(trial.arch)
+        index = arch_index(self.space, trial.arch)
         log_thr = math.log10(self.proxy.query(index).throughput)  # free: asked before
         self._known.setdefault(index, (float(accuracy), log_thr))
         self._tell(self._study, study_trial, [float(accuracy), log_thr])

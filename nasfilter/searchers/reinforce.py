@@ -1,4 +1,9 @@
-"""REINFORCE over the size space, as NATS-Bench's reference ``exps/NATS-algos/reinforce.py``.
+"""REINFORCE, as NATS-Bench's reference ``exps/NATS-algos/reinforce.py``.
+
+On the size space (sss) the policy is the 5 x 8 matrix below, on a hot path written for it. On
+any other space (tss: 6 edges x 5 operations) the same algorithm runs on an
+``n_positions x n_choices`` matrix (:class:`SpacePolicy`): the same initialisation, Gumbel-max
+draws (one per proposal), baseline and Adam step, written plainly.
 
 The algorithm (docs/facts.md §5), in numpy (no torch):
 
@@ -35,6 +40,7 @@ import numpy as np
 from nasfilter.checks import check_real
 from nasfilter.searchers.base import Searcher
 from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index
+from nasfilter.spaces import SSS, Space
 from nasfilter.trial import Trial
 
 REWARDS = ("accuracy", "mnas")
@@ -121,6 +127,7 @@ class Reinforce(Searcher):
     """
 
     name: ClassVar[str] = "reinforce"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
 
     def __init__(
         self,
@@ -159,6 +166,15 @@ class Reinforce(Searcher):
 
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
+        self._policy: SpacePolicy | None = None
+        if self.space is not SSS:
+            self._policy = SpacePolicy(self.space, self.rng, self.lr)
+            self.theta = self._policy.theta
+            self._numerator = self._denominator = 0.0
+            self._factor: dict[int, float] = {}
+            self._best: tuple[float, Any] | None = None
+            self._proposed: list[tuple[tuple[int, ...], float]] = []
+            return
         self.theta = 1e-3 * self.rng.standard_normal((N_LAYERS, N_CHOICES))
         self._flat = self.theta.reshape(-1)  # a view: updates write through to theta
         n = N_LAYERS * N_CHOICES
@@ -194,9 +210,9 @@ class Reinforce(Searcher):
         self._ahead: list[int] = []  # indices of the draws from _pos on under that theta
         # per trial id: the flat logits of its actions (5 ints) and the MnasNet reward's
         # factor (throughput / target_throughput) ** w of its architecture (NaN: accuracy)
-        self._proposed: list[tuple[tuple[int, ...], float]] = []
-        self._factor: dict[int, float] = {}  # that factor per index, once its proxy is paid
-        self._best: tuple[float, Arch] | None = None
+        self._proposed = []
+        self._factor = {}  # that factor per index, once its proxy is paid
+        self._best = None
 
     @property
     def baseline(self) -> float:
@@ -253,11 +269,16 @@ class Reinforce(Searcher):
         self._pos = 0
 
     def propose(self) -> Arch:
-        index = self._draw()
-        row = _ROWS[index]
-        if row is None:
-            row = _row(index)
-        flat, arch = row
+        policy = self._policy
+        if policy is not None:
+            index, flat = policy.draw()
+            arch = self.space.arch(index)
+        else:
+            index = self._draw()
+            row = _ROWS[index]
+            if row is None:
+                row = _row(index)
+            flat, arch = row
         factor = math.nan
         if self.needs_proxy:
             factor = self._factor.get(index, math.nan)
@@ -290,6 +311,12 @@ class Reinforce(Searcher):
 
     def _learn(self, flat: tuple[int, ...], reward: float) -> None:
         """One REINFORCE step for the actions at flat logits ``flat`` (5 ints) and ``reward``."""
+        if self._policy is not None:
+            mom = self.momentum
+            self._numerator = mom * self._numerator + (1.0 - mom) * reward
+            self._denominator = mom * self._denominator + (1.0 - mom)
+            self._policy.learn(flat, reward - self._numerator / self._denominator)
+            return
         mom = self.momentum
         self._numerator = mom * self._numerator + (1.0 - mom) * reward
         self._denominator = mom * self._denominator + (1.0 - mom)
@@ -333,3 +360,36 @@ class Reinforce(Searcher):
         _subtract(theta, tmp, theta)
         if t % _RECENTER == 0:
             self.theta -= self.theta.max(axis=1, keepdims=True)
+
+
+class SpacePolicy:
+    """REINFORCE's categorical policy over any space: one softmax per position
+    (``theta``: float64 (n_positions, n_choices), ``1e-3 * randn`` from ``rng``), drawn by
+    Gumbel-max and stepped by Adam (lr ``lr``, torch's betas and eps), as the module says."""
+
+    def __init__(self, space: Space, rng: np.random.Generator, lr: float) -> None:
+        self.space, self.rng, self.lr = space, rng, lr
+        shape = (space.n_positions, space.n_choices)
+        self.theta = 1e-3 * rng.standard_normal(shape)
+        self._m, self._v = np.zeros(shape), np.zeros(shape)
+        self._offset = np.arange(space.n_positions) * space.n_choices
+        self._step = 0
+
+    def draw(self) -> tuple[int, tuple[int, ...]]:
+        """(index, flat logits of its actions) of one draw from the policy."""
+        digits = (self.theta + self.rng.gumbel(size=self.theta.shape)).argmax(axis=1)
+        index = int(self.space.from_digits(digits))
+        return index, tuple((digits + self._offset).tolist())
+
+    def learn(self, flat: tuple[int, ...], advantage: float) -> None:
+        """One Adam step on ``-advantage * sum log p(actions)``."""
+        theta = self.theta
+        e = np.exp(theta - theta.max(axis=1, keepdims=True))
+        grad = advantage * e / e.sum(axis=1, keepdims=True)
+        grad.reshape(-1)[list(flat)] -= advantage
+        self._step += 1
+        t = self._step
+        self._m = _BETA1 * self._m + (1.0 - _BETA1) * grad
+        self._v = _BETA2 * self._v + (1.0 - _BETA2) * grad * grad
+        denom = np.sqrt(self._v) / math.sqrt(1.0 - _BETA2**t) + _EPS
+        theta -= self.lr / (1.0 - _BETA1**t) * self._m / denom

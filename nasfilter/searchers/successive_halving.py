@@ -15,6 +15,13 @@ Both are synchronous: a rung is promoted once all of its trials are told, so wit
 workers the others wait (``propose`` returns WAIT); :mod:`nasfilter.searchers.asha` does not
 wait. The last rung at 12 epochs of hp 12 is the problem's full evaluation; what a run
 returns is computed from those alone.
+
+On the topology space (tss) there are two real fidelities and no per-epoch curve: hp 12
+(12 epochs, seed mean) and hp 200 (200 epochs, one seed). A schedule there runs over those
+two "epochs", 12 and 200 (``min_epochs=12, max_epochs=200``, an ``eta`` whose rungs are only
+12 and 200, such as 16), each rung proposed at ``Fidelity(epochs, str(epochs))``; the table's
+own full fidelity (hp 12 on ``tss-real``, hp 200 on ``tss-real-hp200``) is what a run's front
+is made of (:mod:`nasfilter.tss_curves`).
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ import numpy as np
 
 from nasfilter.fidelity import Fidelity, is_full
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_ARCHS, arch_from_index, index_of
+from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
+from nasfilter.spaces import SSS
 from nasfilter.trial import WAIT, Proposal, Trial, Wait
 
 HP = "12"
@@ -39,8 +47,8 @@ class RandomIndices:
 
     __slots__ = ("_order",)
 
-    def __init__(self, rng: np.random.Generator) -> None:
-        self._order: list[int] = rng.permutation(N_ARCHS).tolist()
+    def __init__(self, rng: np.random.Generator, size: int = N_ARCHS) -> None:
+        self._order: list[int] = rng.permutation(size).tolist()
 
     def next(self) -> int | None:
         return self._order.pop() if self._order else None
@@ -121,15 +129,56 @@ def bracket(min_epochs: int, max_epochs: int, eta: float, s: int) -> list[tuple[
     return rungs
 
 
+TSS_RUNGS = (12, 200)  # the tss tables' two real fidelities, as epochs (hp 12, hp 200)
+
+
+def check_tss_schedule(searcher: EpochSchedule) -> None:
+    """ValueError naming the searcher, the space and the valid schedule unless every rung of
+    every bracket of ``searcher``'s schedule is 12 or 200 epochs (tss's two real rungs)."""
+    lo, hi, eta = searcher.min_epochs, searcher.max_epochs, searcher.eta
+    top = s_max(lo, hi, eta)
+    epochs = {e for s in range(top + 1) for _, e in bracket(lo, hi, eta, s)}
+    if not epochs <= set(TSS_RUNGS):
+        raise ValueError(
+            f"{searcher.name} on the tss space ({searcher.space.title}): its schedule "
+            f"(min_epochs={lo}, max_epochs={hi}, eta={eta}) has rungs at {sorted(epochs)} "
+            "epochs, but tss has two real fidelities and no per-epoch curve: hp 12 (12 "
+            "epochs, seed mean) and hp 200 (200 epochs, one seed); use min_epochs=12, "
+            f"max_epochs=200 and an eta in [15.4, 16.6], such as {searcher.name}[min_epochs=12,"
+            "max_epochs=200,eta=16]"
+        )
+
+
 class EpochSchedule(Searcher):
     """Base of the searchers over epochs ``min_epochs .. max_epochs`` of hp 12 with
     reduction factor ``eta`` (Hyperband, successive halving, ASHA, MO-ASHA): checks and
-    holds the schedule."""
+    holds the schedule. On tss the epochs are the two real rungs, 12 and 200 (module
+    docstring)."""
 
     uses_fidelities: ClassVar[bool] = True  # evaluates at lower fidelities (needs curves)
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
 
     def __init__(self, min_epochs: int = 1, max_epochs: int = 12, eta: float = 3) -> None:
         self.min_epochs, self.max_epochs, self.eta = check_schedule(min_epochs, max_epochs, eta)
+
+    def check_space(self) -> None:
+        """At reset: the schedule fits the table (sss: hp 12's epochs; tss: its two rungs)."""
+        if self.space is SSS:
+            check_epochs_in_table(self, self.max_epochs)
+        else:
+            check_tss_schedule(self)
+
+    def at_epochs(self, index: int, epochs: int) -> Proposal:
+        """A proposal of architecture ``index`` at ``epochs`` (of hp 12 on sss, None for its
+        full 12; on tss ``Fidelity(epochs, str(epochs))``, hp 12 or hp 200)."""
+        if self.space is SSS:
+            fidelity = Fidelity(epochs, HP)
+            return Proposal(arch_from_index(index), None if is_full(fidelity) else fidelity)
+        return Proposal(self.space.arch(index), Fidelity(epochs, str(epochs)))
+
+    def index_of_arch(self, arch: object) -> int:
+        """The index of ``arch``, an architecture of the run's space."""
+        return index_of(arch) if type(arch) is Arch else self.space.index_of(arch)
 
 
 class Hyperband(EpochSchedule):
@@ -143,9 +192,9 @@ class Hyperband(EpochSchedule):
         return list(range(s_max(self.min_epochs, self.max_epochs, self.eta), -1, -1))
 
     def reset(self) -> None:
-        check_epochs_in_table(self, self.max_epochs)
+        self.check_space()
         self._order = self.brackets()
-        self._random = RandomIndices(self.rng)
+        self._random = RandomIndices(self.rng, self.space.size)
         self._next = 0  # position in _order of the next bracket
         self._rungs: list[tuple[int, int]] = []
         self._level = 0
@@ -183,13 +232,12 @@ class Hyperband(EpochSchedule):
                 return None  # every architecture of the space has been sampled
         epochs = self._rungs[self._level][1]
         self._out += 1
-        fidelity = Fidelity(epochs, HP)
-        return Proposal(arch_from_index(self._todo.pop(0)), None if is_full(fidelity) else fidelity)
+        return self.at_epochs(self._todo.pop(0), epochs)
 
     def observe(self, trial: Trial, accuracy: float | None) -> None:
         self._out -= 1
         if accuracy is not None:
-            self._scores.append((-accuracy, trial.id, index_of(trial.arch)))
+            self._scores.append((-accuracy, trial.id, self.index_of_arch(trial.arch)))
 
 
 class SuccessiveHalving(Hyperband):

@@ -35,6 +35,7 @@ from nasfilter.pareto import nondominated_mask, nondominated_ranks
 from nasfilter.scan import DEFAULT_SCAN_SHARE, check_scan_share, scan
 from nasfilter.searchers.base import Searcher
 from nasfilter.space import Arch, arch_from_index
+from nasfilter.spaces import SSS
 
 ORDERS = ("spread", "utilization", "throughput")
 
@@ -85,6 +86,7 @@ class UtilizationPareto(Searcher):
     """
 
     name: ClassVar[str] = "utilization-pareto"
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
     needs_proxy = True
     uses_utilization = True
 
@@ -137,7 +139,8 @@ class UtilizationPareto(Searcher):
                 self._indices[mask], self._util[mask], self._thr[mask], self.order
             )
             queue.extend(ordered[::-1].tolist())
-        return arch_from_index(queue.pop())
+        index = queue.pop()
+        return arch_from_index(index) if self.space is SSS else self.space.arch(index)
 
     @property
     def current_layer(self) -> int:
