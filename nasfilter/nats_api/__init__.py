@@ -12,6 +12,12 @@ validation accuracies, seed 777, of every architecture on the three search recor
 modelled times; every other run is refused by name), ``create('synthetic', 'sss')`` the
 embedded SYNTHETIC surrogate, whose SYNTHETIC learning curves answer ``iepoch`` and hp 01 /
 12 / 90 searches (:mod:`nasfilter.nats_api.synthetic`).
+
+``create('real', 'tss')`` opens the shipped real topology-space data as a
+:class:`NATStopology` (:mod:`nasfilter.nats_api.topology`: real hp-200 x-valid accuracies per
+seed, hp-12 seed means, measured training times; test accuracies refused by name).
+``create(None, 'tss')`` keeps nats_bench's meaning, the full archive at the default place,
+which nasfilter does not convert: its error names ``create('real', 'tss')``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from nasfilter.nats_api.compact import (
     compact_records,
 )
 from nasfilter.nats_api.records import FullRecords
+from nasfilter.nats_api.topology import NATStopology
 from nasfilter.nats_api.synthetic import synthetic_records
 
 ENV_VAR = "NASFILTER_NATS_BENCHMARK"
@@ -35,6 +42,7 @@ SYNTHETIC = "synthetic"
 REAL = "real"
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 ARCHIVE_NAME = "NATS-sss-v1_0-50262-simple"  # nats_bench's default archive (fast_mode)
+TSS_ARCHIVE_NAME = "NATS-tss-v1_0-3ffb9-simple"
 SYNTHETIC_LABEL = "SYNTHETIC surrogate (not NATS-Bench data)"
 SSS_NAMES = ("sss", "size")
 TSS_NAMES = ("tss", "topology")
@@ -92,10 +100,33 @@ def _open(path: Path, fast_mode: bool, verbose: bool) -> NATSsize:
     raise ValueError(f"{str(path)!r} does not exist; " + _HOW.format(target=path))
 
 
+def _create_tss(source: Any, fast_mode: bool, verbose: bool) -> NATStopology:
+    """``create(source, 'tss')``: 'real' opens the shipped real tss data; None (nats_bench's
+    default archive) and every other source are refused naming the way forward."""
+    if isinstance(source, str) and source == REAL:
+        return NATStopology(fast_mode, verbose)
+    if source is None:
+        archive = torch_home() / TSS_ARCHIVE_NAME
+        found = "is there" if archive.is_dir() else "is not there either"
+        raise ValueError(
+            "create(None, 'tss') means nats_bench's full topology benchmark at the default "
+            f"place; nasfilter has no converted tss benchmark there, and nats_bench's default "
+            f"archive {str(archive)!r} {found}. Open the shipped real tss data (hp-200 x-valid "
+            "accuracy per seed, hp-12 seed mean, measured training times; no test accuracies) "
+            f"with create('{REAL}', 'tss'), or use nats_bench itself on the archive"
+        )
+    raise ValueError(
+        f"create({source!r}, 'tss'): the topology space is served from the shipped real data "
+        f"only: create('{REAL}', 'tss') (or None for nats_bench's default archive, which "
+        "nasfilter does not convert); use nats_bench itself for a tss archive"
+    )
+
+
 def create(
     file_path_or_dict: Any, search_space: str, fast_mode: bool = False, verbose: bool = True
-) -> NATSsize:
-    """nats_bench's ``create``: the size-space API over a converted benchmark.
+) -> Any:
+    """nats_bench's ``create``: the size-space API over a converted benchmark, or the
+    topology-space API over the shipped real tss data.
 
     Args:
         file_path_or_dict: a folder converted by ``nasfilter convert ARCHIVE -o OUT``, a
@@ -103,16 +134,14 @@ def create(
             for the embedded SYNTHETIC surrogate (a file named so is ``./real``), or None
             for :func:`default_path`. nats_bench's archives and dicts are refused with the
             conversion to run; anything else (a number, an empty path) with ValueError.
-        search_space: ``'sss'`` or ``'size'``.
+        search_space: ``'sss'`` or ``'size'``; ``'tss'`` or ``'topology'`` with ``'real'``
+            for the shipped real tss data (:class:`NATStopology`).
         fast_mode: as nats_bench: True loads architectures on first use (so
             ``evaluated_indexes`` grows), False has every architecture loaded.
         verbose: print the creation line.
     """
     if search_space in TSS_NAMES:
-        raise ValueError(
-            f"search space {search_space!r}: nasfilter.nats_api serves the size search space "
-            "('sss'/'size') only; use nats_bench itself for the topology space"
-        )
+        return _create_tss(file_path_or_dict, fast_mode, verbose)
     if search_space not in SSS_NAMES:
         raise ValueError(f"invalid search space : {search_space}")
     if isinstance(file_path_or_dict, dict):
@@ -158,6 +187,7 @@ __all__ = [
     "SYNTHETIC_LABEL",
     "MissingRecordError",
     "NATSsize",
+    "NATStopology",
     "NeedsFullBenchmarkError",
     "create",
     "default_path",
