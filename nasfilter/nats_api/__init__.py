@@ -115,6 +115,11 @@ def _create_tss(source: Any, fast_mode: bool, verbose: bool) -> NATStopology:
             "accuracy per seed, hp-12 seed mean, measured training times; no test accuracies) "
             f"with create('{REAL}', 'tss'), or use nats_bench itself on the archive"
         )
+    if isinstance(source, str) and source == SYNTHETIC:
+        raise ValueError(
+            f"create('{SYNTHETIC}', 'tss'): the SYNTHETIC surrogate covers the size search space "
+            f"('sss') only; the topology space has real data: create('{REAL}', 'tss')"
+        )
     raise ValueError(
         f"create({source!r}, 'tss'): the topology space is served from the shipped real data "
         f"only: create('{REAL}', 'tss') (or None for nats_bench's default archive, which "
