@@ -165,14 +165,14 @@ def test_values_it_does_not_hold_are_refused_by_name(api: Any) -> None:
     info = api.get_more_info(0, "cifar10-valid", hp="200", is_random=False)
     for key in ("test-accuracy", "train-loss", "valid-loss", "train-accuracy"):
         assert key not in info
-        with pytest.raises(MissingRecordError, match=f"'{key}': not held.*test accuracies"):
+        with pytest.raises(MissingRecordError, match=rf"'{key}': not held.*test accuracies"):
             info[key]
     with pytest.raises(NeedsFullBenchmarkError, match="only the last epoch, 199"):
         api.get_more_info(0, "cifar100", iepoch=10, hp="200", is_random=False)
     with pytest.raises(MissingRecordError, match="record 'cifar10'"):
         api.get_more_info(0, "cifar10", hp="200", is_random=False)
     run = api.query_by_index(0, "cifar100", hp="200")[777]
-    with pytest.raises(NeedsFullBenchmarkError, match="ori-test.*not public"):
+    with pytest.raises(NeedsFullBenchmarkError, match=r"ori-test.*not public"):
         run.get_eval("ori-test")
     with pytest.raises(NotImplementedError, match="no trained weights"):
         api.get_net_param(0, "cifar100", 777, hp="200")

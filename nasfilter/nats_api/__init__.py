@@ -33,8 +33,8 @@ from nasfilter.nats_api.compact import (
     compact_records,
 )
 from nasfilter.nats_api.records import FullRecords
-from nasfilter.nats_api.topology import NATStopology
 from nasfilter.nats_api.synthetic import synthetic_records
+from nasfilter.nats_api.topology import NATStopology
 
 ENV_VAR = "NASFILTER_NATS_BENCHMARK"
 DEFAULT_FOLDER = Path("~/.nasfilter/NATS-sss-full")

@@ -47,7 +47,7 @@ HOLDS = ("the shipped real tss data holds the hp-200 x-valid accuracy per seed a
 HOW = "for the rest, use nats_bench itself on NATS-Bench's tss archive (NATS-tss-v1_0-3ffb9)"
 
 
-class Partial(dict):  # type: ignore[type-arg]
+class Partial(dict[str, Any]):
     """A nats_bench answer holding only the keys the shipped data has; reading another key
     raises :class:`MissingRecordError` naming it (a ``KeyError``, as a plain dict)."""
 
