@@ -14,7 +14,7 @@ Three backends answer for all 15625 cells at once (each a few milliseconds):
   the data sheet's FP32 peak and bandwidth (:func:`nasfilter.oracle.cells.roofline_batch_seconds`).
 
 Utilization = throughput x 2 x MACs (NATS's FLOPs of the dataset's network) / the device's
-FP32 data-sheet peak. Rows go to the measurement cache under the config ``{"space": "tss",
+FP32 data-sheet peak. Without ``--device`` every backend runs on the RTX 2080 Ti. Rows go to the measurement cache under the config ``{"space": "tss",
 ...}`` (never mixed with sss rows) with the label ``measured`` or ``modelled``;
 :func:`export_tss` writes a group's rows with their arch strings. The torch-cuda, tensorrt and
 onnxruntime backends build the size-space network and are refused on tss by name.
@@ -36,6 +36,7 @@ from nasfilter.tss_data import load_tss_arrays
 TSS_BACKENDS = ("measured", "calibrated", "roofline")
 SSS_ONLY_BACKENDS = ("onnxruntime", "torch-cuda", "tensorrt")
 DEFAULT_BATCH = 256
+DEFAULT_DEVICE = "rtx2080ti"  # the measured default (HELP's 2080ti) for every tss backend
 EXPORT_FORMAT = "nasfilter-tss-measure"
 
 
@@ -79,9 +80,14 @@ def _flops(dataset: str) -> np.ndarray:
 
 
 def _fp32_peak(device: Any) -> float:
+    from nasfilter.oracle.devices import DEVICES
+
     if device.fp32_peak_flops is None:
-        raise ValueError(f"device {device.name!r} has no fp32_peak_tflops: tss utilization is "
-                         "taken against the FP32 data-sheet peak; add it to the device file")
+        known = [name for name, spec in DEVICES.items() if spec.fp32_peak_flops is not None]
+        raise ValueError(f"device {device.name!r} has no FP32 peak (fp32_peak_tflops): the tss "
+                         "networks run in FP32 and their utilization is taken against that "
+                         f"data-sheet peak; devices with one: {', '.join(known)}, or a JSON "
+                         "device file with fp32_peak_tflops")
     return float(device.fp32_peak_flops)
 
 
@@ -121,7 +127,7 @@ def _calibrated(params: dict[str, Any], device: str | None, dataset: str) -> Tss
     from nasfilter.oracle.calibrated import CalibratedBackend, predict_tss
 
     batch = _batch("calibrated", params, None)
-    backend = CalibratedBackend(device=device)
+    backend = CalibratedBackend(device=DEFAULT_DEVICE if device is None else device)
     if dataset == "cifar10":
         throughput = backend.predict_tss(batch)
     else:
@@ -139,7 +145,7 @@ def _roofline(params: dict[str, Any], device: str | None, dataset: str) -> TssPr
     from nasfilter.oracle.devices import get_device
 
     batch = _batch("roofline", params, None)
-    spec = get_device(device)
+    spec = get_device(DEFAULT_DEVICE if device is None else device)
     peak = _fp32_peak(spec)
     seconds = roofline_batch_seconds(spec, batch, all_ops(), dataset, "fp32")
     config = {"space": "tss", "batch": batch, "precision": "fp32"}
@@ -210,9 +216,10 @@ def export_tss(cache: Any, group: Any, path: str | Path) -> Path:
     meta = {"format": EXPORT_FORMAT, "space": "tss", "dataset": group.dataset,
             "backend": group.backend, "config": group.config_dict, "device": group.device_dict,
             "utilization": "throughput x 2 x MACs / the device's FP32 data-sheet peak"}
+    arrays: dict[str, Any] = {"meta": np.array(json.dumps(meta, sort_keys=True)), **columns}
     target = Path(path)
     with atomic_write(target) as fh:
-        np.savez_compressed(fh, meta=np.array(json.dumps(meta, sort_keys=True)), **columns)
+        np.savez_compressed(fh, **arrays)
     return target
 
 

@@ -36,8 +36,8 @@ def register(sub: Any) -> None:
         "--device",
         help="roofline: v100 (default), a100, h100, h200, name:peak_tflops:bandwidth_tbs or a "
         "JSON file; torch-cuda/tensorrt: a CUDA device such as cuda:1; onnxruntime: cpu. "
-        "--space tss: measured: 1080ti, 2080ti (default), titanx, titanxp; calibrated, "
-        "roofline: a built-in device or a JSON device file",
+        "--space tss (default 2080ti): measured: 1080ti, 2080ti, titanx, titanxp; calibrated, "
+        "roofline: a built-in device with an FP32 peak or a JSON device file",
     )
     add_dataset(p)
     add_space(p)
