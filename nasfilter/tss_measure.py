@@ -14,8 +14,9 @@ Three backends answer for all 15625 cells at once (each a few milliseconds):
   the data sheet's FP32 peak and bandwidth (:func:`nasfilter.oracle.cells.roofline_batch_seconds`).
 
 Utilization = throughput x 2 x MACs (NATS's FLOPs of the dataset's network) / the device's
-FP32 data-sheet peak. Without ``--device`` every backend runs on the RTX 2080 Ti. Rows go to the measurement cache under the config ``{"space": "tss",
-...}`` (never mixed with sss rows) with the label ``measured`` or ``modelled``;
+FP32 data-sheet peak. Without ``--device`` every backend runs on the RTX 2080 Ti. Rows go to
+the measurement cache under the config ``{"space": "tss", ...}`` (never mixed with sss rows)
+with the label ``measured`` or ``modelled``;
 :func:`export_tss` writes a group's rows with their arch strings. The torch-cuda, tensorrt and
 onnxruntime backends build the size-space network and are refused on tss by name.
 """
