@@ -132,6 +132,9 @@ def allow_listed_loading(nats_bench: ModuleType) -> Iterator[None]:
             module.pickle_load = original
 
 
+TSS_ARCHIVE_PREFIX = "NATS-tss-"
+
+
 def _check_meta_archs(meta_archs: object, where: Path) -> None:
     """Refuse an archive whose architecture list is not the size space in index order."""
     if not isinstance(meta_archs, list) or len(meta_archs) != N_ARCHS:
@@ -251,6 +254,13 @@ def locate_archive(archive: str | os.PathLike[str]) -> tuple[Path, str]:
             f"{ARCHIVE_DIR_NAME!r} or the file {ARCHIVE_FILE_NAME!r}"
         )
     path = path.resolve()
+    if path.name.startswith(TSS_ARCHIVE_PREFIX):
+        raise ValueError(
+            f"{str(path)!r} is a NATS-Bench topology-space (tss) archive; nasfilter convert "
+            "reads size-space (sss) archives only. The real tss data (hp-200 x-valid accuracy "
+            "per seed, hp-12 seed mean, measured training times) ships with nasfilter: "
+            "create('real', 'tss') in Python, --space tss on the command line"
+        )
     if path.is_dir():
         return path, FOLDER
     if path.is_file():

@@ -204,3 +204,14 @@ def test_create_tss_sources(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(ValueError, match=r"create\('real', 'tss'\)"):
         create(str(tmp_path), "tss")
     assert create("real", "topology", verbose=False).is_topology
+
+
+def test_convert_refuses_a_tss_archive_naming_the_shipped_data(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from nasfilter.cli import main
+    from tests.tss_shared import TSS_FIXTURE
+
+    code = main(["convert", str(TSS_FIXTURE), "-o", str(tmp_path / "full")])
+    err = capsys.readouterr().err
+    assert code == 2 and "topology-space (tss) archive" in err and "create('real', 'tss')" in err
+    assert not (tmp_path / "full").exists()
