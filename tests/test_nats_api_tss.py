@@ -215,3 +215,27 @@ def test_convert_refuses_a_tss_archive_naming_the_shipped_data(
     err = capsys.readouterr().err
     assert code == 2 and "topology-space (tss) archive" in err and "create('real', 'tss')" in err
     assert not (tmp_path / "full").exists()
+
+
+@pytest.mark.parametrize("hp", ("12", "200"))
+@pytest.mark.parametrize("dataset", ("cifar10", "cifar100", "ImageNet16-120"))
+def test_find_best_over_the_loaded_archs_equals_nats_bench(hp: str, dataset: str) -> None:
+    import nats_bench
+
+    from tests.tss_shared import TSS_FIXTURE
+
+    ours = create("real", "tss", fast_mode=True, verbose=False)
+    ref = nats_bench.create(str(TSS_FIXTURE), "tss", fast_mode=True, verbose=False)
+    record = "cifar10-valid" if dataset == "cifar10" else dataset
+    for api in (ours, ref):
+        for index in FIXTURE_ARCHS:
+            api.get_cost_info(index, record, hp=hp)  # loads it (fast mode)
+    for limit in (None, 0.5):  # params (M): 0.5 leaves out architecture 11 (0.8 M)
+        got = ours.find_best(dataset, "valid", param_max=limit, hp=hp, enforce_all=False)
+        want = ref.find_best(dataset, "valid", param_max=limit, hp=hp, enforce_all=False)
+        assert got[0] == want[0]
+        assert got[1] == pytest.approx(want[1], rel=F32)
+    with pytest.raises(NeedsFullBenchmarkError, match="not public|record 'cifar10'"):
+        ours.find_best(dataset, "test", hp=hp)
+    with pytest.raises(NeedsFullBenchmarkError, match="losses and test accuracies"):
+        ours.query_info_str_by_arch(11, hp)

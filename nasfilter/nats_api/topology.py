@@ -30,8 +30,10 @@ import time
 import warnings
 from typing import Any
 
+import numpy as np
+
 from nasfilter.nats_api.results import NO_WEIGHTS, ArchInfo
-from nasfilter.nats_api.tss_records import HPS, Partial, TssRecords, check_hp
+from nasfilter.nats_api.tss_records import HPS, Partial, TssRecords, check_hp, refuse
 from nasfilter.spaces import TSS
 
 LABEL = ("real NATS-Bench tss data (hp-200 x-valid per seed, hp-12 x-valid seed mean, measured "
@@ -43,6 +45,17 @@ _COMMENT = {
     "epoch and total time costs, respectively.",
 }
 _DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
+
+
+def _remap(dataset: str, metric_on_set: str) -> tuple[str, str]:
+    """nats_bench's ``remap_dataset_set_names``."""
+    if dataset == "cifar10" and metric_on_set == "valid":
+        return "cifar10-valid", "x-valid"
+    if dataset == "cifar10" and metric_on_set in ("test", "train"):
+        return "cifar10", "ori-test" if metric_on_set == "test" else "train"
+    if dataset in ("cifar100", "ImageNet16-120") and metric_on_set in ("valid", "test"):
+        return dataset, "x-valid" if metric_on_set == "valid" else "x-test"
+    return dataset, metric_on_set
 
 
 def _time_string() -> str:
@@ -215,6 +228,51 @@ class NATStopology:
             n = len(self._records.seeds(index, hp, dataset))
             nums[n] = nums.get(n, 0) + 1
         return nums
+
+    def find_best(self, dataset: str, metric_on_set: str, flop_max: float | None = None,
+                  param_max: float | None = None, hp: Any = "12",
+                  enforce_all: bool | None = None) -> tuple[int, Any]:
+        """(index, accuracy) of the highest last-epoch accuracy (hp 200: seed mean) under the
+        FLOPs and params limits, as nats_bench; only validation sets are held."""
+        record, setname = _remap(dataset, metric_on_set)
+        hp = check_hp(hp)
+        self._records.get_metrics(0, hp, record, setname, None, False)  # refuses what it lacks
+        if enforce_all is None:
+            enforce_all = bool(self.fast_mode)
+        if enforce_all:
+            assert self.fast_mode, ("enforce_all can only be set when fast_mode=True; if you "
+                                    "are using non-fast-mode, please set it as False")
+            indexes = np.arange(TSS.size)
+        else:
+            indexes = np.asarray(sorted(self.evaluated_indexes), dtype=np.int64)
+        arrays = self._records.arrays(record)
+        keep = np.ones(indexes.size, dtype=bool)
+        if flop_max is not None:
+            keep &= arrays.flops_M[indexes] <= flop_max
+        if param_max is not None:
+            keep &= arrays.params_M[indexes] <= param_max
+        indexes = indexes[keep]
+        if indexes.size == 0:
+            return -1, None
+        if hp == "12":
+            accs = arrays.hp12_valid_acc[indexes].astype(np.float64)
+        else:
+            accs = np.nanmean(arrays.hp200_valid_acc[indexes].astype(np.float64), axis=1)
+        best = int(indexes[int(np.argmax(accs))])
+        return best, self._records.get_metrics(best, hp, record, setname, None, False)["accuracy"]
+
+    def query_info_str_by_arch(self, arch: Any, hp: str = "12") -> str:
+        """nats_bench prints losses and test accuracies here, which are not public: refused."""
+        self._index(arch)
+        check_hp(hp)
+        raise refuse("the info text of query_info_str_by_arch / show (it prints losses and "
+                     "test accuracies, which are not public)")
+
+    def query_by_arch(self, arch: Any, hp: str) -> str:
+        return self.query_info_str_by_arch(arch, hp)
+
+    def show(self, index: int = -1) -> None:
+        self.query_info_str_by_arch(max(index, 0))
 
     def clear_params(self, index: int, hp: str | None = None) -> None:
         """Nothing to clear: no weights are kept."""
