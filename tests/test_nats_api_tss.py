@@ -235,7 +235,7 @@ def test_find_best_over_the_loaded_archs_equals_nats_bench(hp: str, dataset: str
         want = ref.find_best(dataset, "valid", param_max=limit, hp=hp, enforce_all=False)
         assert got[0] == want[0]
         assert got[1] == pytest.approx(want[1], rel=F32)
-    with pytest.raises(NeedsFullBenchmarkError, match="not public|record 'cifar10'"):
+    with pytest.raises(NeedsFullBenchmarkError, match=r"not public|record 'cifar10'"):
         ours.find_best(dataset, "test", hp=hp)
     with pytest.raises(NeedsFullBenchmarkError, match="losses and test accuracies"):
         ours.query_info_str_by_arch(11, hp)
