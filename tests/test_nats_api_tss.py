@@ -197,24 +197,29 @@ def test_bad_input_names_the_value_and_the_choices(api: Any) -> None:
 
 def test_create_tss_sources(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TORCH_HOME", str(tmp_path))
-    with pytest.raises(ValueError, match=r"create\(None, 'tss'\).*create\('real', 'tss'\)"):
+    monkeypatch.setenv("NASFILTER_NATS_TSS_BENCHMARK", str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match=r"create\(None, 'tss'\) opens the full benchmark at "
+                       r"the default place.*nowhere.*nasfilter convert .*NATS-tss-v1_0-3ffb9-"
+                       r"simple.*create\('real', 'tss'\)"):
         create(None, "tss")
     with pytest.raises(ValueError, match=r"size search space.*create\('real', 'tss'\)"):
         create("synthetic", "topology")
-    with pytest.raises(ValueError, match=r"create\('real', 'tss'\)"):
+    with pytest.raises(ValueError, match=r"not a converted tss benchmark folder.*nasfilter "
+                       r"convert .*NATS-tss-v1_0-3ffb9-simple.*create\('real', 'tss'\)"):
         create(str(tmp_path), "tss")
     assert create("real", "topology", verbose=False).is_topology
 
 
-def test_convert_refuses_a_tss_archive_naming_the_shipped_data(
+def test_a_compact_table_of_a_tss_archive_is_refused_naming_the_ways(
         tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     from nasfilter.cli import main
     from tests.tss_shared import TSS_FIXTURE
 
-    code = main(["convert", str(TSS_FIXTURE), "-o", str(tmp_path / "full")])
+    code = main(["convert", str(TSS_FIXTURE), "--dataset", "cifar10", "--allow-partial",
+                 "-o", str(tmp_path / "t.npz")])
     err = capsys.readouterr().err
-    assert code == 2 and "topology-space (tss) archive" in err and "create('real', 'tss')" in err
-    assert not (tmp_path / "full").exists()
+    assert code == 2 and "topology-space (tss) archive" in err and "--space tss" in err
+    assert not (tmp_path / "t.npz").exists()
 
 
 @pytest.mark.parametrize("hp", ("12", "200"))

@@ -43,6 +43,8 @@ REAL = "real"
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 ARCHIVE_NAME = "NATS-sss-v1_0-50262-simple"  # nats_bench's default archive (fast_mode)
 TSS_ARCHIVE_NAME = "NATS-tss-v1_0-3ffb9-simple"
+TSS_ENV_VAR = "NASFILTER_NATS_TSS_BENCHMARK"
+TSS_DEFAULT_FOLDER = Path("~/.nasfilter/NATS-tss-full")
 SYNTHETIC_LABEL = "SYNTHETIC surrogate (not NATS-Bench data)"
 SSS_NAMES = ("sss", "size")
 TSS_NAMES = ("tss", "topology")
@@ -91,6 +93,9 @@ def _open(path: Path, fast_mode: bool, verbose: bool) -> NATSsize:
 
     if path.is_dir():
         bench = FullBenchmark.open(path)
+        if bench.space != "sss":
+            raise ValueError(f"{str(path)!r} is a converted {bench.space} benchmark, not an sss "
+                             f"one: open it with create({str(path)!r}, '{bench.space}')")
         label = SYNTHETIC_LABEL if bench.synthetic else None
         return NATSsize(FullRecords(bench), path.name, fast_mode, verbose, label)
     if path.is_file():
@@ -100,31 +105,55 @@ def _open(path: Path, fast_mode: bool, verbose: bool) -> NATSsize:
     raise ValueError(f"{str(path)!r} does not exist; " + _HOW.format(target=path))
 
 
-def _create_tss(source: Any, fast_mode: bool, verbose: bool) -> NATStopology:
-    """``create(source, 'tss')``: 'real' opens the shipped real tss data; None (nats_bench's
-    default archive) and every other source are refused naming the way forward."""
+def _create_tss(source: Any, fast_mode: bool, verbose: bool) -> Any:
+    """``create(source, 'tss')``: 'real' opens the shipped real tss data; a folder converted
+    from a tss archive opens in full; None is nats_bench's default (a conversion at
+    ``$NASFILTER_NATS_TSS_BENCHMARK``, else ``~/.nasfilter/NATS-tss-full``)."""
     if isinstance(source, str) and source == REAL:
         return NATStopology(fast_mode, verbose)
-    if source is None:
-        archive = torch_home() / TSS_ARCHIVE_NAME
-        found = "is there" if archive.is_dir() else "is not there either"
-        raise ValueError(
-            "create(None, 'tss') means nats_bench's full topology benchmark at the default "
-            f"place; nasfilter has no converted tss benchmark there, and nats_bench's default "
-            f"archive {str(archive)!r} {found}. Open the shipped real tss data (hp-200 x-valid "
-            "accuracy per seed, hp-12 seed mean, measured training times; no test accuracies) "
-            f"with create('{REAL}', 'tss'), or use nats_bench itself on the archive"
-        )
     if isinstance(source, str) and source == SYNTHETIC:
         raise ValueError(
             f"create('{SYNTHETIC}', 'tss'): the SYNTHETIC surrogate covers the size search space "
             f"('sss') only; the topology space has real data: create('{REAL}', 'tss')"
         )
-    raise ValueError(
-        f"create({source!r}, 'tss'): the topology space is served from the shipped real data "
-        f"only: create('{REAL}', 'tss') (or None for nats_bench's default archive, which "
-        "nasfilter does not convert); use nats_bench itself for a tss archive"
-    )
+    if source is not None and not isinstance(source, (str, os.PathLike)):
+        raise ValueError(
+            f"create({type(source).__name__}, 'tss'): give '{REAL}', the folder of a converted "
+            f"tss archive (nasfilter convert {TSS_ARCHIVE_NAME} -o OUT), or None"
+        )
+    value = os.environ.get(TSS_ENV_VAR)
+    default = Path(value).expanduser() if value else TSS_DEFAULT_FOLDER.expanduser()
+    path = default if source is None else Path(source).expanduser()
+    how = (f"convert the archive once: nasfilter convert {torch_home() / TSS_ARCHIVE_NAME} "
+           f"-o {path}, or open the shipped real tss data (hp-200 x-valid accuracy per seed, "
+           f"hp-12 seed mean, measured training times; no test accuracies): "
+           f"create('{REAL}', 'tss')")
+    if path.name.startswith("NATS-tss-v1_0"):
+        raise ValueError(f"{str(path)!r} is a NATS-Bench tss archive; {how}")
+    if source is None and not path.is_dir():
+        archive = torch_home() / TSS_ARCHIVE_NAME
+        found = "is there" if archive.is_dir() else "is not there either"
+        raise ValueError(
+            f"create(None, 'tss') opens the full benchmark at the default place, {str(path)!r} "
+            f"(${TSS_ENV_VAR}, else {TSS_DEFAULT_FOLDER}), and it does not exist; nats_bench's "
+            f"default archive {str(archive)!r} {found}. Either {how}"
+        )
+    if not (path / "index.json").is_file():
+        raise ValueError(f"{str(path)!r} is not a converted tss benchmark folder (no "
+                         f"index.json); {how}")
+    return _open_tss(path, fast_mode, verbose)
+
+
+def _open_tss(path: Path, fast_mode: bool, verbose: bool) -> Any:
+    from nasfilter.fullbench import FullBenchmark
+    from nasfilter.nats_api.topology_full import NATStopologyFull
+
+    bench = FullBenchmark.open(path)
+    if bench.space != "tss":
+        raise ValueError(f"{str(path)!r} is a converted {bench.space} benchmark, not a tss one: "
+                         f"open it with create({str(path)!r}, '{bench.space}')")
+    label = SYNTHETIC_LABEL if bench.synthetic else None
+    return NATStopologyFull(FullRecords(bench), path.name, fast_mode, verbose, label)
 
 
 def create(
