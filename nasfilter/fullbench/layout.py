@@ -4,8 +4,9 @@
 A folder holds ``index.json`` (settings, records, seeds, evaluation sets, each array's encoding,
 provenance, and the ``space``: ``sss``, or ``tss`` for a topology-space archive; a folder
 without the key is sss), ``present.npy`` (bool, ``n_archs``: 32768 sss, 15625 tss),
-``rows.npy`` (int32, ``n_archs``: the row of each architecture present, -1 if absent; R rows) and one subfolder per training setting and
-record, holding its runs (U of them, every seed of every architecture, by row then seed)::
+``rows.npy`` (int32, ``n_archs``: the row of each architecture present, -1 if absent; R
+rows) and one subfolder per training setting and record, holding its runs (U of them, every
+seed of every architecture, by row then seed)::
 
     hp12/cifar10-valid/offsets.npy       int64 (R + 1,): row r's runs are offsets[r]:offsets[r+1]
     hp12/cifar10-valid/seeds.npy         int64 (U,): each run's seed, sorted within a row
@@ -20,10 +21,10 @@ record, holding its runs (U of them, every seed of every architecture, by row th
 
 A missing seed is simply not among a row's runs. An epoch at which the archive does not
 evaluate a set (NATS-Bench's tss archive evaluates some sets at the last epoch only) holds NaN
-in that set's accuracy and loss; readers answer it with nats_bench's ``KeyError``. Each curve is stored in the smallest
-lossless encoding (:mod:`.codec`): accuracies and times come back bit for bit as the archive
-holds them (float64, or integers k/100 where that is exact); losses and training accuracies
-may be float32 (no search reads them).
+in that set's accuracy and loss; readers answer it with nats_bench's ``KeyError``. Each curve
+is stored in the smallest lossless encoding (:mod:`.codec`): accuracies and times come back
+bit for bit as the archive holds them (float64, or integers k/100 where that is exact);
+losses and training accuracies may be float32 (no search reads them).
 Every ``.npy`` is opened memory-mapped on first use; nothing is read up front.
 """
 
