@@ -16,11 +16,20 @@ Measured, side by side:
 - opening it (``create``), goal <= 5 ms;
 - the resident memory of a fresh process after a random search on each API (goal < 200 MB
   for nasfilter).
+
+The topology space, side by side on the official tss fixture (architectures 0, 11, 284;
+``create('real', 'tss')`` against ``nats_bench.create(fixture, 'tss')``):
+
+- ``create`` plus every call of a 20,000 s CIFAR-10 random search over the fixture's
+  architectures at hp 200 (the same seeds drawn, the same accuracies after float32 rounding,
+  required), goal >= 100;
+- one ``simulate_train_eval`` call (hp 200, median of 2000), reported beside it.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -41,6 +50,8 @@ from nasfilter.testing.nats_full_archive import write_varied_archive
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+TSS_FIXTURE = REPO / "tests" / "data" / "nats-tss" / "NATS-tss-v1_0-3ffb9-simple"
+TSS_ARCHS = (0, 11, 284)
 TEMPLATE = FIXTURE / "000284.pickle.pbz2"
 BENCH_DATA = REPO / "bench-data"
 FULL = os.environ.get("NASFILTER_BENCH_FULL") == "1"
@@ -126,8 +137,54 @@ def _rss_mb(make: str) -> float:
     return int(out.stdout.split()[-1]) / 1024
 
 
+def _tss_search(make_api: Any, seed: int) -> tuple[float, list[tuple[int, float]]]:
+    """Seconds in ``create`` and in the calls of a 20,000 s random search over the fixture's
+    architectures (hp 200, CIFAR-10); the trajectory as (index, float32 accuracy)."""
+    trajectory: list[tuple[int, float]] = []
+    with seeded(seed):
+        start = time.perf_counter()
+        api = _Timed(make_api(), 0.0)
+        api.seconds = time.perf_counter() - start
+        while api.used_time < BUDGET:
+            index = random.choice(TSS_ARCHS)
+            acc = api.simulate_train_eval(index, DATASET, hp="200")[0]
+            trajectory.append((index, float(np.float32(acc))))
+        return api.seconds, trajectory
+
+
+def tss_rows() -> Iterator[dict[str, Any]]:
+    """The tss rows: ``create('real', 'tss')`` against nats_bench on the official fixture."""
+    import nats_bench
+
+    def ours() -> Any:
+        return create("real", "tss", fast_mode=True, verbose=False)
+
+    def theirs() -> Any:
+        return nats_bench.create(str(TSS_FIXTURE), "tss", fast_mode=True, verbose=False)
+
+    runs = [_tss_search(ours, 0) for _ in range(REPEAT)]
+    t_ours, traj_ours = sorted(t for t, _ in runs)[REPEAT // 2], runs[0][1]
+    t_ref, traj_ref = _tss_search(theirs, 0)
+    ratio = t_ref / t_ours
+    yield result("tss nats_api 20000 s random search (fixture, hp 200): create + API calls",
+                 t_ours, "s", f"nats_bench / nasfilter >= {SPEED_GOAL:g}, identical "
+                 "trajectories", ratio >= SPEED_GOAL and traj_ours == traj_ref, ratio=ratio,
+                 nats_bench_s=t_ref, evaluations=len(traj_ours),
+                 identical=traj_ours == traj_ref)
+    api, ref = ours(), theirs()
+    with seeded(1):
+        call = median_seconds(lambda: api.simulate_train_eval(11, DATASET, hp="200"),
+                              repeat=5, number=400)
+        ref_call = median_seconds(lambda: ref.simulate_train_eval(11, DATASET, hp="200"),
+                                  repeat=5, number=400)
+    yield result("tss simulate_train_eval call (fixture, hp 200)", call, "s", "informational",
+                 True, ratio=ref_call / call, nats_bench_s=ref_call)
+
+
 def run() -> Iterator[dict[str, Any]]:
     import nats_bench
+
+    yield from tss_rows()
 
     archive, converted, convert_s = _data()
     n_archs = len(list(archive.glob("0*.pickle.pbz2")))

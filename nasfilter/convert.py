@@ -42,6 +42,7 @@ from nasfilter.archive_names import ARCHIVE_DIR_NAME, ARCHIVE_FILE_NAME, META_FI
 from nasfilter.archive_pickle import DamagedArchiveError, UnsafeArchiveError, load_archive_pickle
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.space import N_ARCHS, Arch, all_channels
+from nasfilter.spaces import SSS, TSS, Space
 from nasfilter.table import OBSERVED_HP12, SCORED_TEST90, BenchmarkTable, Provenance
 from nasfilter.version import __version__
 
@@ -132,26 +133,53 @@ def allow_listed_loading(nats_bench: ModuleType) -> Iterator[None]:
             module.pickle_load = original
 
 
-def _check_meta_archs(meta_archs: object, where: Path) -> None:
-    """Refuse an archive whose architecture list is not the size space in index order."""
-    if not isinstance(meta_archs, list) or len(meta_archs) != N_ARCHS:
+TSS_ARCHIVE_PREFIX = "NATS-tss-"
+TSS_ARCHIVE_DIR_NAME = "NATS-tss-v1_0-3ffb9-simple"  # the tss fast-mode folder
+TSS_ARCHIVE_FILE_NAME = "NATS-tss-v1_0-3ffb9.pickle.pbz2"
+_SPACE_WORDS = {"sss": "size-space (sss)", "tss": "topology-space (tss)"}
+
+
+def archive_space(path: Path) -> Space:
+    """The space of the archive at ``path``, by NATS-Bench's name: tss for ``NATS-tss-*``."""
+    return TSS if path.name.startswith(TSS_ARCHIVE_PREFIX) else SSS
+
+
+def arch_strings(space: Space) -> list[str]:
+    """Every arch string of ``space`` in index order (sss: ``8:16:24:32:40``; tss: the shipped
+    order of the official meta)."""
+    if space is TSS:
+        return [str(TSS.arch(i)) for i in range(TSS.size)]
+    return _expected_arch_strings()
+
+
+def _check_meta_archs(meta_archs: object, where: Path, space: Space = SSS) -> None:
+    """Refuse an archive whose architecture list is not ``space`` in index order."""
+    words = _SPACE_WORDS[space.name]
+    if not isinstance(meta_archs, list) or len(meta_archs) != space.size:
         n = len(meta_archs) if isinstance(meta_archs, list) else type(meta_archs).__name__
         raise ValueError(
-            f"{str(where)!r} is not a NATS-Bench size-space (sss) archive: it lists {n} "
-            f"architectures, expected {N_ARCHS}"
+            f"{str(where)!r} is not a NATS-Bench {words} archive: it lists {n} "
+            f"architectures, expected {space.size}"
         )
-    expected = _expected_arch_strings()
+    expected = arch_strings(space)
     if meta_archs != expected:
         bad = next(i for i, (a, b) in enumerate(zip(meta_archs, expected, strict=True)) if a != b)
         raise ValueError(
-            f"{str(where)!r} is not a NATS-Bench size-space (sss) archive: architecture {bad} "
+            f"{str(where)!r} is not a NATS-Bench {words} archive: architecture {bad} "
             f"is {meta_archs[bad]!r}, expected {expected[bad]!r}"
         )
 
 
 def _scan_folder(path: Path) -> tuple[tuple[Path, ...], np.ndarray]:
-    """The files of a fast-mode archive folder (meta first) and which indices have records."""
-    if path.name != ARCHIVE_DIR_NAME:
+    """The files of a fast-mode archive folder (meta first) and which indices have records
+    (sss, or tss for the folder ``NATS-tss-v1_0-3ffb9-simple``)."""
+    space = archive_space(path)
+    if space is TSS and path.name != TSS_ARCHIVE_DIR_NAME:
+        raise ValueError(
+            f"{str(path)!r} is not a NATS-Bench tss archive: expected the folder "
+            f"{TSS_ARCHIVE_DIR_NAME!r}, got a folder named {path.name!r}"
+        )
+    if space is SSS and path.name != ARCHIVE_DIR_NAME:
         hint = ""
         for name in (ARCHIVE_DIR_NAME, ARCHIVE_FILE_NAME):
             if (path / name).exists():
@@ -164,26 +192,28 @@ def _scan_folder(path: Path) -> tuple[tuple[Path, ...], np.ndarray]:
     meta = path / META_FILE_NAME
     if not meta.is_file():
         raise ValueError(
-            f"{str(path)!r} is not a NATS-Bench sss archive folder: {META_FILE_NAME} is missing"
+            f"{str(path)!r} is not a NATS-Bench {space.name} archive folder: {META_FILE_NAME} is "
+            "missing"
         )
-    present = np.zeros(N_ARCHS, dtype=bool)
+    present = np.zeros(space.size, dtype=bool)
     records: list[Path] = []
     with os.scandir(path) as entries:
         for entry in entries:
             match = _RECORD_NAME.match(entry.name)
             if match is not None:
                 index = int(match.group(1))
-                if index >= N_ARCHS or not entry.is_file():
+                if index >= space.size or not entry.is_file():
                     raise ValueError(
-                        f"{entry.path!r} does not belong in a NATS-Bench sss archive folder: "
-                        f"records are files named 000000{RECORD_SUFFIX} .. "
-                        f"{N_ARCHS - 1:06d}{RECORD_SUFFIX}"
+                        f"{entry.path!r} does not belong in a NATS-Bench {space.name} archive "
+                        f"folder: records are files named 000000{RECORD_SUFFIX} .. "
+                        f"{space.size - 1:06d}{RECORD_SUFFIX}"
                     )
                 present[index] = True
                 records.append(Path(entry.path))
             elif entry.name != META_FILE_NAME and entry.name.endswith(RECORD_SUFFIX):
                 raise ValueError(
-                    f"{entry.path!r}: unexpected file in a NATS-Bench sss archive folder; "
+                    f"{entry.path!r}: unexpected file in a NATS-Bench {space.name} archive "
+                    "folder; "
                     f"per-architecture records are named by six-digit index, such as "
                     f"{record_file_name(284)}"
                 )
@@ -372,6 +402,13 @@ def convert_archive(
     """
     ds = get_dataset(dataset)
     path, fmt = locate_archive(archive)
+    if archive_space(path) is TSS:
+        raise ValueError(
+            f"{str(path)!r} is a NATS-Bench topology-space (tss) archive; a compact table "
+            "(--dataset) is converted from a size-space (sss) archive only. Convert the tss "
+            "archive in full (leave --dataset out) for nasfilter.nats_api, or use the shipped "
+            "real tss tables: --space tss"
+        )
     found = _open_archive(path, fmt, allow_partial)
     checksum = archive_checksum(found.files)
     columns = _read_all(found, ds, progress)

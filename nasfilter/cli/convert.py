@@ -1,5 +1,5 @@
-"""``nasfilter convert ARCHIVE -o OUT``: turn a NATS-Bench sss archive into a full-fidelity
-benchmark folder, or with ``--dataset`` into one dataset's compact table (``.npz``)."""
+"""``nasfilter convert ARCHIVE -o OUT``: turn a NATS-Bench sss or tss archive into a
+full-fidelity benchmark folder, or (sss) with ``--dataset`` into one dataset's compact table."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from nasfilter.cli.args import add_force, dataset_name
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "convert",
-        help="convert a NATS-Bench sss archive into a benchmark (folder, or .npz table)",
+        help="convert a NATS-Bench sss or tss archive into a benchmark (folder, or .npz table)",
         description="Convert a NATS-Bench size-space archive once. Without --dataset, every "
         "record, training setting, seed and epoch goes into the folder OUT, which "
         "nasfilter.nats_api.create opens in milliseconds and "
@@ -23,9 +23,12 @@ def register(sub: Any) -> None:
         "(pip install nasfilter[nats]) into a compact table OUT.npz, the simulator's fast "
         "path. ARCHIVE is the folder "
         "NATS-sss-v1_0-50262-simple or the file NATS-sss-v1_0-50262.pickle.pbz2; its pickles "
-        "are read with an allow-list of the types real archives hold.",
+        "are read with an allow-list of the types real archives hold. A topology-space "
+        "archive (NATS-tss-v1_0-3ffb9-simple or NATS-tss-v1_0-3ffb9.pickle.pbz2) is converted "
+        "in full only (no --dataset), for nasfilter.nats_api.create(OUT, 'tss').",
     )
-    p.add_argument("archive", metavar="ARCHIVE", help="the NATS-Bench sss archive folder or file")
+    p.add_argument("archive", metavar="ARCHIVE",
+                   help="the NATS-Bench sss or tss archive folder or file")
     p.add_argument(
         "--dataset",
         default=None,
@@ -89,15 +92,18 @@ def _check_folder(args: argparse.Namespace) -> Path:
 
 
 def _next_command(target: Path, n_present: int, n_archs: int, first: int, hp: str,
-                  record: str) -> str:
-    """What to do with the folder just written: a search needs every architecture."""
+                  record: str, space: str = "sss") -> str:
+    """What to do with the folder just written: a search needs every architecture (and,
+    for now, the size space; a tss folder is read through the nats_bench API)."""
+    query = (f"python -c \"from nasfilter.nats_api import create; api = create('{target}', "
+             f"'{space}'); print(api.get_more_info({first}, '{record}', hp='{hp}'))\"")
+    if space == "tss":
+        return f"query it through the nats_bench API (topology space): {query}"
     if n_present == n_archs:
         return (f"search it (learning curves included): nasfilter run --table {target} "
                 "--searchers hyperband,bohb,asha --db RESULTS.db")
     return (f"a search needs all {n_archs} architectures, so `nasfilter run` refuses this "
-            f"partial benchmark; query it through the nats_bench API: python -c \"from "
-            f"nasfilter.nats_api import create; api = create('{target}', 'sss'); "
-            f"print(api.get_more_info({first}, '{record}', hp='{hp}'))\"")
+            f"partial benchmark; query it through the nats_bench API: {query}")
 
 
 def _run_full(args: argparse.Namespace) -> int:
@@ -116,7 +122,7 @@ def _run_full(args: argparse.Namespace) -> int:
         f"settings {bench.hp_order}, records {records}, {label}, "
         f"source {prov['source']}, sha256 {prov['checksum'][:12]}\n"
         + _next_command(target, n_present, n_archs, int(bench.present.argmax()),
-                        bench.hp_order[0], records[0])
+                        bench.hp_order[0], records[0], bench.space)
     )
     return 0
 

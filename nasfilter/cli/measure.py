@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from nasfilter.cli.args import add_dataset, add_force, int_at_least
+from nasfilter.cli.args import add_dataset, add_force, add_space, int_at_least
 
 if TYPE_CHECKING:  # annotations only: the CLI imports the oracle when a command runs
     import numpy as np
@@ -29,19 +29,24 @@ def register(sub: Any) -> None:
         "--backend",
         required=True,
         help="roofline, onnxruntime, torch-cuda or tensorrt; settings as NAME[key=value,...], "
-        "e.g. 'onnxruntime[batch=32,window=0.5]'",
+        "e.g. 'onnxruntime[batch=32,window=0.5]'. With --space tss: measured[batch=1|32|256] "
+        "(HELP's latencies), calibrated[batch=B] or roofline[batch=B] (default batch 256)",
     )
     p.add_argument(
         "--device",
         help="roofline: v100 (default), a100, h100, h200, name:peak_tflops:bandwidth_tbs or a "
-        "JSON file; torch-cuda/tensorrt: a CUDA device such as cuda:1; onnxruntime: cpu",
+        "JSON file; torch-cuda/tensorrt: a CUDA device such as cuda:1; onnxruntime: cpu. "
+        "--space tss (default 2080ti): measured: 1080ti, 2080ti, titanx, titanxp; calibrated, "
+        "roofline: a built-in device with an FP32 peak or a JSON device file",
     )
     add_dataset(p)
+    add_space(p)
     p.add_argument(
         "--archs",
         required=True,
         help="all, sample:N (uniform), stratified:N (MACs x intensity strata plus the 32 "
-        "corners) or a file with one index or 8:16:24:32:40 per line",
+        "corners) or a file with one index or 8:16:24:32:40 per line (--space tss: all, "
+        "sample:N or a file with one index or tss arch string per line)",
     )
     p.add_argument(
         "--seed", type=int_at_least(0), default=0, help="seed of sample:N and stratified:N"
@@ -102,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
     with naming("--backend"):
         name, params = parse_spec(args.backend)
     _check_options(args)  # refuse bad output paths before a sweep spends any time
+    if args.space == "tss":
+        return _run_tss(args, ds.name, name, params)
     archs = select_archs(args.archs, np.random.default_rng(args.seed), ds)
     try:
         summary, exported = _sweep(args, ds, name, params, archs)
@@ -156,6 +163,45 @@ def _sweep(
             group = Group.make(ds.name, name, summary.config, summary.device_fingerprint)
             exported = str(export_table(cache, group, args.export))
     return summary, exported
+
+
+def _run_tss(args: argparse.Namespace, dataset: str, name: str, params: dict[str, Any]) -> int:
+    """``measure --space tss``: every asked cell of one backend into the cache (and export)."""
+    import numpy as np
+
+    from nasfilter.cli.args import naming
+    from nasfilter.oracle.cache import MeasurementCache
+    from nasfilter.tss_measure import export_tss, predict, select_tss_archs, store
+
+    if args.ray:
+        raise ValueError("--ray: the tss backends answer all 15625 cells in milliseconds; "
+                         "leave --ray out with --space tss")
+    with naming("--archs"):
+        archs = select_tss_archs(args.archs, np.random.default_rng(args.seed))
+    with naming("--backend/--device"):
+        pred = predict(name, params, args.device, dataset)
+    try:
+        with MeasurementCache(args.cache) as cache:
+            group, added = store(pred, archs, dataset, cache)
+            n_rows = len(cache.cached_indices(group))
+            exported = str(export_tss(cache, group, args.export)) if args.export else None
+    except OSError as exc:
+        print(f"nasfilter measure: error: {exc}", file=sys.stderr)
+        return 2
+    summary = {"space": "tss", "backend": pred.backend, "label": pred.label,
+               "device": pred.device.get("name"), "dataset": dataset, "batch": pred.batch,
+               "n_requested": int(archs.size), "n_added": added,
+               "n_cached": int(archs.size) - added, "n_rows": n_rows, "export": exported}
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(f"backend   {pred.backend} ({pred.label}) on {summary['device']} at batch "
+          f"{pred.batch} ({dataset}, tss)")
+    print(f"archs     {archs.size} asked: {added} added, {archs.size - added} cached; "
+          f"cache holds {n_rows} rows of this group")
+    if exported:
+        print(f"exported  {exported}")
+    return 0
 
 
 def _print_summary(

@@ -1,4 +1,4 @@
-"""Full-fidelity NATS-Bench sss benchmarks: every record, setting, seed and epoch of an
+"""Full-fidelity NATS-Bench sss and tss benchmarks: every record, setting, seed and epoch of an
 archive, converted once into memory-mapped arrays (:mod:`.layout`), read by
 :class:`FullBenchmark` and written by :func:`convert_full`."""
 

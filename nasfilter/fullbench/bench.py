@@ -19,7 +19,6 @@ from nasfilter.fullbench.index import (
     read_index,
     verify,
 )
-from nasfilter.space import N_ARCHS
 
 __all__ = ["DamagedBenchmarkError", "FullBenchmark", "NotFullBenchmarkError", "open_benchmark"]
 
@@ -52,6 +51,17 @@ class FullBenchmark:
         file at fault."""
         root = Path(path).expanduser()
         return cls(root, read_index(root))
+
+    @property
+    def space(self) -> str:
+        """The search space of the archive: ``"sss"`` (folders written before tss had no
+        ``space`` key) or ``"tss"``."""
+        return str(self.index.get("space", "sss"))
+
+    @property
+    def n_archs(self) -> int:
+        """The size of the space (32768 sss, 15625 tss)."""
+        return int(self.index["n_archs"])
 
     def verify(self) -> None:
         """Check every array against the index: shape, dtype and sha256 (reads the whole
@@ -133,10 +143,11 @@ class FullBenchmark:
 
     def row(self, index: int) -> int:
         """The storage row of architecture ``index``; -1 if it has no record."""
+        n_archs = self.n_archs
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not (
-            0 <= index < N_ARCHS
+            0 <= index < n_archs
         ):
-            raise IndexError(f"architecture index {index!r} is out of range 0..{N_ARCHS - 1}")
+            raise IndexError(f"architecture index {index!r} is out of range 0..{n_archs - 1}")
         row = int(self._load(("rows",))[index])
         if not -1 <= row < int(self.index["n_present"]):
             raise DamagedBenchmarkError(

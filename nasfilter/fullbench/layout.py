@@ -2,9 +2,11 @@
 ``--dataset``).
 
 A folder holds ``index.json`` (settings, records, seeds, evaluation sets, each array's encoding,
-provenance), ``present.npy`` (bool, 32768), ``rows.npy`` (int32, 32768: the row of each
-architecture present, -1 if absent; R rows) and one subfolder per training setting and
-record, holding its runs (U of them, every seed of every architecture, by row then seed)::
+provenance, and the ``space``: ``sss``, or ``tss`` for a topology-space archive; a folder
+without the key is sss), ``present.npy`` (bool, ``n_archs``: 32768 sss, 15625 tss),
+``rows.npy`` (int32, ``n_archs``: the row of each architecture present, -1 if absent; R
+rows) and one subfolder per training setting and record, holding its runs (U of them, every
+seed of every architecture, by row then seed)::
 
     hp12/cifar10-valid/offsets.npy       int64 (R + 1,): row r's runs are offsets[r]:offsets[r+1]
     hp12/cifar10-valid/seeds.npy         int64 (U,): each run's seed, sorted within a row
@@ -17,10 +19,12 @@ record, holding its runs (U of them, every seed of every architecture, by row th
     hp12/cifar10-valid/train.time.npy
     hp12/cifar10-valid/x-valid.acc.npy   and .loss, .time, for each evaluation set
 
-A missing seed is simply not among a row's runs. Each curve is stored in the smallest
-lossless encoding (:mod:`.codec`): accuracies and times come back bit for bit as the archive
-holds them (float64, or integers k/100 where that is exact); losses and training accuracies
-may be float32 (no search reads them).
+A missing seed is simply not among a row's runs. An epoch at which the archive does not
+evaluate a set (NATS-Bench's tss archive evaluates some sets at the last epoch only) holds NaN
+in that set's accuracy and loss; readers answer it with nats_bench's ``KeyError``. Each curve
+is stored in the smallest lossless encoding (:mod:`.codec`): accuracies and times come back
+bit for bit as the archive holds them (float64, or integers k/100 where that is exact);
+losses and training accuracies may be float32 (no search reads them).
 Every ``.npy`` is opened memory-mapped on first use; nothing is read up front.
 """
 

@@ -1,4 +1,5 @@
-"""Convert a NATS-Bench sss archive into a full-fidelity benchmark folder (see :mod:`.layout`).
+"""Convert a NATS-Bench archive (sss, or tss: ``NATS-tss-v1_0-3ffb9``) into a full-fidelity
+benchmark folder (see :mod:`.layout`).
 
 The archive's pickles are read directly, through the allow-list of
 :mod:`nasfilter.archive_pickle` (no ``nats_bench`` needed), one architecture at a time, and
@@ -7,7 +8,6 @@ written into memory-mapped arrays, so memory stays bounded whatever the archive'
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections.abc import Iterator
@@ -24,7 +24,9 @@ from nasfilter.convert import (
     _check_meta_archs,
     _nats_bench_version,
     _scan_folder,
+    arch_strings,
     archive_checksum,
+    archive_space,
     locate_archive,
     record_file_name,
 )
@@ -32,7 +34,6 @@ from nasfilter.fullbench import checks, codec
 from nasfilter.fullbench import layout as L
 from nasfilter.fullbench.index import check_replaceable, manifest
 from nasfilter.fullbench.staging import replace_folder, staging_folder
-from nasfilter.space import N_ARCHS, all_channels
 from nasfilter.version import __version__
 
 _Record = dict[str, dict[str, Any]]  # hp -> ArchResults state dict
@@ -49,22 +50,24 @@ def _open_archive(
 ) -> tuple[Path, list[Path], np.ndarray, tuple[Iterator[tuple[int, _Record, str]], Any]]:
     """(path, files, present, (records, meta)) for a folder or single-file archive."""
     path, fmt = locate_archive(archive)
+    space = archive_space(path)
     if fmt == FOLDER:
         files, present = _scan_folder(path)
         meta = load_archive_pickle(files[0])
-        _check_meta_archs(meta.get("meta_archs") if isinstance(meta, dict) else None, files[0])
+        _check_meta_archs(meta.get("meta_archs") if isinstance(meta, dict) else None, files[0],
+                          space)
         return path, list(files), present, (_folder_records(path, present), meta)
     data = load_archive_pickle(path)
     if not isinstance(data, dict) or not isinstance(data.get("arch2infos"), dict):
         raise ValueError(
-            f"{str(path)!r} is not a NATS-Bench sss archive file: expected a dict with "
+            f"{str(path)!r} is not a NATS-Bench {space.name} archive file: expected a dict with "
             "'meta_archs', 'arch2infos' and 'evaluated_indexes'"
         )
-    _check_meta_archs(data.get("meta_archs"), path)
+    _check_meta_archs(data.get("meta_archs"), path, space)
     infos = data["arch2infos"]
-    present = np.zeros(N_ARCHS, dtype=bool)
+    present = np.zeros(space.size, dtype=bool)
     for index in infos:
-        if not (isinstance(index, int) and 0 <= index < N_ARCHS):
+        if not (isinstance(index, int) and 0 <= index < space.size):
             raise ValueError(f"{str(path)!r} holds an invalid architecture index {index!r}")
         present[index] = True
     records = ((i, infos[i], f"{path}[{i}]") for i in sorted(infos))
@@ -95,9 +98,10 @@ class _Sink:
     """The runs being written, per setting and record; architectures present get rows
     (``rows`` maps index -> row)."""
 
-    def __init__(self, root: Path, present: np.ndarray) -> None:
+    def __init__(self, root: Path, present: np.ndarray, names: list[str]) -> None:
         self.root = root
-        self.rows = np.full(N_ARCHS, -1, dtype=np.int32)
+        self.names = names  # every architecture's arch_str, in index order
+        self.rows = np.full(present.size, -1, dtype=np.int32)
         self.rows[present] = np.arange(int(present.sum()), dtype=np.int32)
         self.n_rows = int(present.sum())
         self.runs: dict[tuple[str, str], _Runs] = {}
@@ -147,6 +151,13 @@ class _Sink:
         config = rc["arch_config"]
         if rec["class_num"] is None:
             rec["class_num"] = config["class_num"]
+        if "genotype" not in config:  # tss: a cell of C channels, N cells per stage
+            shape = {"C": config["channel"], "N": config["num_cells"]}
+            self.layout.setdefault("cell", shape)
+            self.layout["config_name"] = "infer.tiny"
+            if (config["class_num"], shape) != (rec["class_num"], self.layout["cell"]):
+                raise ValueError(f"{where}: the network configuration differs between records")
+            return
         if self.layout["genotype"] is None:
             self.layout["genotype"] = config["genotype"]
             self.layout["config_name"] = config["name"]
@@ -171,9 +182,8 @@ class _Sink:
             keys = [f"{name}@{e}" for e in epoch_range]
             for metric, field in (("acc", "eval_acc1es"), ("loss", "eval_losses"),
                                   ("time", "eval_times")):
-                values = rc[field]
                 runs.append(f"{name}.{metric}",
-                            _checked([values[k] for k in keys], run, f"{field} {name}", metric))
+                            _sparse(rc[field], keys, run, f"{field} {name}", metric))
 
     @staticmethod
     def _costs(runs: _Runs, rc: dict[str, Any], where: str) -> None:
@@ -194,11 +204,26 @@ def _checked(values: list[Any], where: str, field: str, metric: str) -> np.ndarr
     return checks.numbers(values, where, field, finite=False)
 
 
+def _sparse(values: dict[str, Any], keys: list[str], where: str, field: str,
+            metric: str) -> np.ndarray:
+    """One evaluation curve; an epoch the archive does not hold (NATS-Bench's tss archive
+    evaluates some sets at the last epoch only) is NaN, read back as nats_bench's KeyError."""
+    held = [k in values for k in keys]
+    if all(held):
+        return _checked([values[k] for k in keys], where, field, metric)
+    if not any(held):
+        raise KeyError(keys[-1])
+    out = np.full(len(keys), np.nan)
+    where_held = np.flatnonzero(held)
+    out[where_held] = _checked([values[keys[i]] for i in where_held], where, field, metric)
+    return out
+
+
 def _read_record(sink: _Sink, index: int, record: _Record, where: str, seen: dict) -> None:
     """Write every run of one architecture's record, checking the orders nats_bench keeps."""
     if not isinstance(record, dict):
         raise ValueError(f"{where}: not a NATS-Bench architecture record")
-    expected = _arch_strings()[index]
+    expected = sink.names[index]
     for hp, state in record.items():
         sink.setting(hp)
         checks.architecture(state, index, expected, f"{where} (hp {hp})")
@@ -213,12 +238,6 @@ def _read_record(sink: _Sink, index: int, record: _Record, where: str, seen: dic
     order = seen.setdefault("__hps__", hps)
     if hps != order:
         raise ValueError(f"{where}: settings {hps}, other records {order}")
-
-
-@functools.cache
-def _arch_strings() -> list[str]:
-    """Each architecture's ``arch_str`` (``8:8:40:32:40``), in index order."""
-    return [":".join(str(c) for c in row) for row in all_channels().tolist()]
 
 
 def _write_runs(runs: _Runs, n_rows: int, epochs: int) -> dict[str, Any]:
@@ -280,12 +299,12 @@ def convert_full(
     progress: bool = True,
     replace: bool = False,
 ) -> Path:
-    """Convert every record, setting, seed and epoch of a NATS-Bench sss archive into the
+    """Convert every record, setting, seed and epoch of a NATS-Bench sss or tss archive into the
     folder ``output`` (see :mod:`.layout`); return it. The folder is written beside
     ``output`` under a hidden name and renamed into place when whole (see :mod:`.staging`);
     its index records every array's shape, dtype and sha256 as written.
 
-    Raises ValueError for a path that is not an sss archive, a crafted, damaged or
+    Raises ValueError for a path that is not an sss or tss archive, a crafted, damaged or
     unreadable file (named), records whose layout or values are wrong (named), missing
     architectures without ``allow_partial``, or an ``output`` that exists (unless
     ``replace`` and it is provably a nasfilter benchmark folder, which is then replaced)."""
@@ -295,20 +314,21 @@ def convert_full(
             raise ValueError(f"output {str(target)!r} already exists; remove it or choose another")
         check_replaceable(target, "output")
     path, files, present, (records, meta) = _open_archive(archive)
+    space, n_archs = archive_space(path), int(present.size)
     n_present = int(present.sum())
     if n_present == 0:
         raise ValueError(f"{str(path)!r} holds no architecture records")
-    if n_present < N_ARCHS and not allow_partial:
+    if n_present < n_archs and not allow_partial:
         raise ValueError(
-            f"{N_ARCHS - n_present} of {N_ARCHS} architectures are missing from {str(path)!r} "
+            f"{n_archs - n_present} of {n_archs} architectures are missing from {str(path)!r} "
             f"({n_present} present). Use the complete archive, or pass allow_partial=True / "
             "--allow-partial to convert the architectures present."
         )
     with staging_folder(target) as staging:
-        layout = _write_all(staging, path, records, present, progress)
+        layout = _write_all(staging, path, records, present, progress, arch_strings(space))
         index = {
-            "format": L.FORMAT_NAME, "version": L.FORMAT_VERSION, "n_archs": N_ARCHS,
-            "n_present": n_present, "layout": layout,
+            "format": L.FORMAT_NAME, "version": L.FORMAT_VERSION, "n_archs": n_archs,
+            "space": space.name, "n_present": n_present, "layout": layout,
             "provenance": _provenance(path, files, meta), "files": manifest(staging),
         }
         (staging / L.INDEX_FILE).write_text(json.dumps(index, indent=1, default=repr))
@@ -319,11 +339,11 @@ def convert_full(
 
 
 def _write_all(staging: Path, path: Path, records: Iterator[tuple[int, _Record, str]],
-               present: np.ndarray, progress: bool) -> dict[str, Any]:
+               present: np.ndarray, progress: bool, names: list[str]) -> dict[str, Any]:
     """Write every record's runs into ``staging``; return the index's layout."""
     from tqdm import tqdm
 
-    sink, seen = _Sink(staging, present), dict[str, list[str]]()
+    sink, seen = _Sink(staging, present, names), dict[str, list[str]]()
     bar = tqdm(records, total=int(present.sum()), desc=f"converting {path.name}", unit="arch",
                disable=not progress, dynamic_ncols=True)
     try:
@@ -332,7 +352,7 @@ def _write_all(staging: Path, path: Path, records: Iterator[tuple[int, _Record, 
                 _read_record(sink, index, record, where, seen)
             except (KeyError, TypeError, AttributeError, IndexError) as exc:
                 raise ValueError(
-                    f"{where}: not a readable NATS-Bench sss record "
+                    f"{where}: not a readable NATS-Bench record "
                     f"({type(exc).__name__}: {exc})"
                 ) from exc
     finally:

@@ -12,6 +12,12 @@ validation accuracies, seed 777, of every architecture on the three search recor
 modelled times; every other run is refused by name), ``create('synthetic', 'sss')`` the
 embedded SYNTHETIC surrogate, whose SYNTHETIC learning curves answer ``iepoch`` and hp 01 /
 12 / 90 searches (:mod:`nasfilter.nats_api.synthetic`).
+
+``create('real', 'tss')`` opens the shipped real topology-space data as a
+:class:`NATStopology` (:mod:`nasfilter.nats_api.topology`: real hp-200 x-valid accuracies per
+seed, hp-12 seed means, measured training times; test accuracies refused by name).
+``create(None, 'tss')`` keeps nats_bench's meaning, the full archive at the default place,
+which nasfilter does not convert: its error names ``create('real', 'tss')``.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from nasfilter.nats_api.compact import (
 )
 from nasfilter.nats_api.records import FullRecords
 from nasfilter.nats_api.synthetic import synthetic_records
+from nasfilter.nats_api.topology import NATStopology
 
 ENV_VAR = "NASFILTER_NATS_BENCHMARK"
 DEFAULT_FOLDER = Path("~/.nasfilter/NATS-sss-full")
@@ -35,6 +42,9 @@ SYNTHETIC = "synthetic"
 REAL = "real"
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 ARCHIVE_NAME = "NATS-sss-v1_0-50262-simple"  # nats_bench's default archive (fast_mode)
+TSS_ARCHIVE_NAME = "NATS-tss-v1_0-3ffb9-simple"
+TSS_ENV_VAR = "NASFILTER_NATS_TSS_BENCHMARK"
+TSS_DEFAULT_FOLDER = Path("~/.nasfilter/NATS-tss-full")
 SYNTHETIC_LABEL = "SYNTHETIC surrogate (not NATS-Bench data)"
 SSS_NAMES = ("sss", "size")
 TSS_NAMES = ("tss", "topology")
@@ -83,6 +93,9 @@ def _open(path: Path, fast_mode: bool, verbose: bool) -> NATSsize:
 
     if path.is_dir():
         bench = FullBenchmark.open(path)
+        if bench.space != "sss":
+            raise ValueError(f"{str(path)!r} is a converted {bench.space} benchmark, not an sss "
+                             f"one: open it with create({str(path)!r}, '{bench.space}')")
         label = SYNTHETIC_LABEL if bench.synthetic else None
         return NATSsize(FullRecords(bench), path.name, fast_mode, verbose, label)
     if path.is_file():
@@ -92,10 +105,62 @@ def _open(path: Path, fast_mode: bool, verbose: bool) -> NATSsize:
     raise ValueError(f"{str(path)!r} does not exist; " + _HOW.format(target=path))
 
 
+def _create_tss(source: Any, fast_mode: bool, verbose: bool) -> Any:
+    """``create(source, 'tss')``: 'real' opens the shipped real tss data; a folder converted
+    from a tss archive opens in full; None is nats_bench's default (a conversion at
+    ``$NASFILTER_NATS_TSS_BENCHMARK``, else ``~/.nasfilter/NATS-tss-full``)."""
+    if isinstance(source, str) and source == REAL:
+        return NATStopology(fast_mode, verbose)
+    if isinstance(source, str) and source == SYNTHETIC:
+        raise ValueError(
+            f"create('{SYNTHETIC}', 'tss'): the SYNTHETIC surrogate covers the size search space "
+            f"('sss') only; the topology space has real data: create('{REAL}', 'tss')"
+        )
+    if source is not None and not isinstance(source, (str, os.PathLike)):
+        raise ValueError(
+            f"create({type(source).__name__}, 'tss'): give '{REAL}', the folder of a converted "
+            f"tss archive (nasfilter convert {TSS_ARCHIVE_NAME} -o OUT), or None"
+        )
+    value = os.environ.get(TSS_ENV_VAR)
+    default = Path(value).expanduser() if value else TSS_DEFAULT_FOLDER.expanduser()
+    path = default if source is None else Path(source).expanduser()
+    how = (f"convert the archive once: nasfilter convert {torch_home() / TSS_ARCHIVE_NAME} "
+           f"-o {path}, or open the shipped real tss data (hp-200 x-valid accuracy per seed, "
+           f"hp-12 seed mean, measured training times; no test accuracies): "
+           f"create('{REAL}', 'tss')")
+    if path.name.startswith("NATS-tss-v1_0"):
+        raise ValueError(f"{str(path)!r} is a NATS-Bench tss archive; {how}")
+    if source is None and not path.is_dir():
+        archive = torch_home() / TSS_ARCHIVE_NAME
+        found = "is there" if archive.is_dir() else "is not there either"
+        raise ValueError(
+            f"create(None, 'tss') opens the full benchmark at the default place, {str(path)!r} "
+            f"(${TSS_ENV_VAR}, else {TSS_DEFAULT_FOLDER}), and it does not exist; nats_bench's "
+            f"default archive {str(archive)!r} {found}. Either {how}"
+        )
+    if not (path / "index.json").is_file():
+        raise ValueError(f"{str(path)!r} is not a converted tss benchmark folder (no "
+                         f"index.json); {how}")
+    return _open_tss(path, fast_mode, verbose)
+
+
+def _open_tss(path: Path, fast_mode: bool, verbose: bool) -> Any:
+    from nasfilter.fullbench import FullBenchmark
+    from nasfilter.nats_api.topology_full import NATStopologyFull
+
+    bench = FullBenchmark.open(path)
+    if bench.space != "tss":
+        raise ValueError(f"{str(path)!r} is a converted {bench.space} benchmark, not a tss one: "
+                         f"open it with create({str(path)!r}, '{bench.space}')")
+    label = SYNTHETIC_LABEL if bench.synthetic else None
+    return NATStopologyFull(FullRecords(bench), path.name, fast_mode, verbose, label)
+
+
 def create(
     file_path_or_dict: Any, search_space: str, fast_mode: bool = False, verbose: bool = True
-) -> NATSsize:
-    """nats_bench's ``create``: the size-space API over a converted benchmark.
+) -> Any:
+    """nats_bench's ``create``: the size-space API over a converted benchmark, or the
+    topology-space API over the shipped real tss data.
 
     Args:
         file_path_or_dict: a folder converted by ``nasfilter convert ARCHIVE -o OUT``, a
@@ -103,16 +168,14 @@ def create(
             for the embedded SYNTHETIC surrogate (a file named so is ``./real``), or None
             for :func:`default_path`. nats_bench's archives and dicts are refused with the
             conversion to run; anything else (a number, an empty path) with ValueError.
-        search_space: ``'sss'`` or ``'size'``.
+        search_space: ``'sss'`` or ``'size'``; ``'tss'`` or ``'topology'`` with ``'real'``
+            for the shipped real tss data (:class:`NATStopology`).
         fast_mode: as nats_bench: True loads architectures on first use (so
             ``evaluated_indexes`` grows), False has every architecture loaded.
         verbose: print the creation line.
     """
     if search_space in TSS_NAMES:
-        raise ValueError(
-            f"search space {search_space!r}: nasfilter.nats_api serves the size search space "
-            "('sss'/'size') only; use nats_bench itself for the topology space"
-        )
+        return _create_tss(file_path_or_dict, fast_mode, verbose)
     if search_space not in SSS_NAMES:
         raise ValueError(f"invalid search space : {search_space}")
     if isinstance(file_path_or_dict, dict):
@@ -158,6 +221,7 @@ __all__ = [
     "SYNTHETIC_LABEL",
     "MissingRecordError",
     "NATSsize",
+    "NATStopology",
     "NeedsFullBenchmarkError",
     "create",
     "default_path",

@@ -26,6 +26,7 @@ import time
 import warnings
 from typing import Any
 
+from nasfilter.nats_api.records import MissingEpochError
 from nasfilter.nats_api.results import NO_WEIGHTS, ArchInfo
 from nasfilter.nats_api.text import print_information
 from nasfilter.space import N_ARCHS, all_channels
@@ -117,10 +118,10 @@ class NATSsize:
         self._records = records
         self.filename = filename
         self._label = label  # "SYNTHETIC ..." for the embedded surrogate, else None
-        self._search_space_name = "size"
+        self._search_space_name = self._space_word
         self._fast_mode = fast_mode
         self._archive_dir = None
-        self._full_train_epochs = 90
+        self._full_train_epochs = self._paper_epochs
         self.verbose = verbose
         self.reset_time()
         self.evaluated_indexes: set[int] = set()
@@ -129,14 +130,14 @@ class NATSsize:
             for index in records.present_indices():
                 self._load(index)
         if verbose:
-            print(f"{_time_string()} Create NATS-Bench (size) done with "
-                  f"{len(self.evaluated_indexes)}/{N_ARCHS} architectures "
+            print(f"{_time_string()} Create NATS-Bench ({self._space_word}) done with "
+                  f"{len(self.evaluated_indexes)}/{self._n_archs} architectures "
                   f"avaliable.{' ' + label if label else ''}")
 
     # ------------------------------------------------------------ properties
-    is_size = property(lambda self: True)
-    is_topology = property(lambda self: False)
-    full_epochs_in_paper = property(lambda self: 90)
+    is_size = property(lambda self: self._space_word == "size")
+    is_topology = property(lambda self: self._space_word == "topology")
+    full_epochs_in_paper = property(lambda self: self._paper_epochs)
     used_time = property(lambda self: self._used_time)
     search_space_name = property(lambda self: self._search_space_name)
     fast_mode = property(lambda self: self._fast_mode)
@@ -146,12 +147,29 @@ class NATSsize:
     @property
     def meta_archs(self) -> list[str]:
         """Every architecture string, in index order (built on first use)."""
-        return _arch_names()[0]
+        return self._names()[0]
 
     @property
     def archstr2index(self) -> dict[str, int]:
         """Architecture string -> index (built on first use)."""
-        return _arch_names()[1]
+        return self._names()[1]
+
+    # The space: the size space here; NATStopologyFull overrides these five.
+    _space_word = "size"
+    _paper_epochs = 90
+    _n_archs = N_ARCHS
+
+    @staticmethod
+    def _names() -> tuple[list[str], dict[str, int]]:
+        return _arch_names()
+
+    @staticmethod
+    def _name(index: int) -> str:
+        return _arch_name(index)
+
+    @staticmethod
+    def _lookup(text: str) -> int:
+        return _index_of(text)
 
     @property
     def avaliable_hps(self) -> list[str]:
@@ -164,22 +182,22 @@ class NATSsize:
         return copy.deepcopy(self.meta_archs[index])
 
     def __len__(self) -> int:
-        return N_ARCHS
+        return self._n_archs
 
     def __repr__(self) -> str:
         tail = f", {self._label}" if self._label else ""
-        return (f"{type(self).__name__}({len(self.evaluated_indexes)}/{N_ARCHS} "
+        return (f"{type(self).__name__}({len(self.evaluated_indexes)}/{self._n_archs} "
                 f"architectures, fast_mode={self.fast_mode}, file={self.filename}{tail})")
 
     def arch(self, index: int) -> str:
         index = check_index(index)
-        if index < 0 or index >= N_ARCHS:
-            raise ValueError(f"invalid index : {index} vs. {N_ARCHS}.")
-        return _arch_name(index)
+        if index < 0 or index >= self._n_archs:
+            raise ValueError(f"invalid index : {index} vs. {self._n_archs}.")
+        return self._name(index)
 
     def random(self) -> int:
         """A random index, from Python's global ``random`` (as nats_bench)."""
-        return random.randint(0, N_ARCHS - 1)
+        return random.randint(0, self._n_archs - 1)
 
     # ------------------------------------------------------------ loading
     def _load(self, index: int) -> None:
@@ -192,10 +210,10 @@ class NATSsize:
         without a record, as nats_bench. ``archive_root`` is ignored: data is memory-mapped."""
         indexes = list(range(len(self))) if index is None else [index]
         for idx in indexes:
-            if not 0 <= idx < N_ARCHS:
+            if not 0 <= idx < self._n_archs:
                 raise ValueError(f"invalid index of {idx}")
             assert self._records.has_record(idx), (
-                f"invalid data path : architecture {idx} ({_arch_name(idx)}) has no "
+                f"invalid data path : architecture {idx} ({self._name(idx)}) has no "
                 f"record in {self.filename}"
             )
             self._load(idx)
@@ -224,10 +242,12 @@ class NATSsize:
                 return arch
             raise ValueError(f"Invalid architecture index {arch} vs [0, {len(self)}].")
         if isinstance(arch, str):
-            return _index_of(arch)
+            return self._lookup(arch)
         if hasattr(arch, "tostr"):
             text = arch.tostr()
-            return _index_of(text) if isinstance(text, str) else self.archstr2index.get(text, -1)
+            if isinstance(text, str):
+                return self._lookup(text)
+            return self.archstr2index.get(text, -1)
         return -1
 
     def _hp(self, index: int, hp: Any) -> str:
@@ -326,7 +346,12 @@ class NATSsize:
         if not self._records.has_valid(hp, record):
             return None
         seed = random.choice(seeds)
-        return self._records.search_eval(index, hp, record, iepoch, seed)
+        try:
+            return self._records.search_eval(index, hp, record, iepoch, seed)
+        except MissingEpochError:  # nats_bench: the ori-test accuracy, a second draw's time
+            info = self.get_more_info(index, record, iepoch=iepoch, hp=hp, is_random=seed)
+            temp = self.get_more_info(index, record, iepoch=None, hp=hp, is_random=True)
+            return info["valtest-accuracy"], info["train-all-time"] + temp["valid-per-time"]
 
     def _meta(self, index: int, hp: Any) -> str:
         """``query_meta_info_by_index``'s checks; the setting's name."""
@@ -343,7 +368,7 @@ class NATSsize:
         """nats_bench's ``ArchResults`` queries of ``arch_index`` at setting ``hp``."""
         self._prepare_info(arch_index)
         hp = self._meta(arch_index, hp)
-        return ArchInfo(self._records, arch_index, hp, _arch_name(arch_index))
+        return ArchInfo(self._records, arch_index, hp, self._name(arch_index))
 
     def query_by_index(self, arch_index: int, dataname: str | None = None,
                        hp: Any = "12") -> Any:
@@ -375,7 +400,7 @@ class NATSsize:
     def get_net_config(self, index: int, dataset: str) -> dict[str, Any]:
         if not self._loaded(index):
             raise ValueError(f"The arch_index={index} is not in arch2infos_dict.")
-        return self._records.config(index, dataset, _arch_name(index))
+        return self._records.config(index, dataset, self._name(index))
 
     def query_info_str_by_arch(self, arch: Any, hp: str = "12") -> str | None:
         index = self.query_index_by_arch(arch)
@@ -387,7 +412,7 @@ class NATSsize:
         if hp not in self._records.hps():
             raise ValueError(f"The {index}-th architecture only has hyper-parameters of "
                              f"{self._records.hps()} instead of {hp}.")
-        lines = print_information(self._records, index, hp, _arch_name(index),
+        lines = print_information(self._records, index, hp, self._name(index),
                                   f"arch-index={index}")
         if self._label:
             lines.append(self._label)
@@ -445,7 +470,7 @@ class NATSsize:
             for i, idx in enumerate(sorted(self.evaluated_indexes)):
                 print("\n" + "-" * 10 + f" The ({i:5d}/{len(self.evaluated_indexes):5d}) "
                       f"{idx:06d}-th architecture! " + "-" * 10)
-                print(f"arch : {_arch_name(idx)}")
+                print(f"arch : {self._name(idx)}")
                 self._show_one(idx)
         elif index < len(self.meta_archs):
             self._prepare_info(index)
@@ -455,7 +480,7 @@ class NATSsize:
 
     def _show_one(self, index: int) -> None:
         for hp in self._records.hps():
-            lines = print_information(self._records, index, hp, _arch_name(index), None)
+            lines = print_information(self._records, index, hp, self._name(index), None)
             print(">" * 40 + f" {self._records.epochs(hp):03d} epochs " + ">" * 40)
             print("\n".join(lines))
         print("<" * 40 + "------------" + "<" * 40)

@@ -32,6 +32,13 @@ def compact_table(bench: FullBenchmark | str | os.PathLike[str], dataset: str) -
     """``dataset``'s table (hp-12 valid accuracy per seed, hp-90 test accuracy, per-epoch
     times, costs) from a full benchmark folder or an opened :class:`FullBenchmark`."""
     full = bench if isinstance(bench, FullBenchmark) else FullBenchmark.open(bench)
+    if full.space != "sss":
+        raise ValueError(
+            f"{str(full.root)!r} is a converted {full.space} benchmark; the simulator's tables "
+            "of a converted folder are of the size space (sss). Query it with "
+            f"nasfilter.nats_api.create({str(full.root)!r}, '{full.space}'), or search the "
+            "shipped real tss tables: --space tss"
+        )
     ds = get_dataset(dataset)
     api = NATSsize(FullRecords(full), full.root.name, fast_mode=True, verbose=False)
     seeds = sorted(set(full.record("12", ds.search_record)["seeds"]))

@@ -18,6 +18,11 @@ NAME = "infer.shape.tiny"
 _SEARCH_CURVES = ("train.time", "x-valid.time", "x-valid.acc")
 
 
+class MissingEpochError(KeyError):
+    """The x-valid set is not evaluated at that epoch (NATS-Bench's tss archive evaluates
+    some sets at the last epoch only): ``simulate_train_eval`` falls back as nats_bench."""
+
+
 def mean(values: list[Any]) -> Any:
     """nats_bench's ``mean``: ``sum(values) / len(values)``."""
     return sum(values) / len(values)
@@ -117,10 +122,13 @@ class FullRecords:
     def _run(self, index: int, hp: str, dataset: str, seed: int, name: str, epoch: int) -> dict:
         b = self.bench
         times = b.series(index, hp, dataset, seed, name, "time")
+        accs = b.series(index, hp, dataset, seed, name, "acc")
+        if accs[epoch] != accs[epoch]:  # an epoch the archive does not evaluate (tss)
+            raise KeyError(f"{name}@{epoch}")
         return {
             "iepoch": epoch,
             "loss": b.series(index, hp, dataset, seed, name, "loss")[epoch],
-            "accuracy": b.series(index, hp, dataset, seed, name, "acc")[epoch],
+            "accuracy": accs[epoch],
             "cur_time": times[epoch],
             "all_time": sum(times[: epoch + 1]),
         }
@@ -171,6 +179,8 @@ class FullRecords:
             return found
         total = epoch + 1
         train, valid, accs = self.bench.curves(index, hp, dataset, seed, _SEARCH_CURVES)
+        if accs[epoch] != accs[epoch]:  # not evaluated at that epoch (tss): nats_bench's way
+            raise MissingEpochError(f"x-valid@{epoch}")
         found = self._evals[key] = (accs[epoch], sum(train[:total]) + sum(valid[:total]) / total)
         return found
 
@@ -218,6 +228,11 @@ class FullRecords:
         """``get_net_config``: the network configuration on ``dataset``."""
         hp = self.bench.hp_order[0]
         self.seeds(index, hp, dataset)  # KeyError without a run
+        cell = self.bench.layout.get("cell")
+        if cell is not None:  # tss: nats_bench's dict_keys order
+            return {"name": self.bench.layout["config_name"], "C": cell["C"], "N": cell["N"],
+                    "arch_str": arch_str,
+                    "num_classes": self.bench.record(hp, dataset)["class_num"]}
         return {
             "name": NAME,
             "channels": arch_str,
