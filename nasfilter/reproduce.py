@@ -80,29 +80,16 @@ from nasfilter.study_numbers import (
 )
 from nasfilter.study_report import write_study_report, write_tables
 from nasfilter.study_summary import Parameters, StudySummary
+from nasfilter.study_tss.run import refuse_sss_only, reproduce_tss_spec
 from nasfilter.table import BenchmarkTable
 from nasfilter.tables import load_table
 
 __all__ = [
-    "DEFAULT_BUDGET",
-    "DEFAULT_SEEDS",
-    "DEFAULT_WORKERS",
-    "FIGURE_STEMS",
-    "FILTERING",
-    "METHODS",
-    "OUTPUT_FILES",
-    "PEER_METHODS",
-    "REINFORCE_MNAS",
-    "REPORT_SURVEY_MODELS",
-    "WORKERS_FRACTIONS",
-    "Method",
-    "MissingColumnError",
-    "check_out_dir",
-    "has_curves",
-    "reproduce",
-    "require_columns",
-    "require_proxy",
-]
+    "DEFAULT_BUDGET", "DEFAULT_SEEDS", "DEFAULT_WORKERS", "FIGURE_STEMS", "FILTERING",
+    "METHODS", "OUTPUT_FILES", "PEER_METHODS", "REINFORCE_MNAS", "REPORT_SURVEY_MODELS",
+    "WORKERS_FRACTIONS", "Method", "MissingColumnError", "check_out_dir", "has_curves",
+    "reproduce", "require_columns", "require_proxy",
+]  # fmt: skip
 
 DEFAULT_WORKERS = (1, 4, 16)  # simulated parallel workers compared
 N_TICKS = DEFAULT_TICKS  # points of each curve over simulated time
@@ -354,9 +341,9 @@ def _spec_fields(
 def reproduce(
     out_dir: str | os.PathLike[str],
     table: str | os.PathLike[str] | None = None,
-    backend: str = DEFAULT_ORACLE,
-    device: str | None = "v100",
-    dataset: str = "cifar10",
+    backend: str | None = None,
+    device: str | Sequence[str] | None = None,
+    dataset: str | Sequence[str] | None = None,
     seeds: Iterable[int] = DEFAULT_SEEDS,
     budget: float = DEFAULT_BUDGET,
     force: bool = False,
@@ -369,15 +356,19 @@ def reproduce(
     peers_every_k: bool = False,
     survey: bool | None = None,
     survey_models: Sequence[str] = REPORT_SURVEY_MODELS,
+    space: str = "sss",
+    resume: bool = False,
 ) -> dict[str, Any]:
-    """Run the study's NAS analysis and write figures, ``summary.json`` and ``report.html``.
+    """Run the study's NAS analysis and write figures, ``summary.json`` and ``report.html``
+    (``space="tss"``: the study on the NATS topology space, :mod:`nasfilter.study_tss.run`).
 
     Args:
         out_dir: the output folder; refused if it exists and is not empty, unless ``force``.
         table: a table's name (``"real"``, also None, the default; ``"synthetic"``) or a table
             converted with ``nasfilter convert`` (.npz). It must hold every architecture.
         backend, device, oracle_cache: the oracle (``nasfilter.oracle.proxy_table``); the
-            default is ``DEFAULT_ORACLE`` (the calibrated GPU model) on a V100; dataset: D.
+            default (None) is ``DEFAULT_ORACLE`` (the calibrated GPU model) on a V100;
+            dataset: D (None: cifar10).
         seeds: the run seeds (integers >= 0), nine by default as in the study.
         budget: worker-seconds per run (the study: 110000), the same for every K.
         quiet: no progress bars.
@@ -399,8 +390,18 @@ def reproduce(
     ValueError (or MissingColumnError, FileExistsError; ExtraMissing without matplotlib,
     the plot extra) before running anything on bad input.
     """
+    if space != "sss":  # the tss study (nasfilter.study_tss.run); a run cut short keeps its blocks
+        refuse_sss_only(space, {"table": table, "oracle_cache": oracle_cache, "methods": methods,
+            "survey": survey or None, "peers_every_k": peers_every_k or None, "budget": budget
+            != DEFAULT_BUDGET or None, "proxy_cost": proxy_cost != DEFAULT_PROXY_COST or None,
+            "workers": tuple(workers) != DEFAULT_WORKERS or None})  # fmt: skip
+        return reproduce_tss_spec(check_out_dir(out_dir, force or resume), backend, device,
+                                  dataset, check_seeds(seeds), quiet, resume)  # fmt: skip
+    if not isinstance(dataset, (str, type(None))) or not isinstance(device, (str, type(None))):
+        raise ValueError(f"several datasets or devices are for space='tss': {dataset}, {device}")
     started = time.perf_counter()
-    fields = _spec_fields(dataset, proxy_cost, table, backend, device, oracle_cache)
+    fields = _spec_fields(dataset or "cifar10", proxy_cost, table, backend or DEFAULT_ORACLE,
+                          "v100" if device is None else device, oracle_cache)  # fmt: skip
     chosen = _methods(methods, fields, peers_every_k)
     plan = _plan(out_dir, force, seeds, budget, jobs, chosen, workers, fields)
     loaded = _load_inputs(plan, fields)
