@@ -16,6 +16,7 @@ Under ``out`` it writes:
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -145,8 +146,10 @@ def run_block(
             "method": method.label, "searcher": method.searcher, "filter": method.filter,
             "table": method.table, "condition": method.condition,
             "hardware": method.hardware, "two_fidelities": method.two_fidelities,
-            "hv": {str(int(t)): {"mean": m, "se": s} for t, (m, s) in zip(TIMES, stats,
-                                                                        strict=True)},
+            "hv": {
+                str(int(t)): {"mean": m, "se": s if math.isfinite(s) else None}  # one seed: None
+                for t, (m, s) in zip(TIMES, stats, strict=True)
+            },
             "per_seed": hv.tolist(), "seconds": round(time.perf_counter() - start, 2),
         })  # fmt: skip
         say(f"{dataset} {device} {method.label}: "
@@ -176,12 +179,13 @@ def reproduce_tss(
     batch: int = DEFAULT_BATCH,
     quiet: bool = False,
     resume: bool = False,
-    methods: Sequence[TssMethod] = ALL_METHODS,
+    methods: Sequence[TssMethod] | None = None,
 ) -> dict[str, Any]:
     """Run the tss study into the folder ``out`` (checked by the caller) and write its files
     (module docstring); the contents of ``summary.json``. ``resume``: keep the blocks of an
     earlier ``results.json`` in ``out`` run with the same seeds, batch and methods."""
     names, gpus = check_selection(datasets, devices, batch)
+    methods = ALL_METHODS if methods is None else tuple(methods)  # None: every method
     seed_list = [int(s) for s in seeds]
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.json"
