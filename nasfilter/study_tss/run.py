@@ -113,7 +113,7 @@ def _fig3(dataset: str, device: str, batch: int, out: Path) -> dict[str, Any]:
     table, proxy = tss_table(dataset, HP12), measured_proxy(device, batch)
     mask = np.zeros(table.space.size, dtype=bool)
     mask[nums.pareto_set] = True
-    ctx = FigureContext(f"{table.label}, {dataset}", proxy.label, FIG3_ACCURACY)
+    ctx = FigureContext(table.label, proxy.label, FIG3_ACCURACY)  # the label names the dataset
     fig = fig3_utilization_space(
         proxy.utilization, proxy.throughput, table.test_acc, mask, nums.spearman_util_acc, ctx
     )
