@@ -34,36 +34,7 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (new or empty)")
     add_space(p)
     p.add_argument("--table", help=TABLE_HELP + " (sss only)")
-    p.add_argument(
-        "--dataset",
-        action="extend",
-        nargs="+",
-        type=dataset_name,
-        default=None,
-        help="the dataset (sss: one, default cifar10); tss: one or more (default all three: "
-        "cifar10 ImageNet16-120 cifar100)",
-    )
-    p.add_argument(
-        "--backend",
-        "--oracle",
-        dest="backend",
-        default=None,
-        help=f"oracle backend (sss: default {DEFAULT_ORACLE}; or roofline, the plain baseline, "
-        "or a measured one; tss: measured, batch 256, or 'measured[batch=1]' or 32)",
-    )
-    p.add_argument(
-        "--device",
-        action="extend",
-        nargs="+",
-        default=None,
-        help="oracle device (sss: one, default v100); tss: one or more measured GPUs "
-        "(default 2080ti titanxp; also 1080ti, titanx)",
-    )
-    p.add_argument(
-        "--oracle-cache",
-        metavar="PATH",
-        help="measurement cache or exported .npz for a measured backend",
-    )
+    _add_inputs(p)
     p.add_argument("--seeds", default="0-8", help="seeds, e.g. 0-8 or 0,3,5 (default 0-8)")
     p.add_argument(
         "--budget",
@@ -97,6 +68,40 @@ def register(sub: Any) -> None:
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no summary lines")
     p.set_defaults(func=run)
+
+
+def _add_inputs(p: argparse.ArgumentParser) -> None:
+    """``--dataset``, ``--oracle`` (``--backend``), ``--device`` and ``--oracle-cache``."""
+    p.add_argument(
+        "--dataset",
+        action="extend",
+        nargs="+",
+        type=dataset_name,
+        default=None,
+        help="the dataset (sss: one, default cifar10); tss: one or more (default all three: "
+        "cifar10 cifar100 ImageNet16-120)",
+    )
+    p.add_argument(
+        "--backend",
+        "--oracle",
+        dest="backend",
+        default=None,
+        help=f"oracle backend (sss: default {DEFAULT_ORACLE}; or roofline, the plain baseline, "
+        "or a measured one; tss: measured, batch 256, or 'measured[batch=1]' or 32)",
+    )
+    p.add_argument(
+        "--device",
+        action="extend",
+        nargs="+",
+        default=None,
+        help="oracle device (sss: one, default v100); tss: one or more measured GPUs "
+        "(default 2080ti titanxp; also 1080ti, titanx)",
+    )
+    p.add_argument(
+        "--oracle-cache",
+        metavar="PATH",
+        help="measurement cache or exported .npz for a measured backend",
+    )
 
 
 def parse_workers(text: str) -> list[int]:
