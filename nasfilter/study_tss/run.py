@@ -152,8 +152,8 @@ def run_block(
             },
             "per_seed": hv.tolist(), "seconds": round(time.perf_counter() - start, 2),
         })  # fmt: skip
-        say(f"{dataset} {device} {method.label}: "
-            + ", ".join(f"{m:.4f}±{s:.4f}" for m, s in stats))  # fmt: skip
+        cells = [f"{m:.4f}" + (f"±{s:.4f}" if math.isfinite(s) else "") for m, s in stats]
+        say(f"{dataset} {device} {method.label}: " + ", ".join(cells))
     return {"dataset": dataset, "device": device, "batch": batch, "seeds": seeds,
             "fig3": _fig3(dataset, device, batch, out), "methods": rows}  # fmt: skip
 
