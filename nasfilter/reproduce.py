@@ -80,29 +80,16 @@ from nasfilter.study_numbers import (
 )
 from nasfilter.study_report import write_study_report, write_tables
 from nasfilter.study_summary import Parameters, StudySummary
+from nasfilter.study_tss.run import refuse_sss_only, reproduce_tss_spec
 from nasfilter.table import BenchmarkTable
 from nasfilter.tables import load_table
 
 __all__ = [
-    "DEFAULT_BUDGET",
-    "DEFAULT_SEEDS",
-    "DEFAULT_WORKERS",
-    "FIGURE_STEMS",
-    "FILTERING",
-    "METHODS",
-    "OUTPUT_FILES",
-    "PEER_METHODS",
-    "REINFORCE_MNAS",
-    "REPORT_SURVEY_MODELS",
-    "WORKERS_FRACTIONS",
-    "Method",
-    "MissingColumnError",
-    "check_out_dir",
-    "has_curves",
-    "reproduce",
-    "require_columns",
-    "require_proxy",
-]
+    "DEFAULT_BUDGET", "DEFAULT_SEEDS", "DEFAULT_WORKERS", "FIGURE_STEMS", "FILTERING",
+    "METHODS", "OUTPUT_FILES", "PEER_METHODS", "REINFORCE_MNAS", "REPORT_SURVEY_MODELS",
+    "WORKERS_FRACTIONS", "Method", "MissingColumnError", "check_out_dir", "has_curves",
+    "reproduce", "require_columns", "require_proxy",
+]  # fmt: skip
 
 DEFAULT_WORKERS = (1, 4, 16)  # simulated parallel workers compared
 N_TICKS = DEFAULT_TICKS  # points of each curve over simulated time
@@ -333,56 +320,51 @@ def _run(plan: _Plan, jobs: int, quiet: bool) -> StudyRuns:
 
 # ------------------------------------------------------------------ the study
 def _spec_fields(
-    dataset: str,
+    dataset: str | Sequence[str] | None,
     proxy_cost: float,
     table: str | os.PathLike[str] | None,
-    backend: str,
-    device: str | None,
+    backend: str | None,
+    device: str | Sequence[str] | None,
     oracle_cache: str | os.PathLike[str] | None,
 ) -> dict[str, Any]:
-    """The run-spec fields every method of the study shares."""
+    """The run-spec fields every method of the study shares (None: cifar10, the default
+    oracle, v100); ValueError for several datasets or devices (they are for tss)."""
+    if not isinstance(dataset, (str, type(None))) or not isinstance(device, (str, type(None))):
+        raise ValueError(f"several datasets or devices are for space='tss': {dataset}, {device}")
     return {
-        "dataset": dataset,
+        "dataset": dataset or "cifar10",
         "proxy_cost": proxy_cost,
         "table": None if table is None else str(table),
-        "oracle": backend,
-        "device": device,
+        "oracle": backend or DEFAULT_ORACLE,
+        "device": "v100" if device is None else device,
         "oracle_cache": None if oracle_cache is None else str(oracle_cache),
     }
 
 
+# fmt: off
 def reproduce(
-    out_dir: str | os.PathLike[str],
-    table: str | os.PathLike[str] | None = None,
-    backend: str = DEFAULT_ORACLE,
-    device: str | None = "v100",
-    dataset: str = "cifar10",
-    seeds: Iterable[int] = DEFAULT_SEEDS,
-    budget: float = DEFAULT_BUDGET,
-    force: bool = False,
-    quiet: bool = False,
-    jobs: int = 1,
-    oracle_cache: str | os.PathLike[str] | None = None,
-    proxy_cost: float = DEFAULT_PROXY_COST,
-    methods: Sequence[Method] | None = None,
-    workers: Iterable[int] = DEFAULT_WORKERS,
-    peers_every_k: bool = False,
-    survey: bool | None = None,
-    survey_models: Sequence[str] = REPORT_SURVEY_MODELS,
+    out_dir: str | os.PathLike[str], table: str | os.PathLike[str] | None = None,
+    backend: str | None = None, device: str | Sequence[str] | None = None,
+    dataset: str | Sequence[str] | None = None, seeds: Iterable[int] = DEFAULT_SEEDS,
+    budget: float = DEFAULT_BUDGET, force: bool = False, quiet: bool = False, jobs: int = 1,
+    oracle_cache: str | os.PathLike[str] | None = None, proxy_cost: float = DEFAULT_PROXY_COST,
+    methods: Sequence[Method] | None = None, workers: Iterable[int] = DEFAULT_WORKERS,
+    peers_every_k: bool = False, survey: bool | None = None,
+    survey_models: Sequence[str] = REPORT_SURVEY_MODELS, space: str = "sss", resume: bool = False,
 ) -> dict[str, Any]:
-    """Run the study's NAS analysis and write figures, ``summary.json`` and ``report.html``.
+    """Run the study's NAS analysis and write figures, ``summary.json`` and ``report.html``
+    (``space="tss"``: the study on the NATS topology space, :mod:`nasfilter.study_tss.run`).
 
     Args:
         out_dir: the output folder; refused if it exists and is not empty, unless ``force``.
         table: a table's name (``"real"``, also None, the default; ``"synthetic"``) or a table
             converted with ``nasfilter convert`` (.npz). It must hold every architecture.
         backend, device, oracle_cache: the oracle (``nasfilter.oracle.proxy_table``); the
-            default is ``DEFAULT_ORACLE`` (the calibrated GPU model) on a V100; dataset: D.
-        seeds: the run seeds (integers >= 0), nine by default as in the study.
-        budget: worker-seconds per run (the study: 110000), the same for every K.
-        quiet: no progress bars.
-        jobs: worker processes for the runs (results do not depend on it).
-        proxy_cost: simulated seconds per proxy query.
+            default (None) is ``DEFAULT_ORACLE`` (the calibrated GPU model) on a V100;
+            dataset: D (None: cifar10).
+        seeds: the run seeds (integers >= 0), nine by default; budget: worker-seconds per run
+        (the study: 110000), the same for every K; quiet: no progress bars; jobs: worker
+        processes (results do not depend on it); proxy_cost: simulated s per proxy query.
         methods: the compared methods; must include approximate filtering and REINFORCE
             with the MnasNet reward (Figs. 5 and 6). None: :data:`METHODS`, and the
             multi-fidelity searchers when the table has learning curves
@@ -391,14 +373,20 @@ def reproduce(
             of the metrics table and Figs. 5 and 6); default 1, 4 and 16.
         peers_every_k: run the peers (model-based, Optuna) at every K, not only the first
             (each of their runs fits a model or runs a trial per proposal: minutes more).
-        survey: add the CNN survey (§3, ``nasfilter survey``) of ``survey_models`` on the
-            RTX 4090 against its shipped NCHW measurements, in ``survey/`` and the report;
-            None: when the survey extra (timm) is installed.
+        survey: add the CNN survey (§3) of ``survey_models`` on the RTX 4090 against its
+            shipped NCHW measurements (``survey/``); None: when timm is installed.
 
-    Returns the contents of ``summary.json`` (:meth:`StudySummary.to_json`). Raises
-    ValueError (or MissingColumnError, FileExistsError; ExtraMissing without matplotlib,
-    the plot extra) before running anything on bad input.
+    Returns the contents of ``summary.json`` (:meth:`StudySummary.to_json`). Raises ValueError
+    (MissingColumnError, FileExistsError; ExtraMissing without matplotlib) on bad input.
     """
+    # fmt: on
+    if space != "sss":  # the tss study (nasfilter.study_tss.run); a run cut short keeps its blocks
+        refuse_sss_only(space, {"table": table, "oracle_cache": oracle_cache, "methods": methods,
+            "survey": survey or None, "peers_every_k": peers_every_k or None, "budget": budget
+            != DEFAULT_BUDGET or None, "proxy_cost": proxy_cost != DEFAULT_PROXY_COST or None,
+            "workers": tuple(workers) != DEFAULT_WORKERS or None})  # fmt: skip
+        return reproduce_tss_spec(check_out_dir(out_dir, force or resume), backend, device,
+                                  dataset, check_seeds(seeds), quiet, resume)  # fmt: skip
     started = time.perf_counter()
     fields = _spec_fields(dataset, proxy_cost, table, backend, device, oracle_cache)
     chosen = _methods(methods, fields, peers_every_k)

@@ -231,9 +231,10 @@ def _hv_table(results: Sequence[Any], budget: float) -> list[str]:
 
 def _notes(table: Any, n_peer_seeds: int, n_seeds: int) -> None:
     print(
-        "\nutilization-pareto = approximate filtering: query the proxy for all 32768 "
-        "architectures, evaluate only the throughput-utilization Pareto front. Metrics "
-        "compare each run's accuracy-throughput front with the true one (docs/searchers.md).",
+        f"\nutilization-pareto = approximate filtering: query the proxy for all "
+        f"{table.space.size} architectures, evaluate only the throughput-utilization Pareto "
+        "front. Metrics compare each run's accuracy-throughput front with the true one "
+        "(docs/searchers.md).",
     )
     from nasfilter.methods import LEFT_OUT_PEERS
 
@@ -248,7 +249,14 @@ def _notes(table: Any, n_peer_seeds: int, n_seeds: int) -> None:
             f"The peers ran on the first {n_peer_seeds} of the {n_seeds} seeds (the seeds "
             "column); --peer-seeds runs them on more."
         )
-    if not table.synthetic and table.provenance.modelled:
+    if not table.synthetic and table.provenance.modelled and table.space.name == "tss":
+        print(
+            f"NOTE: the tables' numbers are {table.provenance.real}: the simulated seconds "
+            "are the measured training epochs plus a modelled validation pass per evaluation; "
+            "the scored accuracy is a validation accuracy, no real test accuracy ships "
+            "(docs/tss.md)."
+        )
+    elif not table.synthetic and table.provenance.modelled:
         print(
             f"NOTE: the accuracies above are {table.provenance.real}: searches observe them "
             "and they score every run, since no real test accuracy ships; the simulated "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nasfilter.cli.args import TABLE_HELP, add_dataset, seconds
+from nasfilter.cli.args import TABLE_HELP, add_space, dataset_name, seconds
 from nasfilter.cli.run import add_jobs
 from nasfilter.defaults import DEFAULT_BUDGET
 from nasfilter.proxy import DEFAULT_ORACLE
@@ -26,50 +26,82 @@ def register(sub: Any) -> None:
         "(NATS-Bench's real hp-90 validation accuracies, seed 777, with modelled times) is "
         f"used; the default oracle is the {DEFAULT_ORACLE} model on a "
         "V100 (docs/gpu-model.md compares it with the plain roofline, which the report sets "
-        "beside it).",
+        "beside it). With --space tss: the study on the NATS topology space with real data "
+        "(docs/tss.md): every method on the real tss tables under the measured oracle at "
+        "20,000 and 55,000 s, the ablation of cheap signals, Fig. 3 per dataset and GPU, "
+        "results.md, summary.json and report.html.",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (new or empty)")
-    p.add_argument("--table", help=TABLE_HELP)
-    add_dataset(p)
-    p.add_argument(
-        "--backend",
-        "--oracle",
-        dest="backend",
-        default=DEFAULT_ORACLE,
-        help=f"oracle backend (default {DEFAULT_ORACLE}; or roofline, the plain baseline, or a "
-        "measured one)",
-    )
-    p.add_argument("--device", default="v100", help="oracle device (default v100)")
-    p.add_argument(
-        "--oracle-cache",
-        metavar="PATH",
-        help="measurement cache or exported .npz for a measured backend",
-    )
+    add_space(p)
+    p.add_argument("--table", help=TABLE_HELP + " (sss only)")
+    _add_inputs(p)
     p.add_argument("--seeds", default="0-8", help="seeds, e.g. 0-8 or 0,3,5 (default 0-8)")
     p.add_argument(
         "--budget",
         type=seconds(positive=True),
-        default=DEFAULT_BUDGET,
-        help=f"simulated seconds per run (default {DEFAULT_BUDGET:g}, the study's)",
+        default=None,
+        help=f"simulated seconds per run (default {DEFAULT_BUDGET:g}, the study's; sss only: "
+        "the tss study compares at 20,000 and 55,000 s)",
     )
     p.add_argument(
         "--workers",
-        default="1,4,16",
+        default=None,
         metavar="K,...",
         help="numbers of simulated parallel workers to compare, e.g. 1,4,16 (the default); "
-        "the first is the one of the metrics table and Figs. 5 and 6",
+        "the first is the one of the metrics table and Figs. 5 and 6 (sss only)",
     )
     p.add_argument(
         "--peers-every-k",
         action="store_true",
         help="run the peers (model-based search with and without utilization features; "
         "Optuna NSGA-II and random) at every K of --workers, not only the first (each "
-        "of their runs fits a model or runs an Optuna trial per proposal: minutes more)",
+        "of their runs fits a model or runs an Optuna trial per proposal: minutes more; sss "
+        "only)",
     )
     add_jobs(p)
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="tss only: keep the (dataset, GPU) blocks that an earlier run with the same seeds, "
+        "batch and methods left in --out's results.json, and run the rest",
+    )
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no summary lines")
     p.set_defaults(func=run)
+
+
+def _add_inputs(p: argparse.ArgumentParser) -> None:
+    """``--dataset``, ``--oracle`` (``--backend``), ``--device`` and ``--oracle-cache``."""
+    p.add_argument(
+        "--dataset",
+        action="extend",
+        nargs="+",
+        type=dataset_name,
+        default=None,
+        help="the dataset (sss: one, default cifar10); tss: one or more (default all three: "
+        "cifar10 cifar100 ImageNet16-120)",
+    )
+    p.add_argument(
+        "--backend",
+        "--oracle",
+        dest="backend",
+        default=None,
+        help=f"oracle backend (sss: default {DEFAULT_ORACLE}; or roofline, the plain baseline, "
+        "or a measured one; tss: measured, batch 256, or 'measured[batch=1]' or 32)",
+    )
+    p.add_argument(
+        "--device",
+        action="extend",
+        nargs="+",
+        default=None,
+        help="oracle device (sss: one, default v100); tss: one or more measured GPUs "
+        "(default 2080ti titanxp; also 1080ti, titanx)",
+    )
+    p.add_argument(
+        "--oracle-cache",
+        metavar="PATH",
+        help="measurement cache or exported .npz for a measured backend",
+    )
 
 
 def parse_workers(text: str) -> list[int]:
@@ -89,14 +121,25 @@ def parse_workers(text: str) -> list[int]:
     return values
 
 
-def run(args: argparse.Namespace) -> int:
+def _one(values: list[str] | None, flag: str, default: str) -> str:
+    """The single value of an sss ``flag`` (``default`` when not given); ValueError for
+    several (they are for --space tss)."""
+    if not values:
+        return default
+    if len(values) > 1:
+        raise ValueError(
+            f"{flag} {' '.join(values)}: the sss study takes one; several are for --space tss"
+        )
+    return values[0]
+
+
+def _check_out(args: argparse.Namespace) -> None:
+    """--out checked: a folder (or a new name) in a writable parent, holding no input."""
     from pathlib import Path
 
     from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
-    from nasfilter.cli.run import check_inputs, parse_seeds, worker_died
-    from nasfilter.experiment import WorkerDied, default_jobs
     from nasfilter.files import check_path_text
-    from nasfilter.reproduce import check_out_dir, reproduce
+    from nasfilter.reproduce import check_out_dir
 
     check_path_text(args.out, "--out")
     out = check_parent(args.out, "--out")
@@ -104,8 +147,59 @@ def run(args: argparse.Namespace) -> int:
         raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")
     inputs = {"--table": args.table, "--oracle-cache": args.oracle_cache}
     check_not_input(out, "--out", inputs)
-    check_out_dir(out, args.force, inputs)  # no input inside --out, where files are written
+    check_out_dir(out, args.force or args.resume, inputs)  # no input inside --out
     check_writable_folder(out if out.is_dir() else (out.parent or Path(".")), "--out", out)
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_out(args)
+    return run_tss(args) if args.space == "tss" else run_sss(args)
+
+
+def run_tss(args: argparse.Namespace) -> int:
+    """``reproduce --space tss``; ValueError naming each sss-only flag given."""
+    from nasfilter.cli.run import parse_seeds
+    from nasfilter.reproduce import reproduce
+
+    sss_only = {"--table": args.table, "--oracle-cache": args.oracle_cache,
+                "--budget": args.budget, "--workers": args.workers, "--jobs": args.jobs,
+                "--peers-every-k": args.peers_every_k or None}  # fmt: skip
+    given = [flag for flag, value in sss_only.items() if value is not None]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)}: sss only; the tss study runs the real tss tables under the "
+            "measured oracle, in one process, at 20,000 and 55,000 s (docs/tss.md)"
+        )
+    summary = reproduce(
+        args.out, backend=args.backend, device=args.device, dataset=args.dataset,
+        seeds=parse_seeds(args.seeds), force=args.force, quiet=args.quiet, space="tss",
+        resume=args.resume,
+    )  # fmt: skip
+    if not args.quiet:
+        for gpu, label in summary["oracles"].items():
+            print(f"oracle {gpu}: {label}")
+        for b in summary["blocks"]:
+            f = b["fig3"]
+            print(
+                f"{b['dataset']} {b['device']}: throughput-utilization Pareto set "
+                f"{f['pareto_set_size']} of 15625; Spearman(measured utilization, hp-200 "
+                f"validation accuracy, seed mean) = {f['spearman_utilization_accuracy']:.3f}"
+            )
+        print(f"wrote {args.out}/report.html, results.md, summary.json and Fig. 3 (PNG, SVG)")
+    return 0
+
+
+def run_sss(args: argparse.Namespace) -> int:
+    """``reproduce`` on the size space (the default)."""
+    from nasfilter.cli.run import check_inputs, parse_seeds, worker_died
+    from nasfilter.experiment import WorkerDied, default_jobs
+    from nasfilter.reproduce import reproduce
+
+    if args.resume:
+        raise ValueError("--resume is for --space tss; the sss study reruns from scratch")
+    args.dataset = _one(args.dataset, "--dataset", "cifar10")
+    args.device = _one(args.device, "--device", "v100")
+    args.backend = args.backend or DEFAULT_ORACLE
     check_inputs(
         argparse.Namespace(
             table=args.table,
@@ -123,12 +217,12 @@ def run(args: argparse.Namespace) -> int:
             device=args.device,
             dataset=args.dataset,
             seeds=parse_seeds(args.seeds),
-            budget=args.budget,
+            budget=DEFAULT_BUDGET if args.budget is None else args.budget,
             force=args.force,
             quiet=args.quiet,
             jobs=args.jobs or default_jobs(),
             oracle_cache=args.oracle_cache,
-            workers=parse_workers(args.workers),
+            workers=parse_workers(args.workers or "1,4,16"),
             peers_every_k=args.peers_every_k,
         )
     except WorkerDied as exc:

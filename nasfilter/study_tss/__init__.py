@@ -10,7 +10,8 @@ validation pass per evaluation, and the proxy query's cost (``DEFAULT_PROXY_COST
 simulated seconds, as on sss). Runs are scored with the hp-200 validation accuracy, seed mean,
 against the true accuracy–throughput front of the device.
 
-``python -m nasfilter.study_tss --out DIR`` runs it (:mod:`nasfilter.study_tss.__main__`).
+``nasfilter reproduce --space tss --out DIR`` runs it (:mod:`nasfilter.study_tss.run`, called by
+:func:`nasfilter.reproduce.reproduce` with ``space="tss"``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 from nasfilter.filters import make_filter
 from nasfilter.meanse import mean_se
 from nasfilter.metrics import FrontReference
-from nasfilter.oracle.measured import measured_proxy
+from nasfilter.oracle.measured import DEFAULT_BATCH, measured_proxy
 from nasfilter.pareto import nondominated_mask
 from nasfilter.proxy import ProxyTable
 from nasfilter.results import score_events
@@ -141,12 +142,13 @@ def run_method(
 
 def hv_ratios(
     method: TssMethod, dataset: str, device: str, seeds: Sequence[int],
-    times: Sequence[float] = TIMES,
+    times: Sequence[float] = TIMES, batch: int = DEFAULT_BATCH,
 ) -> np.ndarray:
     """float64 (len(seeds), len(times)): the HV ratio of the run with each seed and a budget
     of each of ``times`` worker-seconds, at its end (one run per budget: the scans and initial
-    designs of several methods are planned from the budget)."""
-    proxy = measured_proxy(device)
+    designs of several methods are planned from the budget), under the latency measured on
+    ``device`` at ``batch``."""
+    proxy = measured_proxy(device, batch)
     reference = FrontReference.build(tss_table(dataset, HP12), proxy)
     table = tss_table(dataset, method.table)
     at = np.asarray(times, dtype=np.float64)
@@ -169,10 +171,10 @@ class Fig3Numbers:
     true_front_size: int
 
 
-def fig3_numbers(dataset: str, device: str) -> Fig3Numbers:
-    """:class:`Fig3Numbers` of ``dataset`` on ``device`` (batch 256)."""
+def fig3_numbers(dataset: str, device: str, batch: int = DEFAULT_BATCH) -> Fig3Numbers:
+    """:class:`Fig3Numbers` of ``dataset`` on ``device`` at ``batch``."""
     table: BenchmarkTable = tss_table(dataset, HP12)
-    proxy = measured_proxy(device)
+    proxy = measured_proxy(device, batch)
     points = np.stack([proxy.throughput, proxy.utilization], axis=1)
     pareto = np.flatnonzero(nondominated_mask(points))
     rho = spearman(proxy.utilization, table.test_acc)
