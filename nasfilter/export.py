@@ -112,10 +112,9 @@ def _check_summary_args(
     known = SUMMARY_METRICS if at is None else ("clock", "n_evaluations", *METRICS)
     unknown = [m for m in names if m not in known]
     if unknown or not names:
+        what = f"unknown metric(s) {unknown!r}" if unknown else "no metric given"
         when = "" if at is None else " with at= (the curves over simulated time)"
-        raise ValueError(
-            f"unknown metric(s) {unknown or names!r}; known{when}: {', '.join(known)}"
-        )
+        raise ValueError(f"{what}; known{when}: {', '.join(known)}")
     return names
 
 
@@ -168,24 +167,29 @@ def summarize(
     require("pandas", "nasfilter.summarize")
     import pandas as pd
 
-    words: dict[tuple[str, str], str] = {}
+    words: dict[tuple[str | None, str], str] = {}
     entries = group_rows([_row_at(r, at) for r in runs], names, ("method", *GROUP_FIELDS))
     out = []
     for run, e in zip(_first_of_each(runs, entries), entries, strict=True):
-        spec = run.spec
-        assert spec is not None
-        if (spec.table, spec.dataset) not in words:
-            table = cached_table(spec.table, spec.dataset)
-            words[spec.table, spec.dataset] = accuracy_words(
-                table.provenance.scored, table.seeds
-            )
         row = {k: e[k] for k in ("method", *GROUP_FIELDS)}
-        row |= {"accuracy": words[spec.table, spec.dataset], "at": at}
+        row |= {"accuracy": _accuracy(run, words), "at": at}
         row |= {"n_seeds": e["n_seeds"], "n_empty": e["n_empty"]}
         for m in names:
             row |= {f"{m}_mean": e[m].mean, f"{m}_se": e[m].se, f"{m}_n": e[m].n}
         out.append(row)
     return pd.DataFrame(out)
+
+
+def _accuracy(run: ScoredRun, known: dict[tuple[str | None, str], str]) -> str:
+    """What ``run``'s scored accuracy is (split, hp, seed: as the metrics table's headers
+    name it), from its spec's table (loaded once per process); ``known`` caches it."""
+    spec = run.spec
+    assert spec is not None
+    key = (spec.table, spec.dataset)
+    if key not in known:
+        table = cached_table(spec.table, spec.dataset)
+        known[key] = accuracy_words(table.provenance.scored, table.seeds)
+    return known[key]
 
 
 def _first_of_each(runs: Sequence[ScoredRun], entries: Sequence[dict[str, Any]]) -> list[ScoredRun]:

@@ -108,6 +108,8 @@ def test_at_reads_every_run_s_curves_at_the_last_tick_before_it(
 def test_bad_input_is_refused_naming_what_is_allowed(runs: list[ScoredRun]) -> None:
     with pytest.raises(ValueError, match=r"unknown metric.*'hv'.*known: hv_ratio, igd_plus"):
         summarize(runs, metrics=("hv_ratio", "hv"))
+    with pytest.raises(ValueError, match=r"no metric given; known: hv_ratio"):
+        summarize(runs, metrics=())
     with pytest.raises(ValueError, match=r"at least one scored run, got none"):
         summarize([])
     with pytest.raises(ValueError, match=r"'proxy_seconds'.*with at="):
