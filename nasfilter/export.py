@@ -19,7 +19,7 @@ import numpy as np
 from nasfilter.extras import require
 from nasfilter.files import atomic_write, check_not_input, write_csv
 from nasfilter.inputs import cached_table
-from nasfilter.metrics import METRICS, accuracy_words
+from nasfilter.metrics import METRICS
 from nasfilter.records import ScoredRun
 from nasfilter.results import GROUP_FIELDS, group_rows, load_results
 from nasfilter.storage import Storage
@@ -159,7 +159,7 @@ def summarize(
     at or before it instead (``clock`` is then that tick).
 
     Columns: ``method`` (the spec's label), the group fields, ``accuracy`` (what
-    ``best_acc`` and ``selected_acc`` are: split, hp and seed), ``at``, ``n_seeds``,
+    ``best_acc`` and ``selected_acc`` are: real or not, split, epochs, seed), ``at``, ``n_seeds``,
     ``n_empty`` (runs that evaluated nothing), then per metric ``{metric}_mean``,
     ``{metric}_se`` (sample standard deviation / sqrt(n); NaN for one seed) and
     ``{metric}_n`` (the seeds with a value), from :func:`~nasfilter.meanse.mean_se`."""
@@ -181,14 +181,14 @@ def summarize(
 
 
 def _accuracy(run: ScoredRun, known: dict[tuple[str | None, str], str]) -> str:
-    """What ``run``'s scored accuracy is (split, hp, seed: as the metrics table's headers
-    name it), from its spec's table (loaded once per process); ``known`` caches it."""
+    """What ``run``'s scored accuracy is (split, epochs, seed: the table's
+    :attr:`~nasfilter.table.BenchmarkTable.score_label`, as a run's front names it), from
+    its spec's table (loaded once per process); ``known`` caches it."""
     spec = run.spec
     assert spec is not None
     key = (spec.table, spec.dataset)
     if key not in known:
-        table = cached_table(spec.table, spec.dataset)
-        known[key] = accuracy_words(table.provenance.scored, table.seeds)
+        known[key] = cached_table(spec.table, spec.dataset).score_label
     return known[key]
 
 

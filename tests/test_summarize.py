@@ -55,8 +55,8 @@ def test_each_method_s_mean_and_standard_error_are_those_of_its_runs(
             assert line[f"{metric}_se"] == pytest.approx(se, rel=1e-9)
             assert line[f"{metric}_n"] == 3
         assert 0 < line["hv_ratio_mean"] <= 1 and line["hv_ratio_se"] > 0
-    # The scored accuracy named as the metrics table names it: split, hp (and seed).
-    assert set(df["accuracy"]) == {"hp-90 test acc"}
+    # The scored accuracy named as a run's front names it: split and epochs (and seed).
+    assert set(df["accuracy"]) == {"test accuracy after 90 epochs"}
     assert set(df["table_label"]) == {"synthetic"}  # kept in no storage: the spec's name
 
 
@@ -118,6 +118,21 @@ def test_bad_input_is_refused_naming_what_is_allowed(runs: list[ScoredRun]) -> N
         summarize(runs, at=1.0)
     with pytest.raises(ValueError, match=r"scored runs of a RunSpec.*got RunRecord"):
         summarize([runs[0].record])  # type: ignore[list-item]
+
+
+def test_the_topology_space_runs_through_the_same_door() -> None:
+    tss = {"table": "tss-real", "budget": 100_000.0, "n_ticks": 5}
+    with pytest.raises(ValueError, match=r"'calibrated' gives a sss proxy.*tss space.*'measured'"):
+        run_experiment(nasfilter.grid(["random"], **tss), [0])  # an sss oracle, by default
+    specs = nasfilter.grid(["random", "evolution"], oracle="measured", device="2080ti", **tss)
+    made = run_experiment(specs, [0, 1])
+    df = summarize(made, metrics=("hv_ratio", "best_acc"))
+    assert df["method"].tolist() == ["random", "evolution"] and set(df["n_seeds"]) == {2}
+    # tss scores the real hp-200 validation accuracy, seed mean: never called a test accuracy
+    assert set(df["accuracy"]) == {"real validation accuracy after 200 epochs, seed mean"}
+    mean, se = _by_hand([r.metrics["best_acc"] for r in made if r.spec == specs[1]])
+    assert df.iloc[1]["best_acc_mean"] == pytest.approx(mean)
+    assert df.iloc[1]["best_acc_se"] == pytest.approx(se)
 
 
 def test_a_missing_pandas_is_named_with_its_extra(
