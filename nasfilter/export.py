@@ -99,7 +99,8 @@ DEFAULT_SUMMARY = ("hv_ratio", "best_acc", "n_evaluations", "clock")
 def _check_summary_args(
     runs: Sequence[ScoredRun], metrics: Sequence[str], at: float | None
 ) -> list[str]:
-    """The metrics to average; ValueError naming a bad one, an empty ``runs`` or ``at``."""
+    """The metrics to average; ValueError naming a bad one, an empty ``runs`` or a bad
+    ``at``."""
     if not runs:
         raise ValueError("summarize needs at least one scored run, got none")
     for run in runs:
@@ -108,6 +109,10 @@ def _check_summary_args(
                 f"summarize needs scored runs of a RunSpec (run_experiment, load_results), "
                 f"got {type(run).__name__}"
             )
+    if at is not None and (
+        isinstance(at, bool) or not isinstance(at, (int, float, np.number)) or not np.isfinite(at)
+    ):
+        raise ValueError(f"at must be finite simulated seconds or None, got {at!r}")
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     known = SUMMARY_METRICS if at is None else ("clock", "n_evaluations", *METRICS)
     unknown = [m for m in names if m not in known]
@@ -133,7 +138,7 @@ def _row_at(run: ScoredRun, at: float | None) -> dict[str, Any]:
         return row
     clock = np.asarray(run.curves["clock"], dtype=np.float64)
     k = int(np.searchsorted(clock, at, side="right")) - 1
-    if not (np.isfinite(at) and 0 <= k and at <= clock[-1]):
+    if not (0 <= k and at <= clock[-1]):
         raise ValueError(
             f"at={at!r} s is outside the ticks of run {spec.label!r} seed {run.seed}: "
             f"choose simulated seconds in [{clock[0]:g}, {clock[-1]:g}]"

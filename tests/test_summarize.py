@@ -116,6 +116,9 @@ def test_bad_input_is_refused_naming_what_is_allowed(runs: list[ScoredRun]) -> N
         summarize(runs, metrics=("proxy_seconds",), at=5_000.0)
     with pytest.raises(ValueError, match=r"at=1.0 s is outside the ticks.*\[1200, 12000\]"):
         summarize(runs, at=1.0)
+    for bad in (math.nan, "5000", True):
+        with pytest.raises(ValueError, match=r"at must be finite simulated seconds or None"):
+            summarize(runs, at=bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"scored runs of a RunSpec.*got RunRecord"):
         summarize([runs[0].record])  # type: ignore[list-item]
 
