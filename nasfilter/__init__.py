@@ -11,6 +11,7 @@ The entry points, from ``import nasfilter``::
     with nasfilter.get_storage("results.db") as storage:  # None: in memory
         nasfilter.run_experiment(specs, range(3), store=storage)
         scored = nasfilter.load_results(storage)            # with_events=True: + events
+        table = nasfilter.summarize(scored)                 # pandas: mean ± SE per method
         fronts = nasfilter.load_fronts(storage)             # [(run, its RunFront)]
         nasfilter.write_runs_report(storage, "report")      # figures + report.html
 
@@ -46,6 +47,7 @@ _LAZY = {
     "grid": "nasfilter.experiment",
     "run_experiment": "nasfilter.experiment",
     "load_results": "nasfilter.results",
+    "summarize": "nasfilter.export",
     "load_fronts": "nasfilter.fronts",
     "run_front": "nasfilter.fronts",
     "RunFront": "nasfilter.fronts",
@@ -120,5 +122,6 @@ __all__ = [
     "run_front",
     "run_search",
     "search",
+    "summarize",
     "write_runs_report",
 ]

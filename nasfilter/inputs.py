@@ -119,13 +119,21 @@ def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
     """The table, proxy and front reference of ``spec`` (loaded once per process).
 
     Raises ValueError for a partial table, for one without test accuracy for every
-    architecture, and for a proxy of another dataset than the table's (naming both).
+    architecture, and for a proxy of another dataset or search space than the table's
+    (naming both).
     """
     table_id, cache_id = table_identity(spec.table), file_identity(spec.oracle_cache)
     table = _table_at(table_id, spec.dataset)
     _check_table(table)
     proxy = _proxy_at(spec.oracle, spec.device, spec.dataset, cache_id)
     check_same_dataset(table, proxy)
+    if proxy.space is not table.space:
+        raise ValueError(
+            f"oracle {spec.oracle!r} gives a {proxy.space.name} proxy but table "
+            f"{table.label!r} is of the {table.space.name} space; use an oracle of the "
+            f"{table.space.name} space (docs/tss.md: oracle='measured', device='2080ti' on "
+            "tss, as --space tss does; 'calibrated' or 'roofline' on sss)"
+        )
     ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
     return table, proxy, ref
 
