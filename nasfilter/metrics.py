@@ -61,7 +61,9 @@ METRICS = (
 LEGACY_NAMES = {"best_test_acc": "best_acc", "selected_test_acc": "selected_acc"}
 # What a scored column short name means: (split, hp).
 _SCORED = {"test@90": ("test", "90"), "valid@90": ("validation", "90"),
-           "valid@12": ("validation", "12")}
+           "valid@12": ("validation", "12"), "valid@200": ("validation", "200")}
+# Scored columns that hold a mean over training seeds (the tss hp-200 validation accuracy).
+_SEED_MEAN = {"valid@200"}
 
 V = TypeVar("V")
 
@@ -83,13 +85,16 @@ def current_names(values: Mapping[str, V], where: str = "results") -> dict[str, 
 
 def accuracy_words(scored: str, seeds: Sequence[int] = ()) -> str:
     """What the scored accuracy is, for a column or axis: ``"hp-90 test acc"``,
-    ``"hp-90 validation acc, seed 777"`` (a validation column of one seed names it); a
-    short name it does not know is shown as it is (``"valid@200 acc"``)."""
+    ``"hp-90 validation acc, seed 777"`` (a validation column of one seed names it),
+    ``"hp-200 validation acc, seed mean"``; a short name it does not know is shown as it is
+    (``"valid@30 acc"``)."""
     if scored not in _SCORED:
         return f"{scored} acc"
     split, hp = _SCORED[scored]
     words = f"hp-{hp} {split} acc"
-    if split == "validation" and len(seeds) == 1:
+    if scored in _SEED_MEAN:
+        words += ", seed mean"
+    elif split == "validation" and len(seeds) == 1:
         words += f", seed {seeds[0]}"
     return words
 
