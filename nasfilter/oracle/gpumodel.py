@@ -227,23 +227,22 @@ def capped_by_measurements(params: GpuModelParams, device: DeviceSpec) -> GpuMod
     the most a kernel reaches on that device: the efficiencies are held to measured / data
     sheet (V100: 100 / 125 = 0.8 of the tensor peak).
     """
-    from dataclasses import replace
-
     tensor, memory = params.tensor_efficiency, params.memory_efficiency
     if device.measured_peak_flops:
         tensor = min(tensor, device.measured_peak_flops / device.peak_flops)
     if device.measured_bandwidth:
         memory = min(memory, device.measured_bandwidth / device.bandwidth)
-    return replace(
-        params,
-        tensor_efficiency=tensor,
-        memory_efficiency=memory,
-        grouped_efficiency=min(params.grouped_efficiency, tensor),
-        nhwc_grouped_efficiency=min(params.nhwc_grouped_efficiency, tensor),
-        depthwise_efficiency=min(params.depthwise_efficiency, memory),
-        nhwc_depthwise_efficiency=min(params.nhwc_depthwise_efficiency, memory),
-        unaligned_efficiency=min(params.unaligned_efficiency, tensor),
-    )
+    capped = {
+        "tensor_efficiency": tensor,
+        "memory_efficiency": memory,
+        "grouped_efficiency": min(params.grouped_efficiency, tensor),
+        "nhwc_grouped_efficiency": min(params.nhwc_grouped_efficiency, tensor),
+        "depthwise_efficiency": min(params.depthwise_efficiency, memory),
+        "nhwc_depthwise_efficiency": min(params.nhwc_depthwise_efficiency, memory),
+        "unaligned_efficiency": min(params.unaligned_efficiency, tensor),
+    }
+    # no range check: the caps only lower figures, and a fit passes its trial figures here
+    return GpuModelParams.from_vector(np.array(list(capped.values())), tuple(capped), params)
 
 
 def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
