@@ -17,9 +17,8 @@ Settings, and why:
 - the efficiencies are capped by the device's measured figures where it has them (a
   measured matrix product or copy is the most a kernel reaches there: V100 100 of 125
   TFLOP/s, so at most 0.8; :func:`~nasfilter.oracle.gpumodel.capped_by_measurements`).
-- utilization = throughput x FLOPs per image / peak, with the same peak the roofline uses
-  (the measured one where known: V100 100 TFLOP/s), so the two oracles compare directly and
-  utilization stays at most 1.
+- utilization = throughput x FLOPs per image / peak, the roofline's peak (the measured one
+  where known: V100 100 TFLOP/s): the two oracles compare directly, utilization <= 1.
 """
 
 from __future__ import annotations
