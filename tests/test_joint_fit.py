@@ -71,3 +71,22 @@ def test_timm_only_sets_the_cell_figures_to_what_timm_says() -> None:
     got = timm_only_params(KNOWN)
     assert got.fp32_efficiency == KNOWN.tensor_efficiency
     assert got.host_seconds == got.conv_host_seconds == 0 and got.pool_tap_rate == math.inf
+
+
+def test_the_shipped_joint_calibration_names_its_data_and_fits_the_cells() -> None:
+    """The shipped joint fit, IN-SAMPLE on HELP's measured cells (its held-out figures are
+    docs/gpu-model.md's): a format-5 file that says it is joint, on all six GPUs."""
+    from nasfilter.oracle.calibrated import load_calibration
+    from nasfilter.oracle.calibration import scores
+    from nasfilter.oracle.cells import cell_measurements
+    from nasfilter.oracle.joint import JOINT_CALIBRATION
+
+    cal_ = load_calibration(JOINT_CALIBRATION)
+    assert "joint" in cal_.fitted_on and cal_.provenance["cells"]["fit"] == "joint"
+    assert cal_.provenance["cells"]["devices"] == ["gtx1080ti", "titanx", "titanxp", "rtx2080ti"]
+    assert 0 < cal_.params.fp32_efficiency <= 1 and cal_.params.host_seconds > 0
+    for device, batch, seconds in cell_measurements(batches=(256,)):
+        got = scores(
+            batch / tss_batch_seconds(device, batch, cal_.params, all_ops()), batch / seconds
+        )
+        assert got["mdape_percent"] <= 12 and got["spearman"] >= 0.95, (device, got)

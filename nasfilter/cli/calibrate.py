@@ -199,37 +199,44 @@ def _fit(args: argparse.Namespace, tables: Any) -> int:
     except cal.CalibrationError as exc:
         print(f"nasfilter calibrate: fit refused: {exc}", file=sys.stderr)
         return 1
-    from nasfilter.oracle.cells import cells_provenance, fit_cells
+    from nasfilter.oracle.cells import cells_provenance
 
     label = f"timm-format measurements on {result.device}, eager AMP, " + "+".join(
         sorted({f.layout for f in files})
     )
     label += "; tss cells on gtx1080ti+titanx+titanxp+rtx2080ti, eager FP32, batch 1/32/256"
-    if args.joint:
-        from nasfilter.oracle.cells import cell_measurements
-        from nasfilter.oracle.joint import fit_joint
-
-        label += "; joint fit of all sixteen figures"
-        params = fit_joint(sets, cell_measurements()).params
-    else:
-        params = fit_cells(result.params)  # the cell figures, the twelve held
+    params, rms = _cell_params(args.joint, sets, result)
+    label += "; joint fit of all sixteen figures" if args.joint else ""
     provenance = {
         **result.provenance,
         "samples": result.samples,
-        "rms_log_error": result.rms_log_error,
+        "rms_log_error": rms,
         "evaluations": result.iterations,
         "command": _command(args),
         "layer_tables": _tables_label(tables),
-        "cells": cells_provenance(),
+        "cells": {**cells_provenance(), "fit": "joint" if args.joint else "staged"},
     }
     calibration = Calibration(params, label, provenance)
     calibration.save(args.out, force=args.force)
     if args.json:
         print(calibration.to_json())
     else:
-        rms = result.rms_log_error
-        print(f"fitted on {result.samples} samples ({label}); rms log error {rms:.3f}")
+        text = f"{rms:.3f}" if isinstance(rms, float) else str(rms)
+        print(f"fitted on {result.samples} samples ({label}); rms log error {text}")
         for name, value in params.to_dict().items():
             print(f"  {name:<22} {value:.4g}")
         print(f"wrote {args.out}")
     return 0
+
+
+def _cell_params(joint: bool, sets: Any, result: Any) -> tuple[Any, dict[str, float] | float]:
+    """The sixteen figures and the rms log error: the cells' four fitted with timm's twelve
+    held (staged), or all sixteen on timm and the cells together (``joint``, an rms per
+    source)."""
+    from nasfilter.oracle.cells import cell_measurements, fit_cells
+    from nasfilter.oracle.joint import fit_joint
+
+    if not joint:
+        return fit_cells(result.params), float(result.rms_log_error)
+    fit = fit_joint(sets, cell_measurements())
+    return fit.params, {k: round(v, 4) for k, v in fit.rms_log_error.items()}

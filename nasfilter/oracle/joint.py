@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.oracle import calibration as cal
+from nasfilter.oracle.calibrated import CALIBRATION_DIR
 from nasfilter.oracle.cells import (
     _SCALE as CELL_SCALE,
 )
@@ -46,6 +47,9 @@ from nasfilter.oracle.devices import get_device
 from nasfilter.oracle.gpumodel import CELL_FIGURES, TIMM_FIGURES, GpuModelParams
 from nasfilter.tss_layers import tss_units
 
+# The joint fit on all four timm files and all four cell GPUs, shipped beside the default
+# (staged) calibration: `nasfilter calibrate --joint --out` this path (docs/gpu-model.md).
+JOINT_CALIBRATION = CALIBRATION_DIR / "joint-timm-cells.json"
 JOINT_FIGURES: tuple[str, ...] = (*TIMM_FIGURES, *CELL_FIGURES)
 # The cells constrain only these of timm's figures (FP32 networks run no tensor-core,
 # grouped, depthwise or layout term); with the cells alone the rest keep the fixed start.
@@ -107,12 +111,10 @@ def fit_joint(
 ) -> JointResult:
     """All sixteen figures fitted on ``timm_sets`` and ``cells`` (device, batch, seconds per
     batch of the networks ``ops``, default all 15625), each source weighing the same;
-    soft-L1 least squares of the log errors from a fixed start (deterministic).
-
-    With no timm set, only :data:`SHARED_FIGURES` and the cell figures are fitted: the rest
-    keep the fixed start, ``tensor_efficiency`` tied to ``fp32_efficiency``. Raises
-    CalibrationError when it does not converge or ends outside the physical ranges.
-    """
+    soft-L1 least squares of the log errors from a fixed start (deterministic). With no timm
+    set, only :data:`SHARED_FIGURES` and the cell figures are fitted: the rest keep the start,
+    ``tensor_efficiency`` tied to ``fp32_efficiency``. Raises CalibrationError when it does
+    not converge or ends outside the physical ranges."""
     from scipy.optimize import least_squares
 
     ops = all_ops() if ops is None else ops
@@ -177,6 +179,7 @@ def timm_only_params(params: GpuModelParams) -> GpuModelParams:
 
 
 __all__ = [
+    "JOINT_CALIBRATION",
     "JOINT_FIGURES",
     "SHARED_FIGURES",
     "JointResult",
