@@ -8,6 +8,11 @@ and the calibrated model. The layer tables of the timm models come from the surv
 analysis (timm on the meta device), remembered in the survey's profile cache (the first run
 analyses every model once, a few minutes). Without
 timm these rows fail with the reason.
+
+The tss cells (issue 32): each of the four cell GPUs left out of the cells' fit and predicted
+at batch 1 (goal MdAPE <= 20 %) and 256 (MdAPE <= 12 %, Spearman >= 0.95), the plain roofline
+beside it; and the time to predict all 15625 cells and all 32768 sss networks on one device
+(goal < 0.5 s).
 """
 
 from __future__ import annotations
@@ -122,6 +127,67 @@ def _nats_speed() -> Iterator[dict[str, Any]]:
         )
 
 
+def _cells_held_out() -> Iterator[dict[str, Any]]:
+    from nasfilter.oracle.cells_validation import (
+        GOAL_B1_MDAPE,
+        GOAL_B256_MDAPE,
+        GOAL_B256_SPEARMAN,
+        leave_one_gpu_out,
+    )
+
+    for rec in leave_one_gpu_out():
+        yield from _cell_rows(rec, GOAL_B1_MDAPE, GOAL_B256_MDAPE, GOAL_B256_SPEARMAN)
+
+
+def _cell_rows(
+    rec: dict[str, Any], b1_mdape: float, b256_mdape: float, b256_rho: float
+) -> Iterator[dict[str, Any]]:
+    """The goal rows of one held-out cell record (batch 1: MdAPE; 256: MdAPE and Spearman;
+    batch 32 has no goal and no row), the roofline's figures beside each."""
+    batch, c, r = rec["batch"], rec["calibrated"], rec["roofline"]
+    if batch not in (1, 256):
+        return
+    where = f"tss cells, {rec['device']} held out, batch {batch}"
+    limit = b1_mdape if batch == 1 else b256_mdape
+    yield result(
+        f"{where}: MdAPE",
+        round(c["mdape_percent"], 2),
+        "%",
+        f"<= {limit:g} %",
+        c["mdape_percent"] <= limit,
+        roofline_mdape=round(r["mdape_percent"], 1),
+        n=c["n"],
+    )
+    if batch == 256:
+        yield result(
+            f"{where}: Spearman",
+            round(c["spearman"], 4),
+            "rho",
+            f">= {b256_rho:g}",
+            c["spearman"] >= b256_rho,
+            roofline_spearman=round(r["spearman"], 4),
+            n=c["n"],
+        )
+
+
+def _one_device_speed() -> Iterator[dict[str, Any]]:
+    """All 15625 tss cells and all 32768 sss networks on one device: the issue-32 goal."""
+    from nasfilter.network import layer_table
+    from nasfilter.oracle.calibrated import calibrated, load_calibration, predict_tss
+
+    cal = load_calibration()
+    layer_table("cifar10")
+    predict_tss("rtx2080ti", 256, cal)  # warm the unit tables, as any later call finds them
+    for what, fn in (
+        ("all 15625 tss cells on rtx2080ti, batch 256", lambda: predict_tss("rtx2080ti", 256, cal)),
+        ("all 32768 sss networks on rtx4090", lambda: calibrated("rtx4090", "cifar10", cal)),
+    ):
+        seconds = median_seconds(fn, repeat=5)
+        yield result(f"calibrated, {what}", seconds, "s", "< 0.5 s", seconds < 0.5)
+
+
 def run() -> Iterator[dict[str, Any]]:
     yield from _nats_speed()
+    yield from _one_device_speed()
+    yield from _cells_held_out()
     yield from _held_out()

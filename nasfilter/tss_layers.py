@@ -18,6 +18,11 @@ memory-only kernel), ``none`` (xautodl's ``Zero``: ``x.mul(0.)``, a memory-only 
 ``j`` additions: one of a single tensor (``0 + t``) and ``j - 1`` of two; six per cell,
 whatever its ops.
 
+A network's six ops are op codes (indices into :data:`OPS`, the space's
+:data:`~nasfilter.spaces.TSS_OPS`), one row per network: the shipped ``arch_ops`` table, or
+``TSS.digits(index)``; an arch string is read by the one tss parser, ``TSS.parse`` (a
+:class:`~nasfilter.spaces.Cell`).
+
 Every cell of a stage has the same shapes, so a network is a count of **unit layers**: one
 column per distinct layer (:class:`TssUnits`), and ``counts`` (N, L) saying how often each
 network runs each. Any per-layer figure (MACs, seconds) sums over a network as
@@ -38,46 +43,12 @@ import numpy as np
 
 from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.layers import KERNEL_LAYOUTS, LayerTable
+from nasfilter.spaces import TSS_OPS
 
-OPS: tuple[str, ...] = ("none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3")
+OPS: tuple[str, ...] = TSS_OPS  # op codes: indices into this, in the arch string's order
 N_EDGES = 6  # edges (1<-0), (2<-0), (2<-1), (3<-0), (3<-1), (3<-2), in the string's order
 CELLS_PER_STAGE = 5
 STAGE_CHANNELS = (16, 32, 64)
-_EDGE_SOURCES = (0, 0, 1, 0, 1, 2)  # the input node of each edge
-
-
-def parse_tss_arch(arch: str) -> tuple[int, ...]:
-    """The six op codes (indices into :data:`OPS`) of an arch string like
-    ``|nor_conv_3x3~0|+|none~0|skip_connect~1|+|avg_pool_3x3~0|nor_conv_1x1~1|none~2|``.
-
-    Raises ValueError naming the string and what is wrong.
-    """
-    if not isinstance(arch, str):
-        raise ValueError(f"a tss architecture string is a str, got {arch!r}")
-    nodes = arch.strip().split("+")
-    codes: list[int] = []
-    for j, node in enumerate(nodes, start=1):
-        edges = node.strip("|").split("|") if node.strip("|") else []
-        if len(nodes) != 3 or len(edges) != j:
-            raise ValueError(
-                f"tss architecture {arch!r} must have 3 nodes of 1, 2 and 3 edges "
-                "(|op~0|+|op~0|op~1|+|op~0|op~1|op~2|)"
-            )
-        for i, edge in enumerate(edges):
-            op, _, source = edge.partition("~")
-            if op not in OPS or source != str(i):
-                raise ValueError(
-                    f"tss architecture {arch!r}: edge {edge!r} must be op~{i} with op one of "
-                    f"{', '.join(OPS)}"
-                )
-            codes.append(OPS.index(op))
-    return tuple(codes)
-
-
-def tss_arch_string(codes: tuple[int, ...] | np.ndarray) -> str:
-    """The arch string of six op codes: the inverse of :func:`parse_tss_arch`."""
-    names = [f"{OPS[int(c)]}~{s}" for c, s in zip(codes, _EDGE_SOURCES, strict=True)]
-    return "|" + "|+|".join("|".join(names[a:b]) for a, b in ((0, 1), (1, 3), (3, 6))) + "|"
 
 
 @dataclass(frozen=True, eq=False)

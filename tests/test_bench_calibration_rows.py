@@ -49,3 +49,23 @@ def test_each_goal_has_its_own_row_and_verdict() -> None:
     assert rows[f"NHWC/NCHW ratio {where}: Pearson of log ratios"]["passed"] is False
     assert rows[f"roofline {where} nchw: MdAPE"]["goal"].startswith("report")
     assert len(rows) == 2 * 3 + 2
+
+
+def test_cell_rows_carry_the_goals_of_their_batch_and_the_roofline() -> None:
+    from benchmarks.bench_calibration import _cell_rows
+
+    def rec(batch: int, mdape: float, rho: float) -> dict[str, Any]:
+        return {
+            "batch": batch,
+            "device": "titanx",
+            "calibrated": _figures(mdape, rho),
+            "roofline": _figures(148.0, 0.8),
+        }
+
+    b256 = {r["name"]: r for r in _cell_rows(rec(256, 7.1, 0.925), 20.0, 12.0, 0.95)}
+    assert b256["tss cells, titanx held out, batch 256: MdAPE"]["passed"] is True  # 7.1 <= 12
+    assert b256["tss cells, titanx held out, batch 256: Spearman"]["passed"] is False  # < 0.95
+    assert b256["tss cells, titanx held out, batch 256: MdAPE"]["roofline_mdape"] == 148.0
+    b1 = list(_cell_rows(rec(1, 20.5, 0.99), 20.0, 12.0, 0.95))
+    assert len(b1) == 1 and b1[0]["passed"] is False  # 20.5 > 20, no Spearman goal at 1
+    assert list(_cell_rows(rec(32, 1.0, 0.99), 20.0, 12.0, 0.95)) == []

@@ -219,6 +219,7 @@ def test_the_cli_checks_its_paths_and_names_the_flag_before_any_analysis(
             "does not exist",
         ),
         ([*measured, "--out", str(tmp_path / "c.json"), "--jobs", "0"], "--jobs", ">= 1"),
+        (["--validate", "--joint"], "--joint", "--validate holds the joint fit out too"),
         (
             [*measured, "--out", str(tmp_path / "c.json"), "--cache", str(tmp_path / "a" / "b")],
             "--cache",

@@ -164,3 +164,34 @@ def test_backend_predicts_a_device_file_nobody_measured(tmp_path: Path) -> None:
     faster = dict(spec, name="lab2", bandwidth_tbs=1.4, fp32_peak_tflops=30)
     path.write_text(json.dumps(faster))
     assert np.all(CalibratedBackend(str(path)).predict_tss(256) >= thr)
+
+
+def test_a_data_sheet_device_file_predicts_a_gpu_left_out_of_the_fit(tmp_path: Path) -> None:
+    """The Titan Xp from its data sheet alone (typed here from NVIDIA's spec page: 3840 CUDA
+    cores x 2 x 1.582 GHz = 12.15 TFLOP/s FP32, 547.6 GB/s, 30 SMs, 12 GB, 3 MB L2, no tensor
+    cores), with the cell figures fitted on the three other GPUs only, against HELP's measured
+    Titan Xp latencies: issue 32's goals for a GPU left out."""
+    from nasfilter.oracle.calibrated import CalibratedBackend, Calibration
+    from nasfilter.tss_data import load_latency
+
+    ops = all_ops()
+    others = [m for m in cell_measurements() if m[0] != "titanxp"]
+    sub = [(d, b, s[::25]) for d, b, s in others]  # every 25th network: a quick fit
+    params = fit_cell_figures(sub, load_calibration().params, ops[::25])
+    path = tmp_path / "my-titanxp.json"
+    spec = {
+        "name": "my-titanxp",
+        "peak_tflops": 12.15 / 64,
+        "bandwidth_tbs": 0.5476,
+        "fp32_peak_tflops": 12.15,
+        "tensor_cores": False,
+        "sm_count": 30,
+        "memory_gb": 12,
+        "l2_mb": 3,
+    }
+    path.write_text(json.dumps(spec))
+    backend = CalibratedBackend(str(path))
+    backend.calibration = Calibration(params, "cells without the Titan Xp", {})
+    for batch, mdape in ((1, 20.0), (256, 12.0)):
+        got = scores(backend.predict_tss(batch), batch / load_latency("titanxp", batch))
+        assert got["mdape_percent"] <= mdape and got["spearman"] >= 0.95, (batch, got)

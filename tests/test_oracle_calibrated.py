@@ -194,3 +194,18 @@ def test_per_layer_seconds_add_up_to_the_predicted_throughput() -> None:
         assert set(bound) <= {"compute", "memory", "kernel", "eager", "layout"}
         # Absent layers (the identity skips of this network) take no time.
         assert np.all(seconds[~one.present[0]] == 0)
+
+
+def test_a_fixed_batch_above_what_fits_the_memory_is_refused_naming_it() -> None:
+    small = DeviceSpec("small", 125e12, 0.9e12, sm_count=80, memory_bytes=1e9)
+    with pytest.raises(ValueError, match=r"batch must be .*got 0"):
+        calibrated(small, "cifar10", TYPICAL, batch=0)
+    with pytest.raises(ValueError, match=r"from 1 to \d+ .*small's 1 GB.*got 10000000") as exc:
+        calibrated(small, "cifar10", TYPICAL, batch=10_000_000)
+    top = int(str(exc.value).split(" to ")[1].split(" ")[0])
+    # By hand: the widest network holds a 64-channel 32x32 map in and out of a layer, FP16:
+    # 2 x 64 x 1024 x 2 B = 262 kB per image, so at most 0.9 GB / 262 kB = 3433 images.
+    assert 3433 / 4 < top <= 3433
+    assert calibrated(small, "cifar10", TYPICAL, batch=top).batch[0] == top
+    with pytest.raises(ValueError, match=rf"from 1 to {top} .*got {top + 1}"):
+        calibrated(small, "cifar10", TYPICAL, batch=top + 1)

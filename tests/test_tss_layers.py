@@ -7,15 +7,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from nasfilter.spaces import TSS, Cell
 from nasfilter.tss_data import arch_ops, load_tss_arrays
-from nasfilter.tss_layers import (
-    OPS,
-    parse_tss_arch,
-    tss_arch_string,
-    tss_macs,
-    tss_params,
-    tss_units,
-)
+from nasfilter.tss_layers import OPS, tss_macs, tss_params, tss_units
 
 ARCH_0 = (
     "|avg_pool_3x3~0|+|nor_conv_1x1~0|skip_connect~1|+|nor_conv_1x1~0|skip_connect~1|"
@@ -32,13 +26,16 @@ def test_macs_and_params_match_the_shipped_counts_for_every_cell(dataset: str) -
     np.testing.assert_allclose(tss_params(ops, dataset) / 1e6, shipped.params_M, rtol=1e-7)
 
 
-def test_parse_reads_the_string_order_and_refuses_bad_strings() -> None:
-    assert parse_tss_arch(ARCH_0) == (4, 2, 1, 2, 1, 1)
-    assert tss_arch_string((4, 2, 1, 2, 1, 1)) == ARCH_0
-    assert tuple(arch_ops()[0]) == parse_tss_arch(ARCH_0)
+def test_the_op_codes_are_the_spaces_parser_digits() -> None:
+    """One tss parser (``TSS.parse``): the units' op codes are its digits, in string order."""
+    cell = TSS.parse(ARCH_0)
+    codes = tuple(OPS.index(op) for op in cell.ops)
+    assert codes == (4, 2, 1, 2, 1, 1)  # avg_pool, 1x1, skip, 1x1, skip, skip by hand
+    assert tuple(arch_ops()[0]) == codes == tuple(TSS.digits(0))
+    assert str(Cell(tuple(OPS[c] for c in codes))) == ARCH_0
     for bad in ("", "|none~0|", ARCH_0.replace("~1|+", "~0|+"), ARCH_0.replace("avg", "max")):
-        with pytest.raises(ValueError, match="tss architecture"):
-            parse_tss_arch(bad)
+        with pytest.raises(ValueError, match=r"tss arch string|operation"):
+            TSS.parse(bad)
 
 
 def test_counts_are_per_op_and_fixed_otherwise() -> None:
@@ -71,7 +68,7 @@ def test_params_and_kernels_match_xautodl_tinynetwork(index: int) -> None:
     from torch.utils._python_dispatch import TorchDispatchMode
 
     ops = arch_ops()[index : index + 1].astype(int)
-    net = _xautodl_net(tss_arch_string(ops[0]))
+    net = _xautodl_net(str(TSS.arch(index)))
     assert sum(p.numel() for p in net.parameters()) == tss_params(ops)[0]  # type: ignore[attr-defined]
 
     class Count(TorchDispatchMode):

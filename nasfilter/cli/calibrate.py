@@ -36,7 +36,14 @@ def register(sub: Any) -> None:
         "--validate",
         action="store_true",
         help="validation instead of a fit: the tss cells left out one GPU at a time and "
-        "predicted from timm alone, then timm's cross-GPU validation",
+        "predicted from timm alone, timm's cross-GPU validation, then the joint fit's "
+        "(--joint) six GPUs and two sources left out in turn (eight fits: minutes)",
+    )
+    p.add_argument(
+        "--joint",
+        action="store_true",
+        help="fit all sixteen figures on timm and the tss cells together (each source "
+        "weighing the same) instead of timm's twelve first and the cells' four after",
     )
     p.add_argument(
         "--cells-only",
@@ -91,6 +98,8 @@ def _check_paths(args: argparse.Namespace) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     if args.cells_only and not args.validate:
         raise ValueError("--cells-only goes with --validate")
+    if args.joint and args.validate:
+        raise ValueError("--joint is a fit (with --out); --validate holds the joint fit out too")
     if args.validate and (args.measured or args.device or args.layout):
         raise ValueError("--validate uses the shipped files; drop --measured/--device/--layout")
     if (args.device or args.layout) and not args.measured:
@@ -118,16 +127,32 @@ def _validate(args: argparse.Namespace, tables: Any) -> int:
         print("tss cells (HELP latencies, FP32 eager), calibrated vs plain roofline:")
         print(format_cells_report(cells), flush=True)
     records = [] if args.cells_only else cross_validate(tables)
-    out = {"cells": cells, "timm": records}
+    out: dict[str, Any] = {"cells": cells, "timm": records}
+    if not args.cells_only:
+        if not args.json:
+            print("\ntimm (fit on one GPU, predict the other):")
+            print(format_report(records), flush=True)
+        out["joint"] = _print_joint(tables, quiet=args.json)
     if args.out:
         with atomic_write(args.out, "w") as fh:
             fh.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
     if args.json:
         print(json.dumps(out, sort_keys=True))
-    elif records:
-        print("\ntimm (fit on one GPU, predict the other):")
-        print(format_report(records))
     return 0
+
+
+def _print_joint(tables: Any, quiet: bool) -> dict[str, Any]:
+    """The joint fit held out (:func:`~nasfilter.oracle.joint_validation.validate_joint`),
+    its tables printed unless ``quiet``; its records."""
+    from nasfilter.oracle.cells_validation import format_cells_report
+    from nasfilter.oracle.joint_validation import format_timm_rows, validate_joint
+
+    joint = validate_joint(tables)
+    if not quiet:
+        print("\njoint fit (timm and the cells together), each GPU and source left out:")
+        print(format_timm_rows(joint["timm"]))
+        print(format_cells_report(joint["cells"]), flush=True)
+    return joint
 
 
 def _tables_label(tables: Any) -> str:
@@ -145,7 +170,7 @@ def _command(args: argparse.Namespace) -> str:
     for flag in ("device", "layout"):
         if getattr(args, flag):
             words += [f"--{flag}", getattr(args, flag)]
-    return shlex.join(words)
+    return shlex.join(words + (["--joint"] if getattr(args, "joint", False) else []))
 
 
 def _fit(args: argparse.Namespace, tables: Any) -> int:
@@ -174,30 +199,44 @@ def _fit(args: argparse.Namespace, tables: Any) -> int:
     except cal.CalibrationError as exc:
         print(f"nasfilter calibrate: fit refused: {exc}", file=sys.stderr)
         return 1
-    from nasfilter.oracle.cells import cells_provenance, fit_cells
+    from nasfilter.oracle.cells import cells_provenance
 
     label = f"timm-format measurements on {result.device}, eager AMP, " + "+".join(
         sorted({f.layout for f in files})
     )
     label += "; tss cells on gtx1080ti+titanx+titanxp+rtx2080ti, eager FP32, batch 1/32/256"
-    params = fit_cells(result.params)  # the cell figures, the twelve held
+    params, rms = _cell_params(args.joint, sets, result)
+    label += "; joint fit of all sixteen figures" if args.joint else ""
     provenance = {
         **result.provenance,
         "samples": result.samples,
-        "rms_log_error": result.rms_log_error,
+        "rms_log_error": rms,
         "evaluations": result.iterations,
         "command": _command(args),
         "layer_tables": _tables_label(tables),
-        "cells": cells_provenance(),
+        "cells": {**cells_provenance(), "fit": "joint" if args.joint else "staged"},
     }
     calibration = Calibration(params, label, provenance)
     calibration.save(args.out, force=args.force)
     if args.json:
         print(calibration.to_json())
     else:
-        rms = result.rms_log_error
-        print(f"fitted on {result.samples} samples ({label}); rms log error {rms:.3f}")
-        for name, value in result.params.to_dict().items():
+        text = f"{rms:.3f}" if isinstance(rms, float) else str(rms)
+        print(f"fitted on {result.samples} samples ({label}); rms log error {text}")
+        for name, value in params.to_dict().items():
             print(f"  {name:<22} {value:.4g}")
         print(f"wrote {args.out}")
     return 0
+
+
+def _cell_params(joint: bool, sets: Any, result: Any) -> tuple[Any, dict[str, float] | float]:
+    """The sixteen figures and the rms log error: the cells' four fitted with timm's twelve
+    held (staged), or all sixteen on timm and the cells together (``joint``, an rms per
+    source)."""
+    from nasfilter.oracle.cells import cell_measurements, fit_cells
+    from nasfilter.oracle.joint import fit_joint
+
+    if not joint:
+        return fit_cells(result.params), float(result.rms_log_error)
+    fit = fit_joint(sets, cell_measurements())
+    return fit.params, {k: round(v, 4) for k, v in fit.rms_log_error.items()}

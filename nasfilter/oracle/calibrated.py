@@ -1,11 +1,9 @@
 """The calibrated GPU model as an oracle: throughput and utilization of all 32768 networks.
 
-It reads the NATS networks' :class:`~nasfilter.layers.LayerTable`
-(:func:`nasfilter.network.layer_table`) and predicts each layer's time with
-:mod:`nasfilter.oracle.gpumodel`, using efficiency figures fitted to real measurements
-(:mod:`nasfilter.oracle.calibration`), stored with their provenance in a calibration file.
-The shipped one (:data:`DEFAULT_CALIBRATION`) was fitted by ``nasfilter calibrate`` on timm's
-published RTX 3090 and RTX 4090 measurements (PyTorch eager, AMP, both layouts).
+It predicts each layer's time of the NATS networks' layer table with
+:mod:`nasfilter.oracle.gpumodel`, using figures fitted to real measurements and stored with
+their provenance in a calibration file; the shipped one (:data:`DEFAULT_CALIBRATION`) by
+``nasfilter calibrate`` on timm's RTX 3090 and 4090 files and the tss cells.
 
 Settings, and why:
 
@@ -15,13 +13,12 @@ Settings, and why:
   PyTorch eager instead, in ``layout`` ``"nchw"`` or ``"nhwc"``.
 - batch ``"max"`` by default: the study times the largest batch that fits; here it is the
   largest power of two whose activations fit the device memory, per network
-  (:func:`~nasfilter.oracle.gpumodel.max_batch`). An int fixes it.
+  (:func:`~nasfilter.oracle.gpumodel.max_batch`). An int fixes it (refused above what fits).
 - the efficiencies are capped by the device's measured figures where it has them (a
   measured matrix product or copy is the most a kernel reaches there: V100 100 of 125
   TFLOP/s, so at most 0.8; :func:`~nasfilter.oracle.gpumodel.capped_by_measurements`).
-- utilization = throughput x FLOPs per image / peak, with the same peak the roofline uses
-  (the measured one where known: V100 100 TFLOP/s), so the two oracles compare directly and
-  utilization stays at most 1.
+- utilization = throughput x FLOPs per image / peak, the roofline's peak (the measured one
+  where known: V100 100 TFLOP/s): the two oracles compare directly, utilization <= 1.
 """
 
 from __future__ import annotations
@@ -48,6 +45,7 @@ from nasfilter.oracle.gpumodel import (
     GpuModelParams,
     bounding_term,
     capped_by_measurements,
+    check_batch_fits,
     layer_seconds,
     layer_terms,
     layer_work,
@@ -309,7 +307,10 @@ def calibrated(
     dev.require("sm_count", *(("memory_bytes",) if batch == "max" else ()))
     cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
     table = layer_table(ds)
-    batches = max_batch(table, dev) if batch == "max" else np.full(table.n_networks, float(batch))
+    if batch == "max":
+        batches = max_batch(table, dev)
+    else:  # a batch above what fits the memory is refused naming it
+        batches = np.full(table.n_networks, float(check_batch_fits(int(batch), table, dev)))
     work = layer_work(table, dev, batches)
     params = capped_by_measurements(cal.params, dev)
     seconds = layer_seconds(work, dev, params, layout=layout, engine=engine)

@@ -227,23 +227,22 @@ def capped_by_measurements(params: GpuModelParams, device: DeviceSpec) -> GpuMod
     the most a kernel reaches on that device: the efficiencies are held to measured / data
     sheet (V100: 100 / 125 = 0.8 of the tensor peak).
     """
-    from dataclasses import replace
-
     tensor, memory = params.tensor_efficiency, params.memory_efficiency
     if device.measured_peak_flops:
         tensor = min(tensor, device.measured_peak_flops / device.peak_flops)
     if device.measured_bandwidth:
         memory = min(memory, device.measured_bandwidth / device.bandwidth)
-    return replace(
-        params,
-        tensor_efficiency=tensor,
-        memory_efficiency=memory,
-        grouped_efficiency=min(params.grouped_efficiency, tensor),
-        nhwc_grouped_efficiency=min(params.nhwc_grouped_efficiency, tensor),
-        depthwise_efficiency=min(params.depthwise_efficiency, memory),
-        nhwc_depthwise_efficiency=min(params.nhwc_depthwise_efficiency, memory),
-        unaligned_efficiency=min(params.unaligned_efficiency, tensor),
-    )
+    capped = {
+        "tensor_efficiency": tensor,
+        "memory_efficiency": memory,
+        "grouped_efficiency": min(params.grouped_efficiency, tensor),
+        "nhwc_grouped_efficiency": min(params.nhwc_grouped_efficiency, tensor),
+        "depthwise_efficiency": min(params.depthwise_efficiency, memory),
+        "nhwc_depthwise_efficiency": min(params.nhwc_depthwise_efficiency, memory),
+        "unaligned_efficiency": min(params.unaligned_efficiency, tensor),
+    }
+    # no range check: the caps only lower figures, and a fit passes its trial figures here
+    return GpuModelParams.from_vector(np.array(list(capped.values())), tuple(capped), params)
 
 
 def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
@@ -444,10 +443,7 @@ def max_batch(
         raise ValueError(f"cap must be a positive integer or None, got {cap!r}")
     device.require("memory_bytes")
     assert device.memory_bytes is not None
-    live = np.where(table.present, table.input_elems + table.output_elems, 0.0).max(axis=1)
-    weights = np.where(table.present, table.weight_elems, 0.0).sum(axis=1)
-    free = MEMORY_HEADROOM * device.memory_bytes - bytes_per_element * weights
-    fits = np.floor(free / (bytes_per_element * live))
+    fits = memory_batch(table, device, bytes_per_element)
     largest = np.where(table.present, np.maximum(table.input_elems, table.output_elems), 0.0)
     fits = np.minimum(fits, np.floor(INDEX_LIMIT / largest.max(axis=1)))
     if np.any(fits < 1):
@@ -458,3 +454,31 @@ def max_batch(
     if cap is not None:
         fits = np.minimum(fits, cap)
     return np.exp2(np.floor(np.log2(fits)))
+
+
+def memory_batch(
+    table: LayerTable, device: DeviceSpec, bytes_per_element: int = BYTES_PER_ELEMENT
+) -> np.ndarray:
+    """The largest batch (any integer) whose weights plus largest layer's input and output
+    take at most :data:`MEMORY_HEADROOM` of the device memory, per network, float (B,)."""
+    device.require("memory_bytes")
+    assert device.memory_bytes is not None
+    live = np.where(table.present, table.input_elems + table.output_elems, 0.0).max(axis=1)
+    weights = np.where(table.present, table.weight_elems, 0.0).sum(axis=1)
+    free = MEMORY_HEADROOM * device.memory_bytes - bytes_per_element * weights
+    out: np.ndarray = np.floor(free / (bytes_per_element * live))
+    return out
+
+
+def check_batch_fits(batch: int, table: LayerTable, device: DeviceSpec) -> int:
+    """``batch``, or ValueError naming it when it is above what fits the device's memory for
+    the largest network of ``table`` (:func:`memory_batch`); unchecked without a memory size."""
+    if device.memory_bytes is None:
+        return batch
+    top = int(memory_batch(table, device).min())
+    if batch > top:
+        raise ValueError(
+            f"batch must be an integer from 1 to {top} (the largest whose activations fit "
+            f"{device.name}'s {device.memory_bytes / 1e9:g} GB for every network), got {batch}"
+        )
+    return batch
