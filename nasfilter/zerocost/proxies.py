@@ -12,9 +12,10 @@ synflow       no    NaN (ln of S = 0: no signal reaches the classifier)
 snip          yes   0 (every weight gradient is 0)
 grasp         yes   0
 grad_norm     yes   0
-fisher        yes   0
+fisher        yes   the classifier's term only (its output is its bias, still finite)
 jacob_cov     yes   NaN (the input Jacobian is 0: its correlation matrix is undefined)
-naswot        yes   finite (binary codes of the layers before the cell still differ)
+naswot        yes   finite where a ReLU of the cell reads its input (codes differ); else NaN
+                    (K singular: every code after the stem is constant)
 zen           no    NaN (log of a zero feature-map difference)
 params        no    exact count
 flops         no    exact count
@@ -140,7 +141,8 @@ class JacobCov(ZeroCostProxy):
 
 class Naswot(ZeroCostProxy):
     """NASWOT (Mellor et al. 2021 v2): binary ReLU activation codes c of a batch of 128;
-    K = c c^T + (1 - c)(1 - c)^T summed over every ReLU; score = log |det K| (slogdet)."""
+    K = c c^T + (1 - c)(1 - c)^T summed over every ReLU; score = log |det K| (slogdet). NaN
+    where K is singular (a tss cell whose every path is cut before any ReLU)."""
 
     name = "naswot"
     batch: ClassVar[int] = 128
