@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # annotations only: torch is imported when the command runs
 ARCHS_HELP = (
     "all (every architecture of the space), N (the first N of the fixed seeded order that "
     "scripts/compute_zerocost.py walks: a uniform sample), or a comma-separated LIST of indices "
-    "or arch strings"
+    "or arch strings (one index alone: add a comma, '5,')"
 )
 
 
