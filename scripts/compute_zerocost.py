@@ -69,8 +69,16 @@ def run(args: argparse.Namespace) -> None:
     for archs, proxies, until in phases:
         if len(archs) and (until is None or time.time() < until):
             print(f"phase: {len(archs)} archs, proxies {','.join(proxies)}", flush=True)
-            compute(args.space, args.dataset, archs, proxies, args.seed, args.cache,
-                    progress=report, deadline=until)
+            compute(
+                args.space,
+                args.dataset,
+                archs,
+                proxies,
+                args.seed,
+                args.cache,
+                progress=report,
+                deadline=until,
+            )
     print(f"done in {time.time() - started:.0f} s", flush=True)
 
 
@@ -85,7 +93,8 @@ def pack(args: argparse.Namespace) -> None:
     write_sums(DATA_DIR)
     for name, done in scores.computed.items():
         secs = scores.seconds[name][done]
-        print(f"{name:10s} {int(done.sum()):6d} archs, median {np.median(secs) if secs.size else 0:.3f} s")
+        median = float(np.median(secs)) if secs.size else 0.0
+        print(f"{name:10s} {int(done.sum()):6d} archs, median {median:.3f} CPU s")
     print(f"wrote {out}")
 
 

@@ -65,7 +65,9 @@ class _Hand(torch.nn.Module):
         self.bn = torch.nn.BatchNorm2d(2)
         self.fc = torch.nn.Linear(2, 1)
         with torch.no_grad():
-            self.conv.weight.copy_(torch.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])[..., None, None])
+            self.conv.weight.copy_(
+                torch.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])[..., None, None]
+            )
             self.fc.weight.copy_(torch.tensor([[-2.0, 0.5]]))
             self.fc.bias.fill_(7.0)
             self.bn.weight.fill_(-5.0)  # removed by synflow (bn=False): must not count
@@ -117,9 +119,8 @@ def test_disconnected_cell_gets_the_documented_values_and_is_never_ranked() -> N
     assert 0 < scores["fisher"][0] < 1e-3
 
 
-
 def test_nan_scores_are_refused_by_proxy_name_where_ranked() -> None:
-    with pytest.raises(ValueError, match="proxy 'zen' has 1 NaN.*architectures \\[7\\]"):
+    with pytest.raises(ValueError, match=r"proxy 'zen' has 1 NaN.*architectures \[7\]"):
         check_finite("zen", np.array([1.0, np.nan]), np.array([3, 7]))
     with pytest.raises(ValueError, match="proxy 'synflow' has 1 NaN or infinite"):
         check_finite("synflow", np.array([np.inf, 2.0]))
@@ -129,7 +130,9 @@ def test_nan_scores_are_refused_by_proxy_name_where_ranked() -> None:
 
 
 def test_unknown_proxy_lists_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="unknown zero-cost proxy 'synflo'; known proxies: synflow"):
+    with pytest.raises(
+        ValueError, match="unknown zero-cost proxy 'synflo'; known proxies: synflow"
+    ):
         get_proxy("synflo")
     with pytest.raises(ValueError, match="'snip' is given twice"):
         parse_proxies("snip,snip")

@@ -12,11 +12,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("xautodl")
 
-from nasfilter.cli import main  # noqa: E402
-from nasfilter.zerocost import ZeroCostProxy, parse_proxies, register_proxy  # noqa: E402
-from nasfilter.zerocost.base import _REGISTRY  # noqa: E402
-from nasfilter.zerocost.compute import cache_path, compute, read_cache  # noqa: E402
-from nasfilter.zerocost.scorefile import load_scores  # noqa: E402
+from nasfilter.cli import main
+from nasfilter.zerocost import ZeroCostProxy, parse_proxies, register_proxy
+from nasfilter.zerocost.base import _REGISTRY
+from nasfilter.zerocost.compute import cache_path, compute, read_cache
+from nasfilter.zerocost.scorefile import load_scores
 
 CALLS: list[int] = []
 
@@ -42,22 +42,57 @@ def counting() -> object:
 
 def test_cli_exports_one_array_per_proxy_indexed_by_architecture(tmp_path: Path) -> None:
     out = tmp_path / "z.npz"
-    code = main(["zero-cost", "--space", "tss", "--dataset", "ImageNet16-120", "--archs",
-                 "3,17", "--proxies", "params,flops", "--export", str(out), "--quiet", "--json"])
+    code = main(
+        [
+            "zero-cost",
+            "--space",
+            "tss",
+            "--dataset",
+            "ImageNet16-120",
+            "--archs",
+            "3,17",
+            "--proxies",
+            "params,flops",
+            "--export",
+            str(out),
+            "--quiet",
+            "--json",
+        ]
+    )
     assert code == 0
     f = load_scores(out, "tss", "ImageNet16-120")
     assert f.proxies == ("params", "flops") and f.values["params"].shape == (15625,)
     assert f.values["params"].dtype == np.float32 and f.stand_in == "gaussian"
     assert np.flatnonzero(f.computed["flops"]).tolist() == [3, 17]
-    assert np.isnan(f.values["params"][[0, 4]]).all() and np.isfinite(f.values["params"][[3, 17]]).all()
+    assert (
+        np.isnan(f.values["params"][[0, 4]]).all()
+        and np.isfinite(f.values["params"][[3, 17]]).all()
+    )
     archs, ranked = f.ranked("params")
     assert archs.tolist() == [3, 17] and ranked.dtype == np.float64
 
 
 def test_score_file_of_another_space_dataset_or_version_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "z.npz"
-    assert main(["zero-cost", "--space", "sss", "--dataset", "cifar10", "--archs", "0,",
-                 "--proxies", "params", "--export", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "zero-cost",
+                "--space",
+                "sss",
+                "--dataset",
+                "cifar10",
+                "--archs",
+                "0,",
+                "--proxies",
+                "params",
+                "--export",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     with pytest.raises(ValueError, match="scores of the sss space, not tss"):
         load_scores(out, "tss")
     with pytest.raises(ValueError, match="for dataset cifar10, not cifar100"):
@@ -71,7 +106,7 @@ def test_score_file_of_another_space_dataset_or_version_is_refused(tmp_path: Pat
     with pytest.raises(ValueError, match="version 0; this nasfilter computes version 1"):
         load_scores(tmp_path / "old.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="junk.npz' is not a zero-cost score file"):
+    with pytest.raises(ValueError, match=r"junk\.npz' is not a zero-cost score file"):
         load_scores(tmp_path / "junk.npz")
 
 
@@ -128,5 +163,15 @@ def test_bad_cli_input_is_named(
 
 def test_parse_proxies_defaults_to_every_registered_one() -> None:
     names = [p.name for p in parse_proxies(None)]
-    assert names[:10] == ["synflow", "snip", "grasp", "grad_norm", "fisher", "jacob_cov",
-                          "naswot", "zen", "params", "flops"]
+    assert names[:10] == [
+        "synflow",
+        "snip",
+        "grasp",
+        "grad_norm",
+        "fisher",
+        "jacob_cov",
+        "naswot",
+        "zen",
+        "params",
+        "flops",
+    ]

@@ -94,15 +94,22 @@ def run(args: argparse.Namespace) -> int:
 
     ray_init = {"address": args.ray} if args.ray and args.ray != "local" else None
     scores = compute(
-        space, args.dataset, archs, [p.name for p in proxies], args.seed, args.cache,
-        executor="ray" if args.ray else "local", progress=progress, ray_init=ray_init,
+        space,
+        args.dataset,
+        archs,
+        [p.name for p in proxies],
+        args.seed,
+        args.cache,
+        executor="ray" if args.ray else "local",
+        progress=progress,
+        ray_init=ray_init,
     )
     save_scores(scores, args.export, force=True)
     summary = {
         "space": space.name,
         "dataset": scores.dataset.name,
         "seed": args.seed,
-        "archs": int(len(archs)),
+        "archs": len(archs),
         "export": str(args.export),
         "nan": {n: int((scores.computed[n] & ~(v == v)).sum()) for n, v in scores.values.items()},
         "seconds": round(time.time() - start, 1),
@@ -110,8 +117,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        print(f"scored    {summary['archs']} {space.name} archs for {summary['dataset']} "
-              f"(seed {args.seed}; data proxies on the Gaussian stand-in) in {summary['seconds']} s")
+        print(
+            f"scored    {summary['archs']} {space.name} archs for {summary['dataset']} "
+            f"(seed {args.seed}; data proxies on the Gaussian stand-in) in {summary['seconds']} s"
+        )
         print(f"NaN       {summary['nan']} (undefined: docs/cheap-signals.md)")
         print(f"exported  {args.export}")
     return 0

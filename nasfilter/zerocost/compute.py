@@ -157,7 +157,8 @@ def compute(
     """
     sp, ds, seed = get_space(space), get_dataset(dataset), check_seed(seed)
     chosen = (
-        parse_proxies(proxies) if proxies is None or isinstance(proxies, str)
+        parse_proxies(proxies)
+        if proxies is None or isinstance(proxies, str)
         else [get_proxy(p) for p in proxies]
     )
     if not chosen:
@@ -220,7 +221,9 @@ def _ray_compute(
     names = [p.name for p in chosen]
     for p in chosen:
         if type(p) is not type(get_proxy(p.name)):
-            raise ValueError(f"proxy {p.name!r} is not registered: Ray tasks rebuild proxies by name")
+            raise ValueError(
+                f"proxy {p.name!r} is not registered: Ray tasks rebuild proxies by name"
+            )
     started = not ray.is_initialized()
     if started:
         ray.init(**(ray_init or {}), include_dashboard=False, log_to_driver=False)

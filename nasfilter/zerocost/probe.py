@@ -25,7 +25,7 @@ GRAD_BATCH = 64  # zero-cost-nas's batch on NAS-Bench-201 (snip, grasp, grad_nor
 DATA_STREAM = 1  # the stand-in stream every data-needing proxy reads (one shared batch)
 
 
-def prunable_layers(net: torch.nn.Module) -> list[torch.nn.Module]:
+def prunable_layers(net: torch.nn.Module) -> list[Any]:
     """The Conv2d and Linear modules of ``net``, in module order (the layers whose weights the
     zero-cost-nas proxies score)."""
     torch = _torch()
@@ -97,8 +97,8 @@ def _gradient_pass(net: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> Gr
     handles = []
 
     def hook_for(i: int) -> Any:
-        def on_forward(_mod: Any, _inp: Any, out: torch.Tensor) -> None:
-            def on_grad(grad: torch.Tensor) -> None:
+        def on_forward(_mod: Any, _inp: Any, out: Any) -> None:
+            def on_grad(grad: Any) -> None:
                 if state["open"]:  # the first backward only, not GraSP's second
                     a = out.detach()
                     g_nk = (a * grad.detach()).sum(dim=tuple(range(2, a.dim())))
@@ -116,12 +116,14 @@ def _gradient_pass(net: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> Gr
     state["open"] = False
     for handle in handles:
         handle.remove()
-    grads = [torch.zeros_like(w) if g is None else g.detach() for w, g in zip(weights, raw)]
+    grads = [
+        torch.zeros_like(w) if g is None else g.detach() for w, g in zip(weights, raw, strict=True)
+    ]
     z = sum((g * g.detach()).sum() for g in raw if g is not None and g.requires_grad)
     hess = [torch.zeros_like(w) for w in weights]
     if isinstance(z, torch.Tensor):
         got = torch.autograd.grad(z, weights, allow_unused=True)
-        hess = [h if g is None else g.detach() for h, g in zip(hess, got)]
+        hess = [h if g is None else g.detach() for h, g in zip(hess, got, strict=True)]
     return Gradients([w.detach() for w in weights], grads, hess, fisher)
 
 

@@ -81,7 +81,9 @@ class Snip(ZeroCostProxy):
 
     def score(self, probe: Probe) -> float:
         g = probe.gradients
-        return float(sum(float((w * d).abs().sum()) for w, d in zip(g.weights, g.grads)))
+        return float(
+            sum(float((w * d).abs().sum()) for w, d in zip(g.weights, g.grads, strict=True))
+        )
 
 
 class Grasp(ZeroCostProxy):
@@ -93,7 +95,9 @@ class Grasp(ZeroCostProxy):
 
     def score(self, probe: Probe) -> float:
         g = probe.gradients
-        return float(sum(float((-w * h).sum()) for w, h in zip(g.weights, g.hess_grads)))
+        return float(
+            sum(float((-w * h).sum()) for w, h in zip(g.weights, g.hess_grads, strict=True))
+        )
 
 
 class GradNorm(ZeroCostProxy):
@@ -131,7 +135,8 @@ class JacobCov(ZeroCostProxy):
         x.requires_grad_(True)
         logits = net(x)[1]
         logits.backward(_torch().ones_like(logits))
-        jac = x.grad.detach().reshape(x.shape[0], -1).double().numpy()
+        grad: Any = x.grad
+        jac = grad.detach().reshape(x.shape[0], -1).double().numpy()
         if (jac.std(axis=1) == 0).any():
             return math.nan
         eig = np.linalg.eigvalsh(np.corrcoef(jac))
@@ -199,7 +204,8 @@ class Zen(ZeroCostProxy):
             x = torch.randn((self.batch, 3, size, size), generator=gen)
             x2 = x + self.mixup_gamma * torch.randn(x.shape, generator=gen)
             feats: list[Any] = []
-            handle = net.lastact.register_forward_hook(lambda _m, _i, out: feats.append(out))
+            lastact: Any = net.lastact
+            handle = lastact.register_forward_hook(lambda _m, _i, out: feats.append(out))
             net(x)
             net(x2)
             handle.remove()

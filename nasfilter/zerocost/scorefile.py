@@ -91,7 +91,7 @@ def save_scores(scores: Scores, path: str | Path, force: bool = False) -> Path:
         arrays[f"computed__{name}"] = scores.computed[name].astype(bool)
         arrays[f"seconds__{name}"] = scores.seconds[name].astype(np.float32)
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(buffer.getvalue())
     return out
@@ -134,7 +134,9 @@ def _check(file: ScoreFile, where: str, space: str | None, dataset: str | None) 
     return file
 
 
-def load_scores(path: str | Path, space: str | None = None, dataset: str | None = None) -> ScoreFile:
+def load_scores(
+    path: str | Path, space: str | None = None, dataset: str | None = None
+) -> ScoreFile:
     """Read a score file; ValueError naming it if it is of another space, dataset (when
     given) or score version, or not a score file at all."""
     where = repr(str(path))
