@@ -171,3 +171,17 @@ def test_a_users_proxy_plugs_in_as_a_small_class() -> None:
 def test_bad_inputs_are_named(call: object, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         call()  # type: ignore[operator]
+
+
+def test_top_recall_and_rank_signal_against_hand_counts() -> None:
+    from nasfilter.zerocost.compare import rank_signal, top_recall
+
+    acc = np.arange(40, dtype=float)  # the best 2 (5 % of 40) are 38 and 39
+    scores = acc.copy()
+    scores[38] = -1.0  # one of the two best is ranked last
+    assert top_recall(scores, acc) == 0.5
+    r = rank_signal("s", np.array([1.0, 2.0, 3.0, 5.0, 4.0]), np.arange(5.0))
+    # 10 pairs, one discordant (3, 4): tau = (9 - 1) / 10; rho = 1 - 6 * 2 / (5 * 24)
+    assert r.kendall == pytest.approx(0.8) and r.spearman == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="proxy 'jacob_cov' has 1 NaN.*\\[12\\]"):
+        rank_signal("jacob_cov", np.array([1.0, np.nan, 2.0]), np.ones(3), np.array([11, 12, 13]))
