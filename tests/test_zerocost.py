@@ -183,5 +183,5 @@ def test_top_recall_and_rank_signal_against_hand_counts() -> None:
     r = rank_signal("s", np.array([1.0, 2.0, 3.0, 5.0, 4.0]), np.arange(5.0))
     # 10 pairs, one discordant (3, 4): tau = (9 - 1) / 10; rho = 1 - 6 * 2 / (5 * 24)
     assert r.kendall == pytest.approx(0.8) and r.spearman == pytest.approx(0.9)
-    with pytest.raises(ValueError, match="proxy 'jacob_cov' has 1 NaN.*\\[12\\]"):
+    with pytest.raises(ValueError, match=r"proxy 'jacob_cov' has 1 NaN.*\[12\]"):
         rank_signal("jacob_cov", np.array([1.0, np.nan, 2.0]), np.ones(3), np.array([11, 12, 13]))
