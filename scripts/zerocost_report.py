@@ -80,7 +80,40 @@ def sample_rows(f: ScoreFile, proxies: list[str], acc: np.ndarray) -> tuple[np.n
     return archs, rows
 
 
+def sss_rows(dataset: str) -> None:
+    """The sss signals without zero-cost scores: modelled hardware signal and params/FLOPs
+    against the real hp-90 validation accuracy (x-valid, seed 777), all 32768."""
+    from nasfilter.costs import network_costs
+    from nasfilter.inputs import load_proxy
+    from nasfilter.real_table import read_accuracies
+
+    acc = np.asarray(read_accuracies(dataset), dtype=np.float64)
+    hw = load_proxy("calibrated", "v100", dataset)
+    costs = network_costs(dataset)
+    signals = {
+        "utilization (modelled: calibrated GPU model, V100)": hw.utilization,
+        "throughput (modelled: calibrated GPU model, V100)": hw.throughput,
+        "params": costs.params,
+        "FLOPs": costs.macs,
+    }
+    every = np.flatnonzero(np.isfinite(acc))
+    print(f"\nsss {dataset}: all {len(every)} architectures, real hp-90 x-valid, seed 777")
+    print(table([(k, rank_signal(k, v[every], acc[every], every)) for k, v in signals.items()]))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--tss"]:
+        for dataset in ("cifar10", "cifar100", "ImageNet16-120"):
+            acc = accuracy(dataset)
+            every = np.flatnonzero(np.isfinite(acc))
+            refs = references(dataset).items()
+            print(f"\ntss {dataset}: {len(every)} architectures, real hp-200 x-valid seed mean")
+            print(table([(k, rank_signal(k, v[every], acc[every], every)) for k, v in refs]))
+        return
+    if sys.argv[1:2] == ["--sss"]:
+        for dataset in ("cifar10", "cifar100", "ImageNet16-120"):
+            sss_rows(dataset)
+        return
     f = load_scores(sys.argv[1]) if len(sys.argv) > 1 else packaged_scores("tss", "cifar10")
     acc = accuracy(f.dataset)
     counts = {p: int(f.computed[p].sum()) for p in f.proxies}
