@@ -98,9 +98,10 @@ def _gradient_pass(net: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> Gr
 
     def hook_for(i: int) -> Any:
         def on_forward(_mod: Any, _inp: Any, out: Any) -> None:
+            a = out.detach()  # the hook holds this view, not ``out``: no reference cycle
+
             def on_grad(grad: Any) -> None:
                 if state["open"]:  # the first backward only, not GraSP's second
-                    a = out.detach()
                     g_nk = (a * grad.detach()).sum(dim=tuple(range(2, a.dim())))
                     fisher[i] += float(g_nk.pow(2).mean(0).mul(0.5).sum())
 
