@@ -9,7 +9,6 @@ flushed as it is computed. A run that is interrupted loses at most the line bein
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -243,8 +242,3 @@ def _ray_compute(
     finally:
         if started:
             ray.shutdown()
-
-
-def is_nan(value: float) -> bool:
-    """True for NaN (a score the proxy's formula leaves undefined)."""
-    return math.isnan(value)

@@ -17,6 +17,7 @@ batch of i.i.d. standard Gaussian images, NCHW ``(B, 3, H, H)``, and uniform ran
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,8 +60,6 @@ def _tss_network(cell_text: str, num_classes: int) -> torch.nn.Module:
         "genotype": Structure.str2structure(cell_text),
         "num_classes": num_classes,
     }
-    from types import SimpleNamespace
-
     net: torch.nn.Module = get_cell_based_tiny_net(SimpleNamespace(**config))
     return net
 
