@@ -32,7 +32,9 @@ from nasfilter.zerocost.nets import STAND_IN, STAND_IN_TEXT
 FORMAT = "nasfilter-zerocost"
 DATA_DIR = Path(str(resources.files("nasfilter") / "data" / "zerocost"))
 # SHA-256 of each shipped score file (scripts/compute_zerocost.py pack writes SHA256SUMS).
-SHA256: dict[str, str] = {}
+SHA256: dict[str, str] = {
+    "tss-cifar10.npz": "622ad6d254f510d21c2da603ec2c8c779f8333f37079857d9cb04d47688e36ac",
+}
 
 
 @dataclass(frozen=True)
