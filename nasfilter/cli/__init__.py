@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "survey",
     "profile",
     "calibrate",
+    "zero_cost",
 )
 
 
@@ -60,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Argument errors name their flag (argparse's ``argument --FLAG: ...``); ``--help`` and
     ``--version`` return 0 after printing."""
     given = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(given[0] if given and given[0] in COMMAND_MODULES else None)
+    first = given[0].replace("-", "_") if given else ""
+    parser = build_parser(first if first in COMMAND_MODULES else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help, --version, or a bad argument (named)
