@@ -110,7 +110,7 @@ def _reference(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _nats_speed() -> Iterator[dict[str, Any]]:
-    from nasfilter.network import layer_table
+    from nasfilter.bench.network import layer_table
     from nasfilter.oracle.calibrated import calibrated, load_calibration
     from nasfilter.oracle.devices import DEVICES
 
@@ -172,7 +172,7 @@ def _cell_rows(
 
 def _one_device_speed() -> Iterator[dict[str, Any]]:
     """All 15625 tss cells and all 32768 sss networks on one device: the issue-32 goal."""
-    from nasfilter.network import layer_table
+    from nasfilter.bench.network import layer_table
     from nasfilter.oracle.calibrated import calibrated, load_calibration, predict_tss
 
     cal = load_calibration()

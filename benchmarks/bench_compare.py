@@ -19,8 +19,8 @@ from typing import Any
 
 from benchmarks import result
 from nasfilter.cli import main
-from nasfilter.experiment import RunSpec, run_experiment
-from nasfilter.store import Store
+from nasfilter.runs.experiment import RunSpec, run_experiment
+from nasfilter.runs.storage.sqlite_store import Store
 
 N_RUNS = 200  # seeds of one random-search spec
 RATIO_GOAL = 5.0

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks import median_seconds, result
-from nasfilter.costs import compute_network_costs
-from nasfilter.datasets import DATASETS
-from nasfilter.network import build_network, compute_layer_costs, input_shape
-from nasfilter.space import N_ARCHS, sample_indices
+from nasfilter.bench.costs import compute_network_costs
+from nasfilter.bench.datasets import DATASETS
+from nasfilter.bench.network import build_network, compute_layer_costs, input_shape
+from nasfilter.bench.spaces.sss import N_ARCHS, sample_indices
 
 N_REFERENCE = 20  # xautodl networks built and counted per dataset
 

@@ -8,7 +8,7 @@ default proxy cost (2 s), V100 roofline oracle, for every method below, on:
   interactions, noise and time model), built directly and saved as a table file. Its real
   archive format round trip (``write_nats_archive``, then ``nasfilter convert``) is proven
   to return the same columns by a test on a large random sample of rows
-  (``tests/test_search_peers.py``); the benchmark skips the 18-minute write and convert.
+  (``tests/searchers/test_search_peers.py``); the benchmark skips the 18-minute write and convert.
 
 ``optuna-tpe`` is left out: Optuna's TPE takes about 80 s of real time per 110000-s run
 here, too slow for a nine-seed grid on two cores; run it with ``nasfilter run``.
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import result
-from nasfilter.experiment import RunSpec, run_experiment
+from nasfilter.runs.experiment import RunSpec, run_experiment
 
 SEEDS = range(9)
 TIMES = (20_000.0, 55_000.0, 110_000.0)
@@ -61,7 +61,7 @@ def structured_table_path(folder: str) -> Path:
     """The structured table saved as ``folder``/structured.npz, built directly.
 
     The benchmark does not write the real archive and convert it (about 18 minutes on two
-    loaded cores): ``tests/test_search_peers.py`` proves that the round trip (write the NATS
+    loaded cores): ``tests/searchers/test_search_peers.py`` proves that the round trip (write the NATS
     format, then ``nasfilter convert``) returns this table's columns exactly, on a large
     random sample of rows, so the table read here is the one a conversion would give."""
     from nasfilter.testing.structured_table import structured_table
@@ -160,8 +160,8 @@ def serial_seconds() -> float:
     """Median real seconds of a 110000-s model-based run on the embedded table, seeds 0-4,
     one at a time in this process (the grid's workers share the cores with each other)."""
     from benchmarks import median_seconds
-    from nasfilter.experiment import inputs
-    from nasfilter.runner import make_problem, run_search
+    from nasfilter.runs.experiment import inputs
+    from nasfilter.runs.runner import make_problem, run_search
     from nasfilter.searchers import ModelBased
 
     table, proxy, _ = inputs(RunSpec("model-based", table="synthetic"))

@@ -22,14 +22,14 @@ library's best methods in four conditions:
 Tables (every one SYNTHETIC, NOT NATS-Bench data, each with learning curves):
 
 - ``surrogate``: the embedded surrogate with its SYNTHETIC curves
-  (:mod:`nasfilter.surrogate_curves`);
+  (:mod:`nasfilter.bench.surrogate_curves`);
 - ``structured``: :mod:`nasfilter.testing.structured_table` with the curves of
   :mod:`nasfilter.testing.structured_curves` (another curve model).
 
 - ``archive``: a full real-format archive of all 32768 architectures written by
   :func:`nasfilter.testing.nats_full_archive.search_benchmark` (varied copies of one real
   record, every hp-12 seed; only the records a CIFAR-10 search and its scoring read), converted
-  with ``convert_full`` and loaded as ``--table FOLDER`` is (:func:`nasfilter.tables.load_table`),
+  with ``convert_full`` and loaded as ``--table FOLDER`` is (:func:`nasfilter.bench.lookup.load_table`),
   with the benchmark's own curves; written once (minutes) into a content-addressed folder under
   ``$NASFILTER_CACHE_DIR`` (else the system's temporary folder), never in the repository.
 
@@ -64,20 +64,20 @@ from typing import Any
 import numpy as np
 
 from benchmarks import result
-from nasfilter.cheap_signals import ABLATION_EPOCHS, GOAL_LEVEL, GOAL_TIMES, condition, goal
-from nasfilter.cheap_signals import ablation as cheap_ablation
-from nasfilter.experiment import RunSpec, inputs
-from nasfilter.fidelity import LearningCurves, SyntheticCurves, curves_for
+from nasfilter.bench.fidelity import LearningCurves, SyntheticCurves, curves_for
+from nasfilter.bench.proxy import ProxyTable
+from nasfilter.bench.table import BenchmarkTable
 from nasfilter.filters import make_filter
-from nasfilter.metrics import FrontReference
-from nasfilter.problem import DEFAULT_PROXY_COST, Budget
-from nasfilter.proxy import ProxyTable
-from nasfilter.results import mean_se, score_events
-from nasfilter.runner import make_problem, run_search
+from nasfilter.runs.experiment import RunSpec, inputs
+from nasfilter.runs.metrics import FrontReference
+from nasfilter.runs.results import mean_se, score_events
+from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.searchers import make_searcher
-from nasfilter.signal_summary import SignalRow
-from nasfilter.summary_json import Stat
-from nasfilter.table import BenchmarkTable
+from nasfilter.sim.problem import DEFAULT_PROXY_COST, Budget
+from nasfilter.study.cheap_signals import ABLATION_EPOCHS, GOAL_LEVEL, GOAL_TIMES, condition, goal
+from nasfilter.study.cheap_signals import ablation as cheap_ablation
+from nasfilter.study.json_values import Stat
+from nasfilter.study.signal_summary import SignalRow
 from nasfilter.testing.nats_full_archive import search_benchmark
 
 SEEDS = range(9)
@@ -107,7 +107,7 @@ class Method:
 
     @property
     def condition(self) -> str:
-        """The cheap signal it stands for (:func:`nasfilter.cheap_signals.condition`)."""
+        """The cheap signal it stands for (:func:`nasfilter.study.cheap_signals.condition`)."""
         return condition(self.searcher, self.filter)
 
 
@@ -219,7 +219,7 @@ def grid(setting: Setting, methods: tuple[Method, ...] = METHODS) -> dict[str, A
 
 def ablation(setting: Setting, epochs: tuple[int, ...] = ABLATION_EPOCHS) -> dict[str, float]:
     """Spearman of accuracy after ``epochs`` (seed 777) with the final one (seed 888) and
-    with the test accuracy, over every architecture (:func:`nasfilter.cheap_signals.ablation`),
+    with the test accuracy, over every architecture (:func:`nasfilter.study.cheap_signals.ablation`),
     rounded to three decimals."""
     a = cheap_ablation(setting.table, setting.curves, epochs)
     out = {"features_r2_final": round(a.features_r2_final, 3)}

@@ -20,13 +20,13 @@ from functools import cache
 from typing import Any
 
 from benchmarks import result
+from nasfilter.bench.proxy import ProxyTable
+from nasfilter.bench.surrogate import embedded_table
 from nasfilter.oracle import proxy_table
-from nasfilter.problem import Budget
-from nasfilter.proxy import ProxyTable
-from nasfilter.runner import make_problem, run_search
+from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.searchers import make_searcher
 from nasfilter.searchers.base import Searcher
-from nasfilter.surrogate import embedded_table
+from nasfilter.sim.problem import Budget
 
 BUDGET = 110_000.0
 SEEDS = (0, 1, 2)

@@ -1,4 +1,4 @@
-"""nasfilter.nats_api against nats_bench on the same archive, the same loops, one run.
+"""nasfilter.bench.nats_api against nats_bench on the same archive, the same loops, one run.
 
 The archive is written once in NATS's own format by ``write_varied_archive`` (SYNTHETIC
 numbers, real record structure: every setting, record, seed and epoch) and cached under
@@ -42,10 +42,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks import median_seconds, result
-from nasfilter.fullbench import convert_full
-from nasfilter.nats_api import create
-from nasfilter.nats_api.loops import LOOPS, seeded
-from nasfilter.space import all_channels
+from nasfilter.bench.fullbench import convert_full
+from nasfilter.bench.nats_api import create
+from nasfilter.bench.nats_api.loops import LOOPS, seeded
+from nasfilter.bench.spaces.sss import all_channels
 from nasfilter.testing.nats_full_archive import write_varied_archive
 
 REPO = Path(__file__).resolve().parent.parent
@@ -122,7 +122,7 @@ def _search(make_api: Any, loop: str, seed: int) -> tuple[float, Any]:
 
 _RSS = """
 {make}
-from nasfilter.nats_api.loops import random_search, seeded
+from nasfilter.bench.nats_api.loops import random_search, seeded
 with seeded(0):
     random_search(api, "cifar10", 20000.0, channels={channels})
 print([l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1])
@@ -217,7 +217,7 @@ def run() -> Iterator[dict[str, Any]]:
     ref_open_s = median_seconds(lambda: theirs().get_latency(0, "cifar10"), repeat=3)
     yield result("create + first query", open_s, "s", f"<= {OPEN_GOAL_S * 1000:g} ms",
                  open_s <= OPEN_GOAL_S, ratio=ref_open_s / open_s, nats_bench_s=ref_open_s)
-    rss = _rss_mb(f"from nasfilter.nats_api import create\napi = create({str(converted)!r}, "
+    rss = _rss_mb(f"from nasfilter.bench.nats_api import create\napi = create({str(converted)!r}, "
                   "'sss', fast_mode=True, verbose=False)")
     ref_rss = _rss_mb(f"import nats_bench\napi = nats_bench.create({str(archive)!r}, 'sss', "
                       "fast_mode=True, verbose=False)")

@@ -18,8 +18,8 @@ ORT_ARCHS = (0, 12, 284, 20870, 32767)
 
 
 def _roofline() -> Iterator[dict[str, Any]]:
-    from nasfilter.datasets import get_dataset
-    from nasfilter.network import compute_layer_costs, layer_costs
+    from nasfilter.bench.datasets import get_dataset
+    from nasfilter.bench.network import compute_layer_costs, layer_costs
     from nasfilter.oracle.roofline import roofline
 
     layer_costs("cifar10")  # cached, as in any process that has used it once
@@ -31,7 +31,7 @@ def _roofline() -> Iterator[dict[str, Any]]:
 
 
 def _cache() -> Iterator[dict[str, Any]]:
-    from nasfilter.datasets import get_dataset
+    from nasfilter.bench.datasets import get_dataset
     from nasfilter.oracle.cache import Group, MeasurementCache
     from nasfilter.oracle.roofline import RooflineBackend
 
@@ -57,7 +57,7 @@ def _cache() -> Iterator[dict[str, Any]]:
 
 
 def _onnxruntime() -> Iterator[dict[str, Any]]:
-    from nasfilter.datasets import get_dataset
+    from nasfilter.bench.datasets import get_dataset
     from nasfilter.oracle.onnx_backend import OnnxRuntimeBackend
 
     backend = OnnxRuntimeBackend()  # default settings: batch 64, a 1 s window
@@ -84,7 +84,7 @@ def _onnxruntime() -> Iterator[dict[str, Any]]:
 def _spearman() -> Iterator[dict[str, Any]]:
     from scipy.stats import spearmanr
 
-    from nasfilter.costs import network_costs
+    from nasfilter.bench.costs import network_costs
     from nasfilter.oracle.proxies import load_sample
     from nasfilter.oracle.roofline import roofline
 

@@ -29,14 +29,14 @@ from typing import Any
 import numpy as np
 
 from benchmarks import median_seconds, result
-from nasfilter.datasets import DATASETS
-from nasfilter.experiment import RunSpec, run_experiment
-from nasfilter.inputs import inputs
-from nasfilter.metrics import FrontReference, front_of
+from nasfilter.bench.datasets import DATASETS
+from nasfilter.bench.proxy import ProxyTable
+from nasfilter.bench.table import BenchmarkTable
 from nasfilter.pareto import nondominated_mask
-from nasfilter.proxy import ProxyTable
+from nasfilter.runs.experiment import RunSpec, run_experiment
+from nasfilter.runs.inputs import inputs
+from nasfilter.runs.metrics import FrontReference, front_of
 from nasfilter.searchers.features import RidgeModel, base_features
-from nasfilter.table import BenchmarkTable
 
 SEEDS = range(9)
 TIMES = (20_000.0, 55_000.0)
@@ -177,7 +177,7 @@ def top_tenth_residual(table: BenchmarkTable) -> float:
 
 
 def _loading() -> Iterator[dict[str, Any]]:
-    from nasfilter.real_table import build_real_table
+    from nasfilter.bench.sss_real import build_real_table
 
     with tempfile.TemporaryDirectory(prefix="bench-real-") as tmp:
         for dataset in DATASETS:

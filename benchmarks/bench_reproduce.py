@@ -25,7 +25,7 @@ GOAL_SECONDS = 60.0
 
 
 def run() -> Iterator[dict[str, Any]]:
-    from nasfilter.reproduce import METHODS, PEER_METHODS
+    from nasfilter.study.reproduce import METHODS, PEER_METHODS
 
     with tempfile.TemporaryDirectory(prefix="bench-reproduce-") as tmp:
         out = Path(tmp) / "out"

@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import median_seconds, result
-from nasfilter.experiment import RunSpec, inputs
-from nasfilter.runner import make_problem, run_search
+from nasfilter.bench.spaces.sss import all_channels
+from nasfilter.bench.table import BenchmarkTable
+from nasfilter.runs.experiment import RunSpec, inputs
+from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.searchers import Reinforce, UtilizationPareto
-from nasfilter.space import all_channels
-from nasfilter.table import BenchmarkTable
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = (
@@ -60,10 +60,10 @@ GRID_GOAL_S = 10.0
 # The nine-seed comparison, in a fresh interpreter (start-up and worker spawn included).
 GRID_SCRIPT = """
 import sys
-from nasfilter.experiment import RunSpec, run_experiment
+from nasfilter.runs.experiment import RunSpec, run_experiment
 from nasfilter.filters import FILTERS
 from nasfilter.searchers import SEARCHERS
-from nasfilter.store import Store
+from nasfilter.runs.storage.sqlite_store import Store
 
 def main():
     k = int(sys.argv[2])

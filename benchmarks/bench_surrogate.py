@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from benchmarks import median_seconds, result
-from nasfilter.datasets import DATASETS
-from nasfilter.surrogate import build_table
+from nasfilter.bench.datasets import DATASETS
+from nasfilter.bench.surrogate import build_table
 
 
 def run() -> Iterator[dict[str, Any]]:

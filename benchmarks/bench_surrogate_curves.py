@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from benchmarks import median_seconds, result
-from nasfilter.space import N_ARCHS
-from nasfilter.surrogate import embedded_table
-from nasfilter.surrogate_curves import CURVE_SEEDS, EPOCHS, build_curves
+from nasfilter.bench.spaces.sss import N_ARCHS
+from nasfilter.bench.surrogate import embedded_table
+from nasfilter.bench.surrogate_curves import CURVE_SEEDS, EPOCHS, build_curves
 
 RATIO_GOAL = 5.0
 

@@ -55,10 +55,10 @@ _COLD = (
 
 
 def run() -> Iterator[dict[str, Any]]:
+    from nasfilter.bench.timm_data import imagenet_top1
     from nasfilter.survey import cache
     from nasfilter.survey.timm_import import import_timm
     from nasfilter.survey.timm_models import _default_size, timm_architectures
-    from nasfilter.timm_data import imagenet_top1
 
     timm = import_timm()
     known = set(timm_architectures())

@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 
 from benchmarks import median_seconds, result
-from nasfilter.convert import ARCHIVE_DIR_NAME, convert_archive
-from nasfilter.datasets import Dataset
-from nasfilter.problem import Budget, Problem
-from nasfilter.space import N_ARCHS
-from nasfilter.table import BenchmarkTable
-from nasfilter.tables import load_table
+from nasfilter.bench.convert import ARCHIVE_DIR_NAME, convert_archive
+from nasfilter.bench.datasets import Dataset
+from nasfilter.bench.lookup import load_table
+from nasfilter.bench.spaces.sss import N_ARCHS
+from nasfilter.bench.table import BenchmarkTable
+from nasfilter.sim.problem import Budget, Problem
 from nasfilter.testing.nats_archive import write_nats_archive
 
 REPO = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import result
-from nasfilter.study_tss import COMPARED, DATASETS, HP200_ONLY, SEEDS, TWO_FIDELITY, hv_ratios
+from nasfilter.study.tss import COMPARED, DATASETS, HP200_ONLY, SEEDS, TWO_FIDELITY, hv_ratios
 
 DEVICE = "2080ti"
 AT = 20_000.0

@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nasfilter.experiment import grid, run_experiment
-from nasfilter.metrics_table import describe_inputs, format_summary, summarize
-from nasfilter.results import load_results
-from nasfilter.storage import InMemoryStorage, Storage
-from nasfilter.store import Store
+from nasfilter.runs.experiment import grid, run_experiment
+from nasfilter.runs.results import load_results
+from nasfilter.runs.storage.base import InMemoryStorage, Storage
+from nasfilter.runs.storage.sqlite_store import Store
+from nasfilter.study.metrics_table import describe_inputs, format_summary, summarize
 
 HERE = Path(__file__).resolve().parent
 LOCAL_SEARCH = f"{HERE / 'custom_searcher.py'}:LocalSearch"

@@ -6,8 +6,8 @@ From the command line (quote the brackets)::
         --filters 'examples.custom_filter:FastEnough[min_throughput=4e5]'
 """
 
+from nasfilter.bench.spaces.sss import Arch
 from nasfilter.filters import Filter
-from nasfilter.space import Arch
 
 
 class FastEnough(Filter):

@@ -8,10 +8,10 @@ Use it from Python (``run_search(LocalSearch(), problem, seed=0)``) or from the 
 
 from __future__ import annotations
 
+from nasfilter.bench.spaces.sss import Arch, neighbours, sample
 from nasfilter.checks import check_positive_int
 from nasfilter.searchers import Searcher
-from nasfilter.space import Arch, neighbours, sample
-from nasfilter.trial import Trial
+from nasfilter.sim.trial import Trial
 
 
 class LocalSearch(Searcher):

@@ -25,44 +25,44 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from nasfilter.datasets import DATASETS, Dataset, get_dataset
-from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
-from nasfilter.surrogate import embedded_table  # light (numpy): load_table needs it anyway
-from nasfilter.table import BenchmarkTable, MissingArchitectureError, Provenance
-from nasfilter.tables import load_table
+from nasfilter.bench.datasets import DATASETS, Dataset, get_dataset
+from nasfilter.bench.lookup import load_table
+from nasfilter.bench.spaces.sss import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
+from nasfilter.bench.surrogate import embedded_table  # light (numpy): load_table needs it anyway
+from nasfilter.bench.table import BenchmarkTable, MissingArchitectureError, Provenance
 from nasfilter.version import __version__
 
 # Entry points loaded on first access (name -> module): the problem, one search, an
 # experiment and its results, the registries, storages and proxies.
 _LAZY = {
-    "Budget": "nasfilter.problem",
-    "Problem": "nasfilter.problem",
-    "make_problem": "nasfilter.runner",
-    "run_search": "nasfilter.runner",
-    "RunResult": "nasfilter.runner",
-    "RunRecord": "nasfilter.records",
-    "ScoredRun": "nasfilter.records",
-    "RunSpec": "nasfilter.records",
-    "search": "nasfilter.experiment",
-    "grid": "nasfilter.experiment",
-    "run_experiment": "nasfilter.experiment",
-    "load_results": "nasfilter.results",
-    "summarize": "nasfilter.export",
-    "load_fronts": "nasfilter.fronts",
-    "run_front": "nasfilter.fronts",
-    "RunFront": "nasfilter.fronts",
-    "write_runs_report": "nasfilter.runs_report",
+    "Budget": "nasfilter.sim.problem",
+    "Problem": "nasfilter.sim.problem",
+    "make_problem": "nasfilter.runs.runner",
+    "run_search": "nasfilter.runs.runner",
+    "RunResult": "nasfilter.runs.runner",
+    "RunRecord": "nasfilter.runs.records",
+    "ScoredRun": "nasfilter.runs.records",
+    "RunSpec": "nasfilter.runs.records",
+    "search": "nasfilter.runs.experiment",
+    "grid": "nasfilter.runs.experiment",
+    "run_experiment": "nasfilter.runs.experiment",
+    "load_results": "nasfilter.runs.results",
+    "summarize": "nasfilter.runs.export",
+    "load_fronts": "nasfilter.runs.fronts",
+    "run_front": "nasfilter.runs.fronts",
+    "RunFront": "nasfilter.runs.fronts",
+    "write_runs_report": "nasfilter.study.runs_report",
     "SEARCHERS": "nasfilter.searchers",
     "Searcher": "nasfilter.searchers",
     "make_searcher": "nasfilter.searchers",
     "FILTERS": "nasfilter.filters",
     "Filter": "nasfilter.filters",
     "make_filter": "nasfilter.filters",
-    "get_storage": "nasfilter.storages",
-    "Storage": "nasfilter.storage",
-    "InMemoryStorage": "nasfilter.storage",
-    "Store": "nasfilter.store",
-    "ProxyTable": "nasfilter.proxy",
+    "get_storage": "nasfilter.runs.storage.factory",
+    "Storage": "nasfilter.runs.storage.base",
+    "InMemoryStorage": "nasfilter.runs.storage.base",
+    "Store": "nasfilter.runs.storage.sqlite_store",
+    "ProxyTable": "nasfilter.bench.proxy",
     "proxy_table": "nasfilter.oracle",
 }
 

@@ -98,7 +98,7 @@ def init_parameters(target: Any) -> list[inspect.Parameter] | None:
     a function's or partial's own; None when the signature cannot be read.
 
     The one reading of a plugin's settings: the registry lists them from it and
-    :meth:`nasfilter.plugin.Plugin.config` reports their values by these names."""
+    :meth:`nasfilter.sim.plugin.Plugin.config` reports their values by these names."""
     try:
         return list(inspect.signature(target).parameters.values())
     except (TypeError, ValueError):

@@ -12,7 +12,7 @@ from the same source gives the same bytes and the same SHA-256:
 
 The arch strings are not stored: they are ``arch_ops`` formatted, which this script checks
 against ``arch_strings.txt`` for all 15625 rows. The licences are copied and ``SHA256SUMS``
-is written; paste the printed digests into ``nasfilter/tss_data.py`` when they change.
+is written; paste the printed digests into ``nasfilter/bench/tss_data.py`` when they change.
 
     python scripts/build_tss_data.py [--source DIR] [--out DIR]
 """

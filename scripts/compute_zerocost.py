@@ -51,7 +51,7 @@ def _deadline(text: str | None) -> float | None:
 def run(args: argparse.Namespace) -> None:
     import torch
 
-    from nasfilter.spaces import get_space
+    from nasfilter.bench.spaces import get_space
     from nasfilter.zerocost import known_proxies
     from nasfilter.zerocost.compute import compute
 
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def pack(args: argparse.Namespace) -> None:
-    from nasfilter.spaces import get_space
+    from nasfilter.bench.spaces import get_space
     from nasfilter.zerocost.scorefile import DATA_DIR, save_scores, write_sums
 
     walk = order(get_space(args.space).size)
@@ -100,8 +100,8 @@ def pack(args: argparse.Namespace) -> None:
 
 def compute_cached(args: argparse.Namespace, walk: np.ndarray):  # type: ignore[no-untyped-def]
     """The scores already in the cache, every proxy, without computing anything new."""
-    from nasfilter.datasets import get_dataset
-    from nasfilter.spaces import get_space
+    from nasfilter.bench.datasets import get_dataset
+    from nasfilter.bench.spaces import get_space
     from nasfilter.zerocost import known_proxies
     from nasfilter.zerocost.compute import _collect, cache_path, read_cache
 

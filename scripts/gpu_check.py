@@ -29,7 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nasfilter.datasets import get_dataset  # noqa: E402
+from nasfilter.bench.datasets import get_dataset  # noqa: E402
 from nasfilter.oracle.base import BackendUnavailable  # noqa: E402
 from nasfilter.oracle.cache import Group, MeasurementCache  # noqa: E402
 from nasfilter.oracle.measurement import Measurement  # noqa: E402

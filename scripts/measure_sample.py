@@ -22,7 +22,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nasfilter.datasets import get_dataset  # noqa: E402
+from nasfilter.bench.datasets import get_dataset  # noqa: E402
 from nasfilter.oracle.cache import Group, MeasurementCache  # noqa: E402
 from nasfilter.oracle.cpu_peak import cached_peak, cpu_peak_key, measure_cpu_peak  # noqa: E402
 from nasfilter.oracle.onnx_backend import OnnxRuntimeBackend  # noqa: E402

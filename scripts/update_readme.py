@@ -31,7 +31,7 @@ def generate(work: Path, done: Path | None = None) -> tuple[str, dict[str, bytes
     """The section's Markdown and the image files (name -> PNG bytes) from a fresh run, or
     from ``done``, the folder of a finished ``nasfilter reproduce`` with the defaults."""
     sys.path.insert(0, str(REPO))
-    from nasfilter.reproduce import reproduce
+    from nasfilter.study.reproduce import reproduce
 
     if done is None:
         out = work / "study"

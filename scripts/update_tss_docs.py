@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if a section is stale")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    from nasfilter.study_tss.report import readme_section, render, section, splice
+    from nasfilter.study.tss.report import readme_section, render, section, splice
 
     blocks = json.loads((args.out / "summary.json").read_text("utf-8"))["blocks"]
     targets = ((REPO / "docs" / "tss-results.md", render(blocks)),

@@ -19,8 +19,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from nasfilter.bench.tss_data import load_tss_arrays  # noqa: E402
 from nasfilter.oracle.measured import measured_proxy  # noqa: E402
-from nasfilter.tss_data import load_tss_arrays  # noqa: E402
 from nasfilter.zerocost.compare import rank_signal, rank_vote  # noqa: E402
 from nasfilter.zerocost.scorefile import ScoreFile, load_scores, packaged_scores  # noqa: E402
 
@@ -83,9 +83,9 @@ def sample_rows(f: ScoreFile, proxies: list[str], acc: np.ndarray) -> tuple[np.n
 def sss_rows(dataset: str) -> None:
     """The sss signals without zero-cost scores: modelled hardware signal and params/FLOPs
     against the real hp-90 validation accuracy (x-valid, seed 777), all 32768."""
-    from nasfilter.costs import network_costs
-    from nasfilter.inputs import load_proxy
-    from nasfilter.real_table import read_accuracies
+    from nasfilter.bench.costs import network_costs
+    from nasfilter.bench.sss_real import read_accuracies
+    from nasfilter.runs.inputs import load_proxy
 
     acc = np.asarray(read_accuracies(dataset), dtype=np.float64)
     hw = load_proxy("calibrated", "v100", dataset)

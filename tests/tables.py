@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from nasfilter.datasets import get_dataset
-from nasfilter.proxy import ProxyTable
-from nasfilter.space import N_ARCHS
-from nasfilter.table import BenchmarkTable, Provenance
+from nasfilter.bench.datasets import get_dataset
+from nasfilter.bench.proxy import ProxyTable
+from nasfilter.bench.spaces.sss import N_ARCHS
+from nasfilter.bench.table import BenchmarkTable, Provenance
 
 
 def random_table(

@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 
 from benchmarks.bench_real import model_class_bound
-from nasfilter.metrics import FrontReference
+from nasfilter.bench.table import BenchmarkTable
+from nasfilter.runs.metrics import FrontReference
 from nasfilter.searchers.features import base_features
-from nasfilter.table import BenchmarkTable
 from tests.tables import random_proxy, random_table
 
 

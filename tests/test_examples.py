@@ -16,9 +16,9 @@ import pytest
 from scipy import stats
 
 from examples.custom_filter import FastEnough
-from nasfilter.experiment import RunSpec, inputs, run_one
-from nasfilter.results import load_results
-from nasfilter.store import Store
+from nasfilter.runs.experiment import RunSpec, inputs, run_one
+from nasfilter.runs.results import load_results
+from nasfilter.runs.storage.sqlite_store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 

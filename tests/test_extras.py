@@ -54,7 +54,7 @@ def test_the_core_modules_import_no_optional_package() -> None:
     """What the demo, experiments and results import: none of the extras' packages."""
     code = (
         "import sys\n"
-        "import nasfilter, nasfilter.cli.demo, nasfilter.experiment, nasfilter.results\n"
+        "import nasfilter, nasfilter.cli.demo, nasfilter.runs.experiment, nasfilter.runs.results\n"
         "from nasfilter.cli import build_parser\n"
         "build_parser()\n"
         "from nasfilter.extras import BY_HAND, EXTRA_OF\n"

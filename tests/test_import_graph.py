@@ -129,10 +129,10 @@ def test_the_graph_sees_local_and_type_checking_imports(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("leaf", "above"),
     [
-        ("nasfilter.records", {"nasfilter.experiment", "nasfilter.results", "nasfilter.storage"}),
-        ("nasfilter.storage", {"nasfilter.experiment", "nasfilter.results", "nasfilter.inputs"}),
-        ("nasfilter.store", {"nasfilter.experiment", "nasfilter.results", "nasfilter.inputs"}),
-        ("nasfilter.runner", {"nasfilter.experiment", "nasfilter.results", "nasfilter.storage"}),
+        ("nasfilter.runs.records", {"nasfilter.runs.experiment", "nasfilter.runs.results", "nasfilter.runs.storage.base"}),
+        ("nasfilter.runs.storage.base", {"nasfilter.runs.experiment", "nasfilter.runs.results", "nasfilter.runs.inputs"}),
+        ("nasfilter.runs.storage.sqlite_store", {"nasfilter.runs.experiment", "nasfilter.runs.results", "nasfilter.runs.inputs"}),
+        ("nasfilter.runs.runner", {"nasfilter.runs.experiment", "nasfilter.runs.results", "nasfilter.runs.storage.base"}),
     ],
 )
 def test_a_lower_layer_imports_nothing_above_it(leaf: str, above: set[str]) -> None:

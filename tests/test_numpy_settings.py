@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nasfilter.bench.lookup import load_table
 from nasfilter.cli import main
-from nasfilter.experiment import RunSpec, check_seeds
+from nasfilter.runs.experiment import RunSpec, check_seeds
 from nasfilter.searchers import SEARCHERS
-from nasfilter.tables import load_table
 
 
 def test_numpy_numbers_are_settings() -> None:

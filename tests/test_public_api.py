@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import nasfilter
-from nasfilter.storage import InMemoryStorage
-from nasfilter.store import Store, StoreError
+from nasfilter.runs.storage.base import InMemoryStorage
+from nasfilter.runs.storage.sqlite_store import Store, StoreError
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -78,7 +78,7 @@ def seconds(positive: bool) -> Callable[[str], float]:
 def dataset_name(text: str) -> str:
     """An argparse ``type``: a dataset name or alias (case-insensitive), as its canonical
     name."""
-    from nasfilter.datasets import get_dataset
+    from nasfilter.bench.datasets import get_dataset
 
     try:
         return get_dataset(text).name
@@ -88,7 +88,7 @@ def dataset_name(text: str) -> str:
 
 def add_dataset(p: argparse.ArgumentParser) -> None:
     """The ``--dataset`` flag, checked while parsing."""
-    from nasfilter.datasets import DATASETS
+    from nasfilter.bench.datasets import DATASETS
 
     p.add_argument(
         "--dataset", default="cifar10", type=dataset_name, help=f"one of {', '.join(DATASETS)}"
@@ -218,9 +218,9 @@ def add_space(p: argparse.ArgumentParser) -> None:
 def apply_space(args: argparse.Namespace) -> None:
     """Fill in ``--space tss``'s default table and oracle, and refuse a ``--table`` of the
     other space naming both; nothing ever falls back to sss silently."""
-    from nasfilter.proxy import DEFAULT_ORACLE
-    from nasfilter.tables import SPACE_DEFAULT_TABLE, table_name
-    from nasfilter.tss_table import TSS_TABLES
+    from nasfilter.bench.lookup import SPACE_DEFAULT_TABLE, table_name
+    from nasfilter.bench.proxy import DEFAULT_ORACLE
+    from nasfilter.bench.tss_real import TSS_TABLES
 
     space = getattr(args, "space", "sss")
     name = table_name(args.table) if args.table is not None else None

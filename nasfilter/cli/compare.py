@@ -1,7 +1,7 @@
 """``nasfilter compare``: summarize a results database, mean ± standard error over seeds.
 
-Every number comes from :mod:`nasfilter.results`, which scores the stored events, and the
-table is the library's (:mod:`nasfilter.metrics_table`); with
+Every number comes from :mod:`nasfilter.runs.results`, which scores the stored events, and the
+table is the library's (:mod:`nasfilter.study.metrics_table`); with
 ``--recompute`` the scores are computed afresh from the events and the database's cache is
 rewritten (after a metric changed).
 """
@@ -88,11 +88,11 @@ def _json_value(value: Any) -> Any:
 
 
 def accuracy_by_table(provenance: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """{table content id: what its scored accuracy is} (:func:`~nasfilter.metrics.
+    """{table content id: what its scored accuracy is} (:func:`~nasfilter.runs.metrics.
     accuracy_words`; the stored provenance names the column, ``test@90`` when it predates
     that)."""
-    from nasfilter.metrics import accuracy_words
-    from nasfilter.storage import input_id
+    from nasfilter.runs.metrics import accuracy_words
+    from nasfilter.runs.storage.base import input_id
 
     return {
         input_id(p["data"]): accuracy_words(str(p["data"].get("scored", "test@90")))
@@ -107,8 +107,8 @@ def keep_scores(db: Path, results: Sequence[Any]) -> None:
     that cannot be written (read-only, locked, a full disk) is left as it was."""
     import os
 
-    from nasfilter.results import METRICS_VERSION
-    from nasfilter.store import Store, StoreError
+    from nasfilter.runs.results import METRICS_VERSION
+    from nasfilter.runs.storage.sqlite_store import Store, StoreError
 
     fresh = [r for r in results if r.computed]
     folder = db.parent if str(db.parent) else Path(".")
@@ -127,11 +127,11 @@ def _json_rows(
 ) -> list[dict[str, Any]]:
     """One object per run: :data:`JSON_FIELDS`, then ``evaluated`` (the architecture
     indices it evaluated at full fidelity, in completion order) and ``front`` (its front's
-    indices, ascending: :func:`nasfilter.fronts.run_front`; null for a run whose oracle
+    indices, ascending: :func:`nasfilter.runs.fronts.run_front`; null for a run whose oracle
     is an untrusted plugin, whose throughput would import it)."""
-    from nasfilter.fronts import run_front
-    from nasfilter.results import UntrustedPluginError
-    from nasfilter.summary import completed_evaluations
+    from nasfilter.runs.fronts import run_front
+    from nasfilter.runs.results import UntrustedPluginError
+    from nasfilter.runs.run_summary import completed_evaluations
 
     out = []
     for result, row in zip(results, rows, strict=True):
@@ -147,7 +147,7 @@ def _json_rows(
 
 def of_space(results: Sequence[Any], space: str) -> list[Any]:
     """The results whose table is of ``space`` (the tss tables are named ``tss-real*``)."""
-    from nasfilter.tss_table import TSS_TABLES
+    from nasfilter.bench.tss_real import TSS_TABLES
 
     return [
         r for r in results if (getattr(r.spec, "table", None) in TSS_TABLES) == (space == "tss")
@@ -159,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
 
     from nasfilter.cli.args import check_input_file, check_output_file
     from nasfilter.files import write_csv
-    from nasfilter.metrics_table import describe_inputs, format_summary, summarize
-    from nasfilter.results import load_results
-    from nasfilter.store import Store
+    from nasfilter.runs.results import load_results
+    from nasfilter.runs.storage.sqlite_store import Store
+    from nasfilter.study.metrics_table import describe_inputs, format_summary, summarize
 
     db = check_input_file(args.db, "--db", "results database")
     csv = None

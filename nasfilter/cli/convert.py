@@ -17,7 +17,7 @@ def register(sub: Any) -> None:
         help="convert a NATS-Bench sss or tss archive into a benchmark (folder, or .npz table)",
         description="Convert a NATS-Bench size-space archive once. Without --dataset, every "
         "record, training setting, seed and epoch goes into the folder OUT, which "
-        "nasfilter.nats_api.create opens in milliseconds and "
+        "nasfilter.bench.nats_api.create opens in milliseconds and "
         "`nasfilter run --table OUT` searches, learning curves included. With --dataset, "
         "that dataset's hp-12 search slice is read through the nats_bench API "
         "(pip install nasfilter[nats]) into a compact table OUT.npz, the simulator's fast "
@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
         "NATS-sss-v1_0-50262-simple or the file NATS-sss-v1_0-50262.pickle.pbz2; its pickles "
         "are read with an allow-list of the types real archives hold. A topology-space "
         "archive (NATS-tss-v1_0-3ffb9-simple or NATS-tss-v1_0-3ffb9.pickle.pbz2) is converted "
-        "in full only (no --dataset), for nasfilter.nats_api.create(OUT, 'tss').",
+        "in full only (no --dataset), for nasfilter.bench.nats_api.create(OUT, 'tss').",
     )
     p.add_argument("archive", metavar="ARCHIVE",
                    help="the NATS-Bench sss or tss archive folder or file")
@@ -68,7 +68,7 @@ def _check_output(args: argparse.Namespace) -> Path:
 def _check_folder(args: argparse.Namespace) -> Path:
     """The full benchmark's output folder: new, or (with --force) provably an earlier
     benchmark (its index parses and names itself, and it holds nothing else)."""
-    from nasfilter.fullbench.index import check_replaceable
+    from nasfilter.bench.fullbench.index import check_replaceable
 
     target = Path(args.output)
     if target.suffix == ".npz":
@@ -95,7 +95,7 @@ def _next_command(target: Path, n_present: int, n_archs: int, first: int, hp: st
                   record: str, space: str = "sss") -> str:
     """What to do with the folder just written: a search needs every architecture (and,
     for now, the size space; a tss folder is read through the nats_bench API)."""
-    query = (f"python -c \"from nasfilter.nats_api import create; api = create('{target}', "
+    query = (f"python -c \"from nasfilter.bench.nats_api import create; api = create('{target}', "
              f"'{space}'); print(api.get_more_info({first}, '{record}', hp='{hp}'))\"")
     if space == "tss":
         return f"query it through the nats_bench API (topology space): {query}"
@@ -107,7 +107,7 @@ def _next_command(target: Path, n_present: int, n_archs: int, first: int, hp: st
 
 
 def _run_full(args: argparse.Namespace) -> int:
-    from nasfilter.fullbench import FullBenchmark, convert_full
+    from nasfilter.bench.fullbench import FullBenchmark, convert_full
 
     target = _check_folder(args)
     convert_full(args.archive, target, allow_partial=args.allow_partial,
@@ -128,7 +128,7 @@ def _run_full(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.convert import convert_archive
+    from nasfilter.bench.convert import convert_archive
 
     if args.dataset is None:
         return _run_full(args)

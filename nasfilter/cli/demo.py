@@ -10,7 +10,7 @@ over seeds, says how many seeds each method ran.
 Speed (the goal: ``make demo`` within 15 s on 2 cores, ``benchmarks/bench_demo.py``): the
 peers take nearly all the time (a model refit or an Optuna trial per proposal), so they run
 first, spread over the processes, on fewer seeds; the processes are forked where that is
-safe (:func:`~nasfilter.experiment.pool_context`) once the inputs are loaded, so that they
+safe (:func:`~nasfilter.runs.experiment.pool_context`) once the inputs are loaded, so that they
 start with them; each worker process uses one BLAS thread (the processes fill the CPUs; the
 runs' results are the same, as they are for any ``--jobs``).
 """
@@ -28,9 +28,9 @@ from nasfilter.cli.args import int_at_least, naming
 from nasfilter.defaults import DEFAULT_BUDGET
 
 FRACTIONS = (0.25, 0.5, 0.75, 1.0)  # of the budget, for the hypervolume-over-time table
-# FRACTIONS are the ticks of a curve of len(FRACTIONS) points (nasfilter.results.tick_times),
+# FRACTIONS are the ticks of a curve of len(FRACTIONS) points (nasfilter.runs.results.tick_times),
 # and of the default DEFAULT_TICKS = 100: a run scored at those ticks only gives the table the
-# values that the default ticks give (tests/test_demo.py).
+# values that the default ticks give (tests/cli/test_demo.py).
 PEER_SEEDS = 3  # the peers run on the first three seeds by default
 BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -64,7 +64,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from nasfilter.cli.args import apply_space
     from nasfilter.cli.run import worker_died
-    from nasfilter.experiment import WorkerDied
+    from nasfilter.runs.experiment import WorkerDied
 
     apply_space(args)
     try:
@@ -75,10 +75,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     from nasfilter.cli.run import build_specs, parse_seeds, plan_jobs, resolve_device
-    from nasfilter.experiment import check_seeds
-    from nasfilter.methods import PEER_METHODS, STUDY_SEARCHERS
-    from nasfilter.metrics import accuracy_words
-    from nasfilter.metrics_table import format_summary, summarize
+    from nasfilter.runs.experiment import check_seeds
+    from nasfilter.runs.metrics import accuracy_words
+    from nasfilter.study.methods import PEER_METHODS, STUDY_SEARCHERS
+    from nasfilter.study.metrics_table import format_summary, summarize
 
     if args.db is not None:
         from nasfilter.cli.args import check_database
@@ -126,7 +126,7 @@ def _at_fractions(specs: list[Any]) -> list[Any]:
 def _load_inputs(args: argparse.Namespace, spec: Any) -> Any:
     """The table, proxy and front reference of ``spec``, each error naming its flag."""
     from nasfilter.cli.run import check_inputs
-    from nasfilter.experiment import inputs
+    from nasfilter.runs.experiment import inputs
 
     check_inputs(args)
     with naming("--table"):  # the oracle is loaded: what can fail now is the table's
@@ -136,11 +136,11 @@ def _load_inputs(args: argparse.Namespace, spec: Any) -> Any:
 @contextmanager
 def _pool(jobs: int, preload: Any, load: Callable[[], Any]) -> Iterator[tuple[Any, Any]]:
     """(the worker processes of the runs, what ``load`` returns): None for one job (the
-    runs are made in this process). Forked workers (:func:`~nasfilter.experiment.pool_context`)
+    runs are made in this process). Forked workers (:func:`~nasfilter.runs.experiment.pool_context`)
     start once this process has loaded the inputs, which they inherit; spawned ones start
     first and load ``preload``'s inputs while this one loads them too. Each worker uses one
     BLAS thread (:func:`_one_blas_thread`)."""
-    from nasfilter.experiment import pool_context, start_pool
+    from nasfilter.runs.experiment import pool_context, start_pool
 
     if jobs == 1:
         yield None, load()
@@ -173,13 +173,13 @@ def _run(
 ) -> list[Any]:
     """Run every (specs, seeds) grid into one storage, with one ``pool`` of ``jobs``
     processes for them all (None: in this process); the scored runs, study's first."""
-    from nasfilter.experiment import run_grids
-    from nasfilter.results import load_results
-    from nasfilter.storage import InMemoryStorage, Storage
+    from nasfilter.runs.experiment import run_grids
+    from nasfilter.runs.results import load_results
+    from nasfilter.runs.storage.base import InMemoryStorage, Storage
 
     storage: Storage
     if args.db is not None:
-        from nasfilter.store import Store
+        from nasfilter.runs.storage.sqlite_store import Store
 
         storage = Store(args.db)
     else:
@@ -211,8 +211,8 @@ def _scanning(run: Any, budget: float) -> list[bool]:
 def _hv_table(results: Sequence[Any], budget: float) -> list[str]:
     """The hypervolume ratio at each of :data:`FRACTIONS` of the budget, per searcher; a
     cell where every run was still scanning the proxy is marked (:data:`SCAN_NOTE`)."""
-    from nasfilter.metrics_table import text_table
-    from nasfilter.results import format_mean_se, mean_se
+    from nasfilter.runs.results import format_mean_se, mean_se
+    from nasfilter.study.metrics_table import text_table
 
     searchers = list(dict.fromkeys(r.spec.searcher for r in results))
     header = ["method", *(f"{f * budget:,.0f} s" for f in FRACTIONS)]
@@ -236,7 +236,7 @@ def _notes(table: Any, n_peer_seeds: int, n_seeds: int) -> None:
         "front. Metrics compare each run's accuracy-throughput front with the true one "
         "(docs/searchers.md).",
     )
-    from nasfilter.methods import LEFT_OUT_PEERS
+    from nasfilter.study.methods import LEFT_OUT_PEERS
 
     for extra in dict.fromkeys(extra for _, extra in LEFT_OUT_PEERS):
         names = ", ".join(m.label for m, e in LEFT_OUT_PEERS if e == extra)

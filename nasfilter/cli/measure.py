@@ -12,7 +12,7 @@ from nasfilter.cli.args import add_dataset, add_force, add_space, int_at_least
 if TYPE_CHECKING:  # annotations only: the CLI imports the oracle when a command runs
     import numpy as np
 
-    from nasfilter.datasets import Dataset
+    from nasfilter.bench.datasets import Dataset
     from nasfilter.oracle.sweep import SweepSummary
 
 
@@ -97,8 +97,8 @@ def _check_options(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from nasfilter.bench.datasets import get_dataset
     from nasfilter.cli.args import naming
-    from nasfilter.datasets import get_dataset
     from nasfilter.oracle.base import BackendUnavailable
     from nasfilter.oracle.sweep import select_archs
     from nasfilter.registry import parse_spec
@@ -171,7 +171,7 @@ def _run_tss(args: argparse.Namespace, dataset: str, name: str, params: dict[str
 
     from nasfilter.cli.args import naming
     from nasfilter.oracle.cache import MeasurementCache
-    from nasfilter.tss_measure import export_tss, predict, select_tss_archs, store
+    from nasfilter.oracle.tss_measure import export_tss, predict, select_tss_archs, store
 
     if args.ray:
         raise ValueError("--ray: the tss backends answer all 15625 cells in milliseconds; "

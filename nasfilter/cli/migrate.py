@@ -19,8 +19,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.migration import migrate
-    from nasfilter.store import SCHEMA_VERSION
+    from nasfilter.runs.storage.migration import migrate
+    from nasfilter.runs.storage.sqlite_store import SCHEMA_VERSION
 
     kept, n = migrate(args.db)
     print(

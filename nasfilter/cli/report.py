@@ -1,5 +1,5 @@
 """``nasfilter report --db DB --out DIR``: figures and ``report.html`` for any results
-database (:mod:`nasfilter.runs_report`), plugin searchers and filters included."""
+database (:mod:`nasfilter.study.runs_report`), plugin searchers and filters included."""
 
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nasfilter.cli.args import check_input_file
-    from nasfilter.reproduce import check_out_dir
-    from nasfilter.runs_report import write_runs_report
-    from nasfilter.store import Store
+    from nasfilter.runs.storage.sqlite_store import Store
+    from nasfilter.study.reproduce import check_out_dir
+    from nasfilter.study.runs_report import write_runs_report
 
     check_input_file(args.db, "--db", "results database")
     out = check_out_dir(args.out, args.force, {"--db": args.db})

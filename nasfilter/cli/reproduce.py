@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from nasfilter.bench.proxy import DEFAULT_ORACLE
 from nasfilter.cli.args import TABLE_HELP, add_space, dataset_name, seconds
 from nasfilter.cli.run import add_jobs
 from nasfilter.defaults import DEFAULT_BUDGET
-from nasfilter.proxy import DEFAULT_ORACLE
 
 
 def register(sub: Any) -> None:
@@ -106,7 +106,7 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
 
 def parse_workers(text: str) -> list[int]:
     """``"1,4,16"`` -> [1, 4, 16]; ValueError naming --workers and the valid range."""
-    from nasfilter.runner import MAX_WORKERS
+    from nasfilter.runs.runner import MAX_WORKERS
 
     parts = [p.strip() for p in text.split(",") if p.strip()]
     try:
@@ -139,7 +139,7 @@ def _check_out(args: argparse.Namespace) -> None:
 
     from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
     from nasfilter.files import check_path_text
-    from nasfilter.reproduce import check_out_dir
+    from nasfilter.study.reproduce import check_out_dir
 
     check_path_text(args.out, "--out")
     out = check_parent(args.out, "--out")
@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
 def run_tss(args: argparse.Namespace) -> int:
     """``reproduce --space tss``; ValueError naming each sss-only flag given."""
     from nasfilter.cli.run import parse_seeds
-    from nasfilter.reproduce import reproduce
+    from nasfilter.study.reproduce import reproduce
 
     sss_only = {"--table": args.table, "--oracle-cache": args.oracle_cache,
                 "--budget": args.budget, "--workers": args.workers, "--jobs": args.jobs,
@@ -192,8 +192,8 @@ def run_tss(args: argparse.Namespace) -> int:
 def run_sss(args: argparse.Namespace) -> int:
     """``reproduce`` on the size space (the default)."""
     from nasfilter.cli.run import check_inputs, parse_seeds, worker_died
-    from nasfilter.experiment import WorkerDied, default_jobs
-    from nasfilter.reproduce import reproduce
+    from nasfilter.runs.experiment import WorkerDied, default_jobs
+    from nasfilter.study.reproduce import reproduce
 
     if args.resume:
         raise ValueError("--resume is for --space tss; the sss study reruns from scratch")

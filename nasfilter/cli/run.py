@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from nasfilter.bench.proxy import DEFAULT_ORACLE
 from nasfilter.cli.args import (
     TABLE_HELP,
     add_dataset,
@@ -23,10 +24,9 @@ from nasfilter.cli.args import (
     seconds,
 )
 from nasfilter.defaults import DEFAULT_BUDGET
-from nasfilter.proxy import DEFAULT_ORACLE
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nasfilter.experiment import RunSpec
+    from nasfilter.runs.experiment import RunSpec
 
 
 MAX_SEEDS = 100_000  # a longer seed list is almost surely a typo (and would fill memory)
@@ -102,7 +102,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
         "--proxy-cost",
         type=seconds(positive=False),
         default=None,
-        help="simulated seconds per proxy query (default 2, see nasfilter.problem)",
+        help="simulated seconds per proxy query (default 2, see nasfilter.sim.problem)",
     )
     add_jobs(p)
     p.add_argument(
@@ -155,7 +155,7 @@ def resolve_device(args: argparse.Namespace) -> None:
 def plan_jobs(requested: int | None, n_tasks: int) -> tuple[int, str]:
     """``(processes, why)``: ``requested`` (default: the CPUs) capped at the CPUs this
     process may use and at the ``n_tasks`` runs; ``why`` says what capped it ("" if none)."""
-    from nasfilter.experiment import default_jobs
+    from nasfilter.runs.experiment import default_jobs
 
     cpus = default_jobs()
     wanted = cpus if requested is None else requested
@@ -234,9 +234,9 @@ def build_specs(
     args: argparse.Namespace, searchers: list[str], filters: list[str]
 ) -> list[RunSpec]:
     """The run specs of the command line; raises ValueError before anything runs."""
-    from nasfilter.experiment import grid
-    from nasfilter.problem import DEFAULT_PROXY_COST
-    from nasfilter.runner import MAX_WORKERS
+    from nasfilter.runs.experiment import grid
+    from nasfilter.runs.runner import MAX_WORKERS
+    from nasfilter.sim.problem import DEFAULT_PROXY_COST
 
     if not 1 <= args.workers <= MAX_WORKERS:
         raise ValueError(
@@ -262,7 +262,7 @@ def check_inputs(args: argparse.Namespace) -> None:
     """Load ``--table`` and the oracle once, so that an error names the flag at fault (into
     the process's caches, which the runs made here read again)."""
     from nasfilter.cli.args import ORACLE_FLAGS, naming
-    from nasfilter.inputs import cached_proxy, cached_table
+    from nasfilter.runs.inputs import cached_proxy, cached_table
 
     with naming("--table"):  # cached: the run loads it again (a full benchmark's is derived)
         cached_table(args.table, args.dataset)
@@ -274,7 +274,7 @@ def curves_line(specs: Sequence[Any], table: Any) -> str:
     """The ``curves`` line of the header when a searcher of ``specs`` evaluates at lower
     fidelities (``uses_fidelities``) or charging is ``resume`` (both read the curves), else
     ""; NoCurvesError, naming the conversion that adds them, when ``table`` has none."""
-    from nasfilter.fidelity import curves_for
+    from nasfilter.bench.fidelity import curves_for
     from nasfilter.searchers import make_searcher
 
     if not any(
@@ -293,8 +293,8 @@ def curves_line(specs: Sequence[Any], table: Any) -> str:
 
 def empty_run_lines(records: Sequence[Any]) -> list[str]:
     """A warning per method among ``records`` (RunRecords) with runs that evaluated
-    nothing, worded and decided by :mod:`nasfilter.results` from the runs' events."""
-    from nasfilter.results import empty_run_warning, evaluated_nothing
+    nothing, worded and decided by :mod:`nasfilter.runs.results` from the runs' events."""
+    from nasfilter.runs.results import empty_run_warning, evaluated_nothing
 
     by_label: dict[str, list[Any]] = {}
     for record in records:
@@ -314,8 +314,8 @@ def worker_died(command: str, exc: Exception) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from nasfilter.cli.args import check_database, naming
-    from nasfilter.experiment import WorkerDied, check_seeds, inputs, run_experiment
-    from nasfilter.store import Store
+    from nasfilter.runs.experiment import WorkerDied, check_seeds, inputs, run_experiment
+    from nasfilter.runs.storage.sqlite_store import Store
 
     apply_space(args)
     check_database(args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache})

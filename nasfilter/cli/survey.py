@@ -316,9 +316,9 @@ def _models(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
 
 def _settings(args: argparse.Namespace, calibration: Any) -> Any:
     """The :class:`~nasfilter.survey.survey.SurveySettings` of the flags."""
+    from nasfilter.bench.timm_data import read_benchmark, shipped_benchmark
     from nasfilter.cli.args import naming
     from nasfilter.survey.survey import SurveySettings
-    from nasfilter.timm_data import read_benchmark, shipped_benchmark
 
     models = _models(args)
     measured, label = None, ""

@@ -12,7 +12,7 @@ from nasfilter.cli.args import add_dataset, add_force, int_at_least
 if TYPE_CHECKING:  # annotations only: torch is imported when the command runs
     import numpy as np
 
-    from nasfilter.spaces import Space
+    from nasfilter.bench.spaces import Space
 
 ARCHS_HELP = (
     "all (every architecture of the space), N (the first N of the fixed seeded order that "
@@ -74,8 +74,8 @@ def select(text: str, space: Space) -> np.ndarray:
 def run(args: argparse.Namespace) -> int:
     import time
 
+    from nasfilter.bench.spaces import get_space
     from nasfilter.cli.args import check_output_file, naming
-    from nasfilter.spaces import get_space
     from nasfilter.zerocost import parse_proxies
     from nasfilter.zerocost.compute import compute
     from nasfilter.zerocost.scorefile import save_scores

@@ -2,7 +2,7 @@
 
 A filter sits between a searcher's ``ask`` and the problem's ``evaluate``; neither side
 knows about the other. :meth:`Filter.setup` hands it, once per run, its own generator and a
-metered :class:`~nasfilter.metered.ProxyHandle` (``self.rng``, ``self.proxy``: utilization
+metered :class:`~nasfilter.sim.proxy_handle.ProxyHandle` (``self.rng``, ``self.proxy``: utilization
 and throughput, each query charged to the simulated clock); it cannot reach accuracy. Its
 one entry point, :meth:`Filter.keep`, says whether one proposed architecture is evaluated.
 A dropped proposal is told to the searcher as ``None``.
@@ -17,7 +17,7 @@ A new filter is one small class::
             return self.proxy.query(arch).throughput > 1e5
 
 A filter's parameters are its ``__init__`` arguments, each stored as the attribute of the
-same name; :meth:`~nasfilter.plugin.Plugin.config` reports them.
+same name; :meth:`~nasfilter.sim.plugin.Plugin.config` reports them.
 
 A filter written for the earlier interface (``select(candidates, proxy) -> list``) is
 refused at :meth:`Filter.setup` with a message that says how to migrate
@@ -30,9 +30,9 @@ import functools
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from nasfilter.metered import SearchContext
-from nasfilter.plugin import Plugin
-from nasfilter.space import Arch
+from nasfilter.bench.spaces.sss import Arch
+from nasfilter.sim.plugin import Plugin
+from nasfilter.sim.proxy_handle import SearchContext
 
 MIGRATE_FILTER = (
     "replace select(self, candidates, proxy) -> list with keep(self, arch) -> bool, which "
@@ -88,7 +88,7 @@ def _checked_keep(keep: Callable[[Any, Arch], bool]) -> Callable[[Any, Arch], bo
     def checked(self: Filter, arch: Arch) -> bool:
         if type(arch) is not Arch:
             raise ValueError(
-                f"{self!r}.keep() takes one Arch (nasfilter.space.as_arch(index or "
+                f"{self!r}.keep() takes one Arch (nasfilter.bench.spaces.sss.as_arch(index or "
                 f"'8:16:24:32:40') makes one), got {type(arch).__name__} {arch!r}"
             )
         try:

@@ -12,12 +12,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from nasfilter.bench.spaces.sss import N_ARCHS, Arch, index_of
 from nasfilter.checks import check_positive_int, check_real
 from nasfilter.filters.base import Filter
-from nasfilter.metered import ProxyHandle
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
-from nasfilter.scan import DEFAULT_SCAN_SHARE, check_scan_share, scan
-from nasfilter.space import N_ARCHS, Arch, index_of
+from nasfilter.sim.proxy_handle import ProxyHandle
+from nasfilter.sim.scan import DEFAULT_SCAN_SHARE, check_scan_share, scan
 
 
 class PassThrough(Filter):
@@ -85,7 +85,7 @@ class SuccessiveFrontiers(Filter):
     after ``patience`` candidates in a row were dropped (the searcher is not finding the rest
     of the layer); ``patience=None`` rises only on exhaustion.
 
-    The scan follows :mod:`nasfilter.scan`: by default it covers everything when that costs
+    The scan follows :mod:`nasfilter.sim.scan`: by default it covers everything when that costs
     at most ``scan_share`` of the budget, else a random sample costing that share; a
     candidate outside the scanned sample is dropped.
 
@@ -205,7 +205,7 @@ class ProxyThreshold(Filter):
             remembers readings) and judge against the front of the readings seen so far,
             which is cheaper but lenient early in a run.
         scan_share: with ``scan=True``, the largest share of the budget the scan may spend,
-            in (0, 1] (:mod:`nasfilter.scan`), or None for the study's full scan.
+            in (0, 1] (:mod:`nasfilter.sim.scan`), or None for the study's full scan.
     """
 
     name: ClassVar[str] = "proxy-threshold"

@@ -7,7 +7,7 @@ well under a second), the ``calibrated`` GPU model (:mod:`.gpumodel`: tiles, wav
 layouts; its figures fitted to real measurements by :mod:`.calibration`), ``onnxruntime``
 (real networks on this CPU), ``torch-cuda`` and ``tensorrt`` (real networks on an NVIDIA
 GPU). Measurements go to a per-architecture SQLite cache (:mod:`.cache`) through sweeps
-(:mod:`.sweep`), and reach the simulator as a :class:`~nasfilter.proxy.ProxyTable` through
+(:mod:`.sweep`), and reach the simulator as a :class:`~nasfilter.bench.proxy.ProxyTable` through
 :func:`proxy_table`.
 """
 

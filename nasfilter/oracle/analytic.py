@@ -12,11 +12,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from nasfilter.datasets import Dataset
+from nasfilter.bench.datasets import Dataset
+from nasfilter.bench.proxy import ProxyTable
 from nasfilter.oracle.base import Backend
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.measurement import Measurement, Status
-from nasfilter.proxy import ProxyTable
 
 
 class Prediction(Protocol):

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from nasfilter.datasets import Dataset
+from nasfilter.bench.datasets import Dataset
 from nasfilter.oracle.measurement import Measurement
 
 

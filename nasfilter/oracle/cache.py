@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly, sqlite_uri
 from nasfilter.oracle.measurement import (
     SCHEMA_VERSION,
@@ -37,7 +38,6 @@ from nasfilter.oracle.measurement import (
     Status,
     canonical_json,
 )
-from nasfilter.space import N_ARCHS
 
 APPLICATION_ID = 0x4E415346  # "NASF" in the SQLite header: marks a nasfilter cache
 CACHE_FORMAT = 2  # layout of the tables below

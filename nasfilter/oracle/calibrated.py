@@ -32,8 +32,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nasfilter.datasets import Dataset, get_dataset
-from nasfilter.layers import LayerTable
+from nasfilter.bench.datasets import Dataset, get_dataset
+from nasfilter.bench.layer_table import LayerTable
+from nasfilter.bench.proxy import ProxyTable
 from nasfilter.oracle.analytic import AnalyticBackend
 from nasfilter.oracle.base import BackendSpec
 from nasfilter.oracle.cells import CELL_DATASET, CELL_PRECISION, all_ops, tss_batch_seconds
@@ -52,7 +53,6 @@ from nasfilter.oracle.gpumodel import (
     max_batch,
 )
 from nasfilter.oracle.gpuwork import LayerWork
-from nasfilter.proxy import ProxyTable
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "data" / "calibration"
 DEFAULT_CALIBRATION = CALIBRATION_DIR / "timm-rtx3090-rtx4090.json"
@@ -298,8 +298,8 @@ def calibrated(
 
     Raises MissingDeviceFieldError when the device lacks the SM count or memory size.
     """
-    from nasfilter.costs import flops
-    from nasfilter.network import layer_table
+    from nasfilter.bench.costs import flops
+    from nasfilter.bench.network import layer_table
 
     dev = get_device(device)
     ds = get_dataset(dataset)

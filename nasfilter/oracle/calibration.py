@@ -2,11 +2,11 @@
 
 Input: benchmark files in timm's published format (``benchmark.py``'s columns, see
 ``nasfilter/data/timm/README.md``): one row per model and image size with the measured images
-per second at a batch, read by :mod:`nasfilter.timm_data` (the survey's reader too). Each row
+per second at a batch, read by :mod:`nasfilter.bench.timm_data` (the survey's reader too). Each row
 is paired with its model's :class:`LayerTable` (from a :data:`TableSource`, normally
 :class:`nasfilter.survey.tables.SurveyTables`: the survey's layer analysis of the timm model at
 that image size, cached; the oracle itself imports nothing of the survey) and the device the
-file was measured on. Only CNNs are used (:data:`~nasfilter.layers.CNN_MAC_FRACTION`),
+file was measured on. Only CNNs are used (:data:`~nasfilter.bench.layer_table.CNN_MAC_FRACTION`),
 and only rows whose analysed MACs match the file's own ``infer_gmacs`` (within
 :data:`MACS_TOLERANCE`): a mismatch means the analysed network is not the measured one.
 
@@ -32,7 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import CNN_MAC_FRACTION, LayerTable, conv_mac_fraction
+from nasfilter.bench.layer_table import CNN_MAC_FRACTION, LayerTable, conv_mac_fraction
+from nasfilter.bench.timm_data import (
+    BENCHMARK_COLUMNS,
+    DATA,
+    BenchmarkRow,
+    read_benchmark_digest,
+    shipped_benchmark,
+)
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import (
     LAYOUTS,
@@ -44,13 +51,6 @@ from nasfilter.oracle.gpumodel import (
 )
 from nasfilter.oracle.roofline import DEFAULT_LAUNCH_OVERHEAD, roofline_layer_seconds
 from nasfilter.stats import spearman
-from nasfilter.timm_data import (
-    BENCHMARK_COLUMNS,
-    DATA,
-    BenchmarkRow,
-    read_benchmark_digest,
-    shipped_benchmark,
-)
 
 # What a calibration file must have: the survey's columns and the MACs it checks against.
 CALIBRATION_COLUMNS = (*BENCHMARK_COLUMNS, "infer_gmacs")
@@ -136,7 +136,7 @@ def _infer(path: Path, choices: Sequence[str], what: str, given: str | None) -> 
 def read_benchmark_file(
     path: str | Path, device: str | DeviceSpec | None = None, layout: str | None = None
 ) -> BenchmarkFile:
-    """A benchmark CSV in timm's format (read by :func:`nasfilter.timm_data.read_benchmark`,
+    """A benchmark CSV in timm's format (read by :func:`nasfilter.bench.timm_data.read_benchmark`,
     with its error policy) with its device and layout.
 
     ``device`` and ``layout`` default to what the file name says (timm's naming). Raises

@@ -1,6 +1,6 @@
 """The GPU model on the tss cells (NAS-Bench-201 networks): predict, fit and hold out.
 
-The cells' measurements are HELP's latencies (``nasfilter.tss_data``): every one of the
+The cells' measurements are HELP's latencies (``nasfilter.bench.tss_data``): every one of the
 15625 networks on a GTX 1080 Ti, Titan X (Pascal), Titan Xp and RTX 2080 Ti at batch 1, 32 and
 256 (CIFAR-10 shapes, 32x32). HELP does not say how they ran; the data says **FP32, PyTorch
 eager** (docs/gpu-model.md, "The tss cells"): at batch 256 the fastest networks reach 28 % of
@@ -9,7 +9,7 @@ the RTX 2080 Ti, with tensor cores, is only as much faster as its FP32 peak and 
 allow; at batch 1 and 32 the times barely differ (the host issuing kernels bounds them).
 
 The model (:mod:`nasfilter.oracle.gpumodel`, engine "eager", precision "fp32") prices each
-unit layer of :func:`nasfilter.tss_layers.tss_units` on the device's data-sheet figures and
+unit layer of :func:`nasfilter.bench.tss_layers.tss_units` on the device's data-sheet figures and
 sums them per network with the unit counts (``counts @ seconds``): all 15625 in a few ms.
 Its figures are the shipped calibration's: the twelve fitted on timm's FP16 measurements, and
 the two only the cells constrain (:data:`~nasfilter.oracle.gpumodel.CELL_FIGURES`:
@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from nasfilter.bench.tss_layers import tss_units
 from nasfilter.oracle.devices import DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import (
     CELL_FIGURES,
@@ -36,7 +37,6 @@ from nasfilter.oracle.gpumodel import (
 )
 from nasfilter.oracle.gpuwork import PRECISION_BYTES
 from nasfilter.oracle.roofline import DEFAULT_LAUNCH_OVERHEAD
-from nasfilter.tss_layers import tss_units
 
 # HELP's device names -> the built-in device of the same GPU.
 HELP_DEVICES: dict[str, str] = {
@@ -199,14 +199,14 @@ def cell_measurements(
     devices: Sequence[str] = tuple(HELP_DEVICES), batches: Sequence[int] = CELL_BATCHES
 ) -> list[tuple[str, int, np.ndarray]]:
     """The shipped cell latencies: (built-in device, batch, seconds per batch (15625,))."""
-    from nasfilter.tss_data import load_latency
+    from nasfilter.bench.tss_data import load_latency
 
     return [(HELP_DEVICES[g], b, load_latency(g, b)) for g in devices for b in batches]
 
 
 def all_ops() -> np.ndarray:
     """The op codes of all 15625 tss networks, int (15625, 6)."""
-    from nasfilter.tss_data import arch_ops
+    from nasfilter.bench.tss_data import arch_ops
 
     return arch_ops().astype(np.int64)
 
@@ -218,7 +218,7 @@ def fit_cells(base: GpuModelParams, devices: Sequence[str] = tuple(HELP_DEVICES)
 
 def cells_provenance(devices: Sequence[str] = tuple(HELP_DEVICES)) -> dict[str, object]:
     """What a cells fit read: the shipped file's SHA-256, devices, batches, precision."""
-    from nasfilter.tss_data import SHA256
+    from nasfilter.bench.tss_data import SHA256
 
     return {
         "figures": list(CELL_FIGURES),

@@ -1,6 +1,6 @@
 """Two oracles side by side on the NATS space: what the calibrated model changes.
 
-For each oracle (a :class:`~nasfilter.proxy.ProxyTable`): the utilization distribution, the
+For each oracle (a :class:`~nasfilter.bench.proxy.ProxyTable`): the utilization distribution, the
 throughput–utilization Pareto front (its size, and its overlap with the first oracle's), and
 the Spearman correlations of utilization and throughput with test accuracy.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.proxy import ProxyTable
+from nasfilter.bench.proxy import ProxyTable
 from nasfilter.stats import spearman
 
 

@@ -38,7 +38,7 @@ and the execution engine adds its own kernels:
   kernel per two passes); in NHWC (``channels_last``) none. A dense conv whose input channels
   per group are not a multiple of 8 (a 3-channel stem) cannot be padded by that transpose in
   NHWC and runs at ``unaligned_efficiency`` of the peak there. Memory-only layers whose kernel
-  needs the other layout (:data:`~nasfilter.layers.KERNEL_LAYOUTS`: a group norm in NHWC, a
+  needs the other layout (:data:`~nasfilter.bench.layer_table.KERNEL_LAYOUTS`: a group norm in NHWC, a
   layer norm over the channels of an NCHW map) pay ``layout_copy_passes`` passes over their
   input and output (the copy to the other layout and back). An NCHW dense conv also pays a
   fixed ``nchw_conv_seconds`` (its format conversion's kernels and set-up, whatever the
@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import LayerTable
+from nasfilter.bench.layer_table import LayerTable
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.gpuwork import BYTES_PER_ELEMENT, LayerWork
 from nasfilter.oracle.gpuwork import K_GRANULE as K_GRANULE  # re-exported: the model's API

@@ -1,4 +1,4 @@
-"""What a GPU must do per layer of a :class:`~nasfilter.layers.LayerTable` at one batch.
+"""What a GPU must do per layer of a :class:`~nasfilter.bench.layer_table.LayerTable` at one batch.
 
 :func:`layer_work` turns a table into :class:`LayerWork`: tile- and wave-quantized tensor
 FLOPs, the padded FLOPs of grouped and depthwise convs, the bytes each kernel moves (with the
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nasfilter.layers import KERNEL_LAYOUTS, LayerTable
+from nasfilter.bench.layer_table import KERNEL_LAYOUTS, LayerTable
 from nasfilter.oracle.devices import DeviceSpec
 
 BYTES_PER_ELEMENT = 2  # FP16

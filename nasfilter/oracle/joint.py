@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.bench.tss_layers import tss_units
 from nasfilter.oracle import calibration as cal
 from nasfilter.oracle.calibrated import CALIBRATION_DIR
 from nasfilter.oracle.cells import (
@@ -45,7 +46,6 @@ from nasfilter.oracle.cells import (
 )
 from nasfilter.oracle.devices import get_device
 from nasfilter.oracle.gpumodel import CELL_FIGURES, TIMM_FIGURES, GpuModelParams
-from nasfilter.tss_layers import tss_units
 
 # The joint fit on all four timm files and all four cell GPUs, shipped beside the default
 # (staged) calibration: `nasfilter calibrate --joint --out` this path (docs/gpu-model.md).

@@ -1,7 +1,7 @@
 """The measured oracle: real GPU latencies of every tss cell (HELP), as a proxy table.
 
 HELP (github HayeonLee/HELP, MIT) measured the latency of all 15625 NAS-Bench-201 cells on
-four GPUs at batch 1, 32 and 256 (:mod:`nasfilter.tss_data`). From a device's latency this
+four GPUs at batch 1, 32 and 256 (:mod:`nasfilter.bench.tss_data`). From a device's latency this
 oracle derives, for every cell:
 
 - throughput = batch / latency, images per second (derived from a measurement);
@@ -15,7 +15,7 @@ precision or input size for its GPU measurements. We assume FP32 (Pascal GPUs ru
 (the only setting documented for HELP's data, through HW-NAS-Bench). The same measured
 latencies serve every dataset's table; they are not measurements of the CIFAR-100 or
 ImageNet16-120 networks. CPUs and edge devices have no documented peak here, so this oracle
-refuses them (their latencies are in :func:`nasfilter.tss_data.load_latency`).
+refuses them (their latencies are in :func:`nasfilter.bench.tss_data.load_latency`).
 
 Spelling: ``measured`` with ``device="2080ti"`` (batch 256), ``measured[batch=1]``.
 """
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from nasfilter.bench.proxy import ProxyTable
+from nasfilter.bench.spaces import TSS
+from nasfilter.bench.tss_data import GPU_BATCHES, GPUS, SHA256, load_latency, load_tss_arrays
 from nasfilter.oracle.devices import get_device
-from nasfilter.proxy import ProxyTable
-from nasfilter.spaces import TSS
-from nasfilter.tss_data import GPU_BATCHES, GPUS, SHA256, load_latency, load_tss_arrays
 
 NAME = "measured"
 DEFAULT_BATCH = 256

@@ -2,7 +2,7 @@
 
 Utilization = achieved FLOP/s / peak FLOP/s = throughput x FLOPs per image / peak
 (docs/facts.md §4).
-FLOPs per image are 2 x the NATS-Bench MACs (``nasfilter.costs.flops``) for every backend, so
+FLOPs per image are 2 x the NATS-Bench MACs (``nasfilter.bench.costs.flops``) for every backend, so
 utilizations of different backends are comparable.
 """
 

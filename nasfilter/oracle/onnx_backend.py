@@ -1,6 +1,6 @@
 """The onnxruntime backend: real networks timed on this machine's CPU.
 
-For each architecture: build the real xautodl network (:func:`nasfilter.network.build_network`),
+For each architecture: build the real xautodl network (:func:`nasfilter.bench.network.build_network`),
 export it to ONNX with the TorchScript exporter (``dynamo=False``, traced at batch 1 with a
 free batch axis, ~0.1 s), open an
 onnxruntime session with all graph optimizations (which fold BN and fuse ReLU and the
@@ -21,7 +21,7 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from nasfilter.datasets import Dataset
+from nasfilter.bench.datasets import Dataset
 from nasfilter.oracle.base import Backend, BackendSpec, BackendUnavailable
 from nasfilter.oracle.measurement import Measurement, Status
 from nasfilter.oracle.timing import time_runs
@@ -71,7 +71,7 @@ def export_onnx(
     """
     import torch
 
-    from nasfilter.network import build_network, input_shape
+    from nasfilter.bench.network import build_network, input_shape
 
     net: Any = build_network(arch, dataset)
     dtype = torch.float16 if half else torch.float32
@@ -204,8 +204,8 @@ class OnnxRuntimeBackend(Backend):
         return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
     def measure(self, arch: int, dataset: Dataset) -> Measurement:
-        from nasfilter.costs import flops
-        from nasfilter.network import input_shape
+        from nasfilter.bench.costs import flops
+        from nasfilter.bench.network import input_shape
 
         peak = self.peak()
         config = self.config

@@ -1,4 +1,4 @@
-"""The simulator's door to the oracle: a :class:`~nasfilter.proxy.ProxyTable` per backend.
+"""The simulator's door to the oracle: a :class:`~nasfilter.bench.proxy.ProxyTable` per backend.
 
 The roofline is computed on the fly for any device spec. Measured backends are read from a
 measurement cache (SQLite) or an exported table file (.npz); the onnxruntime backend falls
@@ -12,7 +12,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from nasfilter.datasets import Dataset, get_dataset
+from nasfilter.bench.datasets import Dataset, get_dataset
+from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.oracle.analytic import AnalyticBackend
 from nasfilter.oracle.cache import Group, MeasurementCache
 from nasfilter.oracle.devices import DeviceSpec
@@ -20,7 +21,6 @@ from nasfilter.oracle.measured import is_measured_spec, measured_proxy_spec
 from nasfilter.oracle.measurement import device_label
 from nasfilter.oracle.registry import ANALYTIC_BACKENDS, check_spec, create
 from nasfilter.oracle.tablefile import MeasurementTable, load_table_file, table_label
-from nasfilter.proxy import DEFAULT_ORACLE, ProxyTable
 
 SAMPLE_FILE = "onnxruntime_cpu_sample.npz"
 

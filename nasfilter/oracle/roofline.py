@@ -1,6 +1,6 @@
 """The analytic roofline backend: throughput and utilization of all 32768 networks at once.
 
-For each fused layer ``l`` of :func:`nasfilter.network.layer_table` (BN folded, ReLU and the
+For each fused layer ``l`` of :func:`nasfilter.bench.network.layer_table` (BN folded, ReLU and the
 residual add fused into the producing conv), at batch ``B``::
 
     flops_l = 2 x MACs_l x B                                  (FLOPs)
@@ -36,12 +36,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nasfilter.datasets import Dataset, get_dataset
-from nasfilter.layers import LayerTable
+from nasfilter.bench.datasets import Dataset, get_dataset
+from nasfilter.bench.layer_table import LayerTable
+from nasfilter.bench.proxy import ProxyTable
 from nasfilter.oracle.analytic import AnalyticBackend
 from nasfilter.oracle.base import BackendSpec
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
-from nasfilter.proxy import ProxyTable
 
 DEFAULT_BATCH = 1024
 DEFAULT_LAUNCH_OVERHEAD = 3e-6  # seconds per executed layer
@@ -175,8 +175,8 @@ def roofline(
     peak_source: str = DEFAULT_PEAK_SOURCE,
 ) -> RooflineResult:
     """Predict every architecture's throughput and utilization (vectorized, well under 1 s)."""
-    from nasfilter.costs import flops
-    from nasfilter.network import layer_table
+    from nasfilter.bench.costs import flops
+    from nasfilter.bench.network import layer_table
 
     dev = get_device(device)
     ds = get_dataset(dataset)

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.bench.datasets import Dataset, get_dataset
+from nasfilter.bench.spaces.sss import CHANNEL_CHOICES, N_ARCHS, as_arch, channels_to_index
 from nasfilter.checks import check_positive_int
-from nasfilter.datasets import Dataset, get_dataset
 from nasfilter.oracle.base import Backend, BackendSpec
 from nasfilter.oracle.cache import Group, MeasurementCache
 from nasfilter.oracle.measurement import Measurement, device_label
-from nasfilter.space import CHANNEL_CHOICES, N_ARCHS, as_arch, channels_to_index
 
 MAX_FAILURES_KEPT = 20
 
@@ -52,7 +52,7 @@ def stratified_sample(
     to randomly chosen cells); ``corners`` adds the 32 corners. Returns sorted unique
     indices (int64).
     """
-    from nasfilter.costs import network_costs
+    from nasfilter.bench.costs import network_costs
     from nasfilter.oracle.roofline import roofline
 
     ds = get_dataset(dataset)

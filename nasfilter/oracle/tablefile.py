@@ -4,7 +4,7 @@ This is the format of ``nasfilter measure --export`` and of the shipped onnxrunt
 It holds only the measured architectures (compact columns) plus a JSON ``meta`` record with
 the backend, its config, the device fingerprint, the dataset and any settings worth keeping;
 :meth:`MeasurementTable.proxy_table` spreads it into the simulator's
-:class:`~nasfilter.proxy.ProxyTable` (NaN where unmeasured).
+:class:`~nasfilter.bench.proxy.ProxyTable` (NaN where unmeasured).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.bench.proxy import ProxyTable
+from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.files import MAX_META_BYTES, atomic_write, read_npz
 from nasfilter.oracle.measurement import SCHEMA_VERSION, Measurement, device_label
-from nasfilter.proxy import ProxyTable
-from nasfilter.space import N_ARCHS
 
 FORMAT = "nasfilter-oracle-table"
 FORMAT_VERSION = 1

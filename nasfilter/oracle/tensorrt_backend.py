@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from nasfilter.datasets import Dataset
+from nasfilter.bench.datasets import Dataset
 from nasfilter.files import atomic_write
 from nasfilter.oracle.base import BackendSpec, BackendUnavailable
 from nasfilter.oracle.measurement import canonical_json
@@ -190,7 +190,7 @@ class TensorRTBackend(TorchCudaBackend):
     # ------------------------------------------------------------------ engine
     def load(self, arch: int, dataset: Dataset) -> Any:
         """Build (and deserialize) the FP16 engine of ``arch``."""
-        from nasfilter.network import input_shape
+        from nasfilter.bench.network import input_shape
         from nasfilter.oracle.onnx_backend import export_onnx
 
         trt = self.trt
@@ -241,7 +241,7 @@ class TensorRTBackend(TorchCudaBackend):
 
         Raises the framework's out-of-memory error when the batch does not fit.
         """
-        from nasfilter.network import input_shape
+        from nasfilter.bench.network import input_shape
 
         trt, torch = self.trt, self.torch
         context = engine.create_execution_context(

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from nasfilter.datasets import Dataset
+from nasfilter.bench.datasets import Dataset
 from nasfilter.oracle.base import Backend, BackendSpec, BackendUnavailable
 from nasfilter.oracle.measurement import Measurement, Status
 from nasfilter.oracle.timing import Timer, time_runs
@@ -259,7 +259,7 @@ class TorchCudaBackend(Backend):
     # The pieces below touch the GPU; tests replace them with fakes.
     def load(self, arch: int, dataset: Dataset) -> Any:
         """The network on the device, FP16, in the layout's memory format, eval mode."""
-        from nasfilter.network import build_network
+        from nasfilter.bench.network import build_network
 
         torch = self.torch
         net: Any = build_network(arch, dataset).half()
@@ -271,7 +271,7 @@ class TorchCudaBackend(Backend):
 
         Raises the framework's out-of-memory error when the batch does not fit.
         """
-        from nasfilter.network import input_shape
+        from nasfilter.bench.network import input_shape
 
         torch = self.torch
         torch.backends.cudnn.benchmark = True
@@ -300,7 +300,7 @@ class TorchCudaBackend(Backend):
         return cuda_event_timer(self.torch)
 
     def measure(self, arch: int, dataset: Dataset) -> Measurement:
-        from nasfilter.costs import flops
+        from nasfilter.bench.costs import flops
 
         peak = self.peak()
         fpi = float(flops(dataset)[arch])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from nasfilter.bench.spaces.sss import arch_from_index
 from nasfilter.registry import Registry
 from nasfilter.searchers.asha import ASHA
 from nasfilter.searchers.base import SearchContext, Searcher
@@ -23,8 +24,7 @@ from nasfilter.searchers.random_search import RandomSearch
 from nasfilter.searchers.reinforce import Reinforce
 from nasfilter.searchers.successive_halving import Hyperband, SuccessiveHalving
 from nasfilter.searchers.utilization_pareto import UtilizationPareto
-from nasfilter.space import arch_from_index
-from nasfilter.trial import Trial
+from nasfilter.sim.trial import Trial
 
 SEARCHERS: Registry[Searcher] = Registry("searcher", Searcher)
 SEARCHERS.register("random", RandomSearch, "uniform random search")

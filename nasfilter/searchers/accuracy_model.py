@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nasfilter.metered import ProxyHandle
 from nasfilter.searchers.features import RidgeModel
+from nasfilter.sim.proxy_handle import ProxyHandle
 
 CALIBRATE_FROM = 20  # evaluated architectures before the cubic calibration applies
 

@@ -2,7 +2,7 @@
 
 Points are (throughput, accuracy) pairs, both maximized, in the normalized objective space
 of :class:`ObjectiveSpace` (each axis scaled to [0, 1] with a 1 % margin, as
-:mod:`nasfilter.metrics` does). :func:`hypervolume_gain` scores the improvement a point
+:mod:`nasfilter.runs.metrics` does). :func:`hypervolume_gain` scores the improvement a point
 would bring, :func:`behind` (additive epsilon) how far it falls short, and
 :func:`hypervolume_pool` ranks the candidates worth a proxy query.
 """

@@ -22,7 +22,7 @@ from nasfilter.searchers.successive_halving import (
     RandomIndices,
     s_max,
 )
-from nasfilter.trial import WAIT, Proposal, Trial, Wait
+from nasfilter.sim.trial import WAIT, Proposal, Trial, Wait
 
 
 class _Rung:

@@ -17,7 +17,7 @@ A searcher is one small class, passed as an instance. It implements two hooks::
 The runner (and anyone driving a searcher by hand) calls the two public methods, which the
 base class implements once for every searcher:
 
-- :meth:`Searcher.ask` calls :meth:`propose` and returns a :class:`~nasfilter.trial.Trial`
+- :meth:`Searcher.ask` calls :meth:`propose` and returns a :class:`~nasfilter.sim.trial.Trial`
   (a run-unique id and the architecture), or None;
 - :meth:`Searcher.tell` takes a trial back with its outcome, refuses an unknown or
   already-told id with a clear error, then calls :meth:`observe`.
@@ -28,13 +28,13 @@ called again before earlier trials are told, and outcomes arrive in completion o
 
 The runner calls :meth:`Searcher.setup` once per run, before the first ``ask``: it hands in
 the run's random generator (the only source of randomness a searcher may use) and a metered
-:class:`~nasfilter.metered.ProxyHandle` (utilization and throughput, charged to the
+:class:`~nasfilter.sim.proxy_handle.ProxyHandle` (utilization and throughput, charged to the
 simulated clock; never accuracy), then calls :meth:`reset`. Accuracies arrive only through
 ``tell``: validation accuracy in percent after 12 epochs (or at the trial's fidelity, for a
-:class:`~nasfilter.trial.Proposal` at fewer epochs), one random training seed.
+:class:`~nasfilter.sim.trial.Proposal` at fewer epochs), one random training seed.
 
 A searcher's parameters are its ``__init__`` arguments, each stored as the attribute of the
-same name; :meth:`~nasfilter.plugin.Plugin.config` reports them (no plugin lists them).
+same name; :meth:`~nasfilter.sim.plugin.Plugin.config` reports them (no plugin lists them).
 
 A searcher written for the earlier interface (``ask() -> Arch`` and ``tell(arch, accuracy)``
 overridden directly) is refused at :meth:`Searcher.setup` with a message that says how to
@@ -48,13 +48,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from nasfilter.bench.fidelity import Fidelity
+from nasfilter.bench.spaces import SSS, TSS, Cell
+from nasfilter.bench.spaces.sss import Arch
 from nasfilter.checks import check_positive_int, check_real
-from nasfilter.fidelity import Fidelity
-from nasfilter.metered import SearchContext
-from nasfilter.plugin import Plugin
-from nasfilter.space import Arch
-from nasfilter.spaces import SSS, TSS, Cell
-from nasfilter.trial import WAIT, Proposal, Trial, TrialBook, Wait
+from nasfilter.sim.plugin import Plugin
+from nasfilter.sim.proxy_handle import SearchContext
+from nasfilter.sim.trial import WAIT, Proposal, Trial, TrialBook, Wait
 
 MIGRATE_SEARCHER = (
     "rename ask() to propose() (it still returns an Arch or None) and tell(arch, accuracy) "
@@ -88,7 +88,7 @@ class Searcher(Plugin):
     # ------------------------------------------------------------- the two hooks
     def propose(self) -> Arch | Proposal | Wait | None:
         """The next architecture to evaluate (at the full evaluation), a
-        :class:`~nasfilter.trial.Proposal` of one at a fidelity, :data:`~nasfilter.trial.WAIT`
+        :class:`~nasfilter.sim.trial.Proposal` of one at a fidelity, :data:`~nasfilter.sim.trial.WAIT`
         (nothing until a pending trial is told), or None when the searcher has nothing more.
 
         Other trials may still be pending (see :attr:`pending`)."""
@@ -100,10 +100,10 @@ class Searcher(Plugin):
 
     # ------------------------------------------------------ the public interface
     def ask(self) -> Trial | Wait | None:
-        """A new pending trial from :meth:`propose`, :data:`~nasfilter.trial.WAIT`, or None.
+        """A new pending trial from :meth:`propose`, :data:`~nasfilter.sim.trial.WAIT`, or None.
 
         ``propose`` returning an Arch gives a trial at the full evaluation (fidelity None);
-        a :class:`~nasfilter.trial.Proposal` a trial at its fidelity; WAIT is handed back
+        a :class:`~nasfilter.sim.trial.Proposal` a trial at its fidelity; WAIT is handed back
         as is (ask again once a pending trial has been told); None means done."""
         try:
             book = self._trials

@@ -27,12 +27,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import N_ARCHS, N_CHOICES, N_LAYERS
 from nasfilter.checks import check_positive_int, check_real
 from nasfilter.searchers.kde import CategoricalKDE, best_ratio, split_good_bad
 from nasfilter.searchers.successive_halving import Hyperband
-from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS
-from nasfilter.spaces import SSS
-from nasfilter.trial import Trial
+from nasfilter.sim.trial import Trial
 
 _PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # base-8 place values, layer 1 first
 

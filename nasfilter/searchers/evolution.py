@@ -18,11 +18,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
 from nasfilter.checks import check_positive_int
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
-from nasfilter.spaces import SSS
-from nasfilter.trial import Trial
+from nasfilter.sim.trial import Trial
 
 _BLOCK_NUMBERS = 4096  # numbers drawn per generator call once the population is full
 
@@ -35,7 +35,7 @@ class RegularizedEvolution(Searcher):
         tournament_size: members drawn per tournament, in [1, 32768]; NATS-Bench uses 3.
 
     On a space other than sss the population holds indices (the space's ``arch`` objects are
-    proposed) and the mutation works on :meth:`~nasfilter.spaces.Space.digits`.
+    proposed) and the mutation works on :meth:`~nasfilter.bench.spaces.Space.digits`.
     """
 
     name: ClassVar[str] = "evolution"

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nasfilter.costs import network_costs
-from nasfilter.space import CHANNEL_CHOICES, N_LAYERS, all_channels
-from nasfilter.spaces import SSS, TSS, Space
-from nasfilter.tss_data import load_tss_arrays
+from nasfilter.bench.costs import network_costs
+from nasfilter.bench.spaces import SSS, TSS, Space
+from nasfilter.bench.spaces.sss import CHANNEL_CHOICES, N_LAYERS, all_channels
+from nasfilter.bench.tss_data import load_tss_arrays
 
 RIDGE_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the GCV grid, standardized units
 

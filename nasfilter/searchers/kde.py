@@ -14,7 +14,7 @@ statsmodels' ``normal_reference`` rule, ``1.06 * std(codes_d) * n ** (-1 / (4 + 
 clipped to ``[min_bandwidth, (c - 1) / c]`` (the upper end is the uniform kernel).
 
 Configurations are integer codes (n, 5), each in ``0 .. levels - 1`` (the index of a channel
-count in :data:`nasfilter.space.CHANNEL_CHOICES`).
+count in :data:`nasfilter.bench.spaces.sss.CHANNEL_CHOICES`).
 """
 
 from __future__ import annotations

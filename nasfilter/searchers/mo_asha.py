@@ -26,16 +26,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from nasfilter.fidelity import Fidelity, is_full
+from nasfilter.bench.fidelity import Fidelity, is_full
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import Arch, arch_from_index
 from nasfilter.searchers.asha import rung_epochs
 from nasfilter.searchers.mo_rank import promotable
 from nasfilter.searchers.successive_halving import (
     HP,
     EpochSchedule,
 )
-from nasfilter.space import Arch, arch_from_index
-from nasfilter.spaces import SSS
-from nasfilter.trial import Proposal, Trial
+from nasfilter.sim.trial import Proposal, Trial
 
 _BLOCK = 512  # indices drawn per call of the generator
 REFRESH = 20  # a rung of n results re-ranks after max(1, n // REFRESH) new ones

@@ -12,7 +12,7 @@ the proxy, each query charged). Each round:
 2. **Score** every unevaluated architecture (``acquisition="hypervolume"``, the default)
    by the hypervolume its point (predicted throughput, predicted accuracy + ``beta`` x
    posterior sd; ``beta=0`` by default) would add to the front of the evaluated ones'
-   predictions, in a space normalized like :mod:`nasfilter.metrics` (accuracy and log
+   predictions, in a space normalized like :mod:`nasfilter.runs.metrics` (accuracy and log
    throughput, each scaled to [0, 1] over the predictions); where nothing would add any,
    the one least far behind the front (additive epsilon) comes first. The best
    ``pool x batch`` are measured with the proxy (charged). ``acquisition="layers"``
@@ -46,6 +46,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import N_ARCHS, Arch, arch_from_index, index_of
 from nasfilter.checks import check_positive_int, check_real
 from nasfilter.pareto import nondominated_mask
 from nasfilter.searchers.accuracy_model import AccuracyFit, ProxyReadings, fit_accuracy
@@ -61,9 +63,7 @@ from nasfilter.searchers.acquisition import (
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.batch_selection import batch_size, greedy_batch, layer_batch
 from nasfilter.searchers.features import space_features, space_macs
-from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
-from nasfilter.spaces import SSS
-from nasfilter.trial import Trial
+from nasfilter.sim.trial import Trial
 
 ACQUISITIONS = ("hypervolume", "layers")
 

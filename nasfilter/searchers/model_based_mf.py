@@ -52,8 +52,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from nasfilter.bench.fidelity import Fidelity
+from nasfilter.bench.spaces.sss import Arch, arch_from_index, index_of
 from nasfilter.checks import check_positive_int
-from nasfilter.fidelity import Fidelity
 from nasfilter.pareto import nondominated_mask
 from nasfilter.searchers.accuracy_model import AccuracyFit, accuracy_fit
 from nasfilter.searchers.acquisition import ObjectiveSpace, front_height
@@ -62,8 +63,7 @@ from nasfilter.searchers.model_based import ModelBased
 from nasfilter.searchers.ridge_stats import IncrementalReadings, RidgeStats
 from nasfilter.searchers.screening import LinkStats, ScreenLink, promote, screen_rates
 from nasfilter.searchers.successive_halving import HP, check_epochs_in_table, check_schedule
-from nasfilter.space import Arch, arch_from_index, index_of
-from nasfilter.trial import WAIT, Proposal, Trial, Wait
+from nasfilter.sim.trial import WAIT, Proposal, Trial, Wait
 
 # A candidate's prior: (mu, predictive sd, front height) in percent, full cost in seconds.
 Prior = tuple[float, float, float, float]

@@ -30,13 +30,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nasfilter.bench.fidelity import Fidelity, is_full
+from nasfilter.bench.spaces import SSS, Space
+from nasfilter.bench.spaces.sss import CHANNEL_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
 from nasfilter.checks import check_positive_int
-from nasfilter.fidelity import Fidelity, is_full
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.successive_halving import check_epochs_in_table, check_schedule
-from nasfilter.space import CHANNEL_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
-from nasfilter.spaces import SSS, Space
-from nasfilter.trial import Proposal, Trial
+from nasfilter.sim.trial import Proposal, Trial
 
 SAMPLERS = ("nsga2", "tpe", "random")
 PARAMS = tuple(f"c{k + 1}" for k in range(N_LAYERS))
@@ -263,7 +263,7 @@ class OptunaSearcher(Searcher):
                 continue
             self._repeats = 0
             self.proxy.query(index)  # throughput, charged (free for a repeat)
-            # The k-th proposal becomes trial id k (nasfilter.trial).
+            # The k-th proposal becomes trial id k (nasfilter.sim.trial).
             self._pending[self._proposed] = trial
             self._proposed += 1
             return arch

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from nasfilter.bench.spaces.sss import Arch
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import Arch
 
 _BLOCK = 512  # indices drawn per call of the generator
 

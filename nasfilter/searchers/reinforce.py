@@ -37,11 +37,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nasfilter.bench.spaces import SSS, Space
+from nasfilter.bench.spaces.sss import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index
 from nasfilter.checks import check_real
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index
-from nasfilter.spaces import SSS, Space
-from nasfilter.trial import Trial
+from nasfilter.sim.trial import Trial
 
 REWARDS = ("accuracy", "mnas")
 DEFAULT_TARGET_THROUGHPUT = 175_000.0  # images/s, G_T of the study

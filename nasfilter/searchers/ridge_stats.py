@@ -12,7 +12,7 @@ their blocks of the Gram matrix (O(n d e) for e extra columns) are formed there.
 The fit is :class:`RidgeModel`'s, penalty by generalized cross-validation over the same
 grid, with the residual sum of squares taken from the statistics
 (``y'y - 2 w'X'y + w'X'X w``, centred) instead of from the rows: the same model up to
-rounding (tests/test_ridge_stats.py checks it against ``RidgeModel.fit``).
+rounding (tests/searchers/test_ridge_stats.py checks it against ``RidgeModel.fit``).
 """
 
 from __future__ import annotations

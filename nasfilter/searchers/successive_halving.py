@@ -21,7 +21,7 @@ On the topology space (tss) there are two real fidelities and no per-epoch curve
 two "epochs", 12 and 200 (``min_epochs=12, max_epochs=200``, an ``eta`` whose rungs are only
 12 and 200, such as 16), each rung proposed at ``Fidelity(epochs, str(epochs))``; the table's
 own full fidelity (hp 12 on ``tss-real``, hp 200 on ``tss-real-hp200``) is what a run's front
-is made of (:mod:`nasfilter.tss_curves`).
+is made of (:mod:`nasfilter.bench.tss_curves`).
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from nasfilter.fidelity import Fidelity, is_full
+from nasfilter.bench.fidelity import Fidelity, is_full
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import N_ARCHS, Arch, arch_from_index, index_of
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import N_ARCHS, Arch, arch_from_index, index_of
-from nasfilter.spaces import SSS
-from nasfilter.trial import WAIT, Proposal, Trial, Wait
+from nasfilter.sim.trial import WAIT, Proposal, Trial, Wait
 
 HP = "12"
 

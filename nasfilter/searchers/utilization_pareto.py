@@ -4,7 +4,7 @@
    (``query_proxy_many``, vectorized), in a random order drawn from the run's generator.
    When the whole scan would cost more than ``scan_share`` of the budget (60 % by default),
    only a uniform random sample costing that share is scanned, leaving the rest for
-   evaluations (:mod:`nasfilter.scan`); ``scan_share=None`` is the study's full scan. The
+   evaluations (:mod:`nasfilter.sim.scan`); ``scan_share=None`` is the study's full scan. The
    front is then taken over what was answered.
 2. Take the throughput–utilization Pareto set (both maximized; :mod:`nasfilter.pareto`).
 3. Propose its members for accuracy evaluation, each once, in the chosen ``order``.
@@ -30,12 +30,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import Arch, arch_from_index
 from nasfilter.checks import check_positive_int
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
-from nasfilter.scan import DEFAULT_SCAN_SHARE, check_scan_share, scan
 from nasfilter.searchers.base import Searcher
-from nasfilter.space import Arch, arch_from_index
-from nasfilter.spaces import SSS
+from nasfilter.sim.scan import DEFAULT_SCAN_SHARE, check_scan_share, scan
 
 ORDERS = ("spread", "utilization", "throughput")
 
@@ -82,7 +82,7 @@ class UtilizationPareto(Searcher):
         order: order within a layer, one of ``ORDERS`` (see the module docstring).
         scan_share: the largest share of the budget the scan may spend, in (0, 1]: the
             whole space when it fits, else a random sample that costs this share
-            (:mod:`nasfilter.scan`); None for the study's full scan whatever it costs.
+            (:mod:`nasfilter.sim.scan`); None for the study's full scan whatever it costs.
     """
 
     name: ClassVar[str] = "utilization-pareto"

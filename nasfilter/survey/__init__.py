@@ -1,7 +1,7 @@
 """The study's CNN survey (§3): layer analysis of torch models, utilization, FoldedCNNs.
 
 - :mod:`~nasfilter.survey.analysis`: any ``torch.nn.Module`` -> a fused
-  :class:`~nasfilter.layers.LayerTable` (:func:`analyze_model`, :func:`profile_model`);
+  :class:`~nasfilter.bench.layer_table.LayerTable` (:func:`analyze_model`, :func:`profile_model`);
 - :mod:`~nasfilter.survey.timm_models`: timm models by name on the meta device
   (:func:`timm_layer_table`, :func:`timm_profile`);
 - :mod:`~nasfilter.survey.timm_import`: importing timm beside the CPU build of torch.
@@ -9,7 +9,7 @@
 torch and timm are imported only when a model is analysed (the ``survey`` extra).
 """
 
-from nasfilter.layers import CNN_MAC_FRACTION
+from nasfilter.bench.layer_table import CNN_MAC_FRACTION
 from nasfilter.survey.analysis import (
     AnalysisError,
     ModelProfile,

@@ -1,4 +1,4 @@
-"""Layer analysis of any torch model: the fused per-layer :class:`~nasfilter.layers.LayerTable`.
+"""Layer analysis of any torch model: the fused per-layer :class:`~nasfilter.bench.layer_table.LayerTable`.
 
 The model runs once on the **meta** device (shapes only: no weights, no arithmetic, no
 download) for one image, and every ATen operator it calls is recorded with the shapes of its
@@ -11,7 +11,7 @@ tensors. The records are then fused as an inference engine (TensorRT) fuses them
   without weights. MACs = output elements x reduction length (C_in / groups x kh x kw for a
   convolution), per image. A ``Linear`` applied to every pixel of a spatial map (its input a
   view of an ``(N, H, W, C)`` activation with H x W > 1: ConvNeXt's pointwise layers) is a
-  1x1 convolution, kind ``"conv"`` (see :mod:`nasfilter.layers`): it counts as convolution
+  1x1 convolution, kind ``"conv"`` (see :mod:`nasfilter.bench.layer_table`): it counts as convolution
   MACs for the CNN rule.
 - **Fused into the producer, free:** batch norm in eval mode (folded into the conv's weights
   and a bias), element-wise activations and any other element-wise operation whose other
@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nasfilter.layers import CNN_MAC_FRACTION, LayerTable, conv_mac_fraction
+from nasfilter.bench.layer_table import CNN_MAC_FRACTION, LayerTable, conv_mac_fraction
 from nasfilter.survey.recorder import AnalysisError, Recorder
 
 
@@ -77,7 +77,7 @@ class ModelProfile:
     @property
     def conv_mac_fraction(self) -> float:
         """Share of the MACs in convolutions (dense, grouped, depthwise), 0..1
-        (:func:`nasfilter.layers.conv_mac_fraction`)."""
+        (:func:`nasfilter.bench.layer_table.conv_mac_fraction`)."""
         return conv_mac_fraction(self.table)
 
     @property

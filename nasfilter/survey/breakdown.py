@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nasfilter.layers import LayerTable
+from nasfilter.bench.layer_table import LayerTable
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.gpumodel import (
     K_GRANULE,

@@ -3,7 +3,7 @@
 One ``.prof`` file per (architecture, image size) under
 ``<root>/timm-<timm version>-a<ANALYSIS>``: a first line of JSON (the layer names and kinds,
 ``params``, ``fvcore_macs`` and the input shape), then the
-:class:`~nasfilter.layers.LayerTable` arrays as little-endian float64, ``len(ARRAY_FIELDS)``
+:class:`~nasfilter.bench.layer_table.LayerTable` arrays as little-endian float64, ``len(ARRAY_FIELDS)``
 rows of one value per layer. A model that cannot be analysed is cached too, as a JSON line
 with its error message, so that it is reported, not retried. A cached survey reads a
 thousand such files; one read and one JSON parse each is about a tenth of what an ``.npz``
@@ -28,15 +28,15 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.bench.layer_table import ARRAY_FIELDS, LayerTable
 from nasfilter.files import atomic_write
-from nasfilter.layers import ARRAY_FIELDS, LayerTable
+from nasfilter.runs.worker_start import main_hidden
 from nasfilter.survey.analysis import ModelProfile
 from nasfilter.survey.fold import FOLD_RULES
 from nasfilter.survey.schedule import work_order
 from nasfilter.survey.timm_import import import_timm
 from nasfilter.survey.timm_index import default_cache_root, has_index, timm_version
 from nasfilter.survey.timm_models import timm_folded_profile, timm_profile
-from nasfilter.worker_start import main_hidden
 
 ANALYSIS = 5
 __all__ = ["default_cache_root"]  # re-exported: where the cache lives by default

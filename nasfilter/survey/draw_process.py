@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from nasfilter.drawing import FigureFiles
+from nasfilter.render.drawing import FigureFiles
 from nasfilter.survey import figures
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)

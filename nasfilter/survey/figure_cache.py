@@ -23,16 +23,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nasfilter.drawing import FigureFiles
 from nasfilter.files import atomic_write
+from nasfilter.render.drawing import FigureFiles
 
 # The modules whose code draws a survey figure (relative to the nasfilter package).
 _DRAWING_SOURCES = (
     "survey/plots.py",
     "survey/figures.py",
     "survey/output.py",
-    "plots.py",
-    "drawing.py",
+    "study/plots.py",
+    "render/drawing.py",
 )
 _PACKAGE = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nasfilter.drawing import FigureContext, FigureFiles, save_figure
+from nasfilter.render.drawing import FigureContext, FigureFiles, save_figure
 from nasfilter.survey import plots
 
 FIGURES = ("fig1", "fig2a", "fig2b")

@@ -16,7 +16,7 @@ that work:
   untouched, so a model built on a real device in another thread is initialised in full.
 
 The tables of a model built this way equal those of one built with plain
-``torch.device("meta")`` (``tests/test_survey_meta_rules.py``).
+``torch.device("meta")`` (``tests/survey/test_survey_meta_rules.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The survey's figures: the counterparts of the study's Fig. 1, 2a and 2b.
 
 Each takes the rows of ``survey.csv`` (dicts, :data:`nasfilter.survey.survey.COLUMNS`) and a
-:class:`~nasfilter.drawing.FigureContext` naming the device and where throughputs come from.
+:class:`~nasfilter.render.drawing.FigureContext` naming the device and where throughputs come from.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.drawing import FigureContext, fixed_layout, new_figure, rc, set_title
+from nasfilter.render.drawing import FigureContext, fixed_layout, new_figure, rc, set_title
 
 TOP1_LABEL = "ImageNet top-1 (%)"
 THR_LABEL = "throughput (images/s)"

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import LayerTable
+from nasfilter.bench.layer_table import LayerTable
 from nasfilter.oracle.calibrated import Calibration, load_calibration, predict_throughput
 from nasfilter.oracle.devices import DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT, ENGINES, LAYOUTS

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT
-from nasfilter.plots import FigureContext, _new_figure, _rc, _set_title
+from nasfilter.study.plots import FigureContext, _new_figure, _rc, _set_title
 from nasfilter.survey.breakdown import PARTS
 from nasfilter.survey.profile import Profile
 

@@ -3,7 +3,7 @@
 :class:`Recorder` runs a model on the meta device under a dispatch mode, sees every ATen
 operator with its tensors, and turns the calls into fused layers by the rules of
 :mod:`nasfilter.survey.analysis` (its docstring lists them); :meth:`Recorder.table` gives
-the :class:`~nasfilter.layers.LayerTable`. Operators' outputs come from
+the :class:`~nasfilter.bench.layer_table.LayerTable`. Operators' outputs come from
 :func:`nasfilter.survey.meta_rules.shortcut` where it has a rule.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import KERNEL_LAYOUTS, LayerTable
+from nasfilter.bench.layer_table import KERNEL_LAYOUTS, LayerTable
 from nasfilter.survey.meta_rules import shortcut
 
 

@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from typing import TypeVar
 
-from nasfilter.timm_data import RESULTS_FILE
+from nasfilter.bench.timm_data import RESULTS_FILE
 
 T = TypeVar("T")
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.layers import LayerTable
+from nasfilter.bench.layer_table import LayerTable
+from nasfilter.bench.timm_data import BenchmarkRow, imagenet_top1
 from nasfilter.oracle.calibrated import Calibration
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.pareto import nondominated_among
@@ -38,7 +39,6 @@ from nasfilter.survey.throughput import (
 )
 from nasfilter.survey.timm_index import timm_index
 from nasfilter.survey.timm_models import check_names, timm_architectures
-from nasfilter.timm_data import BenchmarkRow, imagenet_top1
 
 COLUMNS = (
     "model",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nasfilter.layers import LayerTable
+from nasfilter.bench.layer_table import LayerTable
 from nasfilter.survey.cache import cache_folder, profile_all
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nasfilter.layers import LayerTable
+from nasfilter.bench.layer_table import LayerTable
 from nasfilter.oracle.calibrated import Calibration, load_calibration
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT

@@ -11,7 +11,7 @@ device they run as before. Only names that initialise weights are patched (:data
 :data:`OWN`), in the timm modules already imported, and restored on exit.
 
 Every table equals the one built with timm's initialisation run
-(``tests/test_survey_meta_build.py``).
+(``tests/survey/test_survey_meta_build.py``).
 """
 
 from __future__ import annotations

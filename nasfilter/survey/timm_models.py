@@ -11,7 +11,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from nasfilter.layers import LayerTable
+from nasfilter.bench.layer_table import LayerTable
 from nasfilter.survey.analysis import AnalysisError, ModelProfile, profile_model
 from nasfilter.survey.fold import fold
 from nasfilter.survey.meta_build import meta_without_init

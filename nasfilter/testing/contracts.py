@@ -15,7 +15,7 @@ In a plugin's own tests (pytest collects the ``test_*`` methods of a ``Test*`` s
 or call :func:`check_searcher` / :func:`check_filter`, which run every check and raise
 AssertionError naming the one that failed. The checks:
 
-- proposals are valid architectures (an :class:`~nasfilter.space.Arch` that validates),
+- proposals are valid architectures (an :class:`~nasfilter.bench.spaces.sss.Arch` that validates),
   handed out as trials with distinct ids; a filter answers True or False;
 - the same seed gives an identical trace (two fresh instances, and one instance reused);
 - pending trials: a searcher asked again before earlier trials are told (several trials
@@ -42,18 +42,18 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.bench.proxy import ProxyTable
+from nasfilter.bench.spaces.sss import N_ARCHS, Arch
+from nasfilter.bench.table import BenchmarkTable
 from nasfilter.filters import DropAll, Filter
 from nasfilter.filters.base import validate_filter
-from nasfilter.metered import ProxyHandle, SearchContext
-from nasfilter.problem import EVALUATE, PARTIAL, PROXY, Budget
-from nasfilter.proxy import ProxyTable
-from nasfilter.runner import STATUSES, RunResult, make_problem, run_search, seed_streams
+from nasfilter.runs.runner import STATUSES, RunResult, make_problem, run_search, seed_streams
 from nasfilter.searchers import RandomSearch, Searcher
 from nasfilter.searchers.base import validate_searcher
-from nasfilter.space import N_ARCHS, Arch
-from nasfilter.table import BenchmarkTable
+from nasfilter.sim.problem import EVALUATE, PARTIAL, PROXY, Budget
+from nasfilter.sim.proxy_handle import ProxyHandle, SearchContext
+from nasfilter.sim.trial import WAIT, Proposal, Trial, Wait
 from nasfilter.testing.random_state import check_no_global_random_state
-from nasfilter.trial import WAIT, Proposal, Trial, Wait
 
 DEFAULT_BUDGET = 80_000.0  # s: a full proxy scan (65536 s at 2 s) plus some evaluations
 DROP_ALL_MAX_IDLE = 300  # proposals in a row before a drop-all run stops "stalled"
@@ -64,7 +64,7 @@ Inputs = tuple[BenchmarkTable, ProxyTable]
 
 def default_inputs() -> Inputs:
     """The embedded synthetic CIFAR-10 table and the V100 roofline proxy."""
-    from nasfilter.experiment import cached_proxy, cached_table
+    from nasfilter.runs.experiment import cached_proxy, cached_table
 
     return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
 

@@ -17,7 +17,7 @@ not read are the template's and mean nothing. Only the datasets and hps asked fo
 so files stay small.
 
 Every archive written here is marked: its meta file holds a ``nasfilter_written_by`` entry
-(:data:`nasfilter.convert.WRITTEN_MARK`, which ``nats_bench`` ignores) naming the source
+(:data:`nasfilter.bench.convert.WRITTEN_MARK`, which ``nats_bench`` ignores) naming the source
 table and whether it is synthetic, and ``nasfilter convert`` keeps that label, so the
 SYNTHETIC surrogate never comes back from the NATS format looking like NATS-Bench data.
 """
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.convert import (
+from nasfilter.bench.convert import (
     ARCHIVE_DIR_NAME,
     FINAL_HP,
     META_FILE_NAME,
@@ -42,8 +42,8 @@ from nasfilter.convert import (
     WRITTEN_MARK,
     record_file_name,
 )
-from nasfilter.space import N_ARCHS, all_channels
-from nasfilter.table import BenchmarkTable
+from nasfilter.bench.spaces.sss import N_ARCHS, all_channels
+from nasfilter.bench.table import BenchmarkTable
 from nasfilter.version import __version__
 
 _PICKLE_PROTOCOL = 4  # what nats_bench's pickle_save writes

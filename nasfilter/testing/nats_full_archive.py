@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.archive_pickle import load_archive_pickle
-from nasfilter.convert import ARCHIVE_DIR_NAME, META_FILE_NAME, WRITTEN_MARK, record_file_name
-from nasfilter.fullbench import convert_full
-from nasfilter.space import N_ARCHS, all_channels
+from nasfilter.bench.archive_pickle import load_archive_pickle
+from nasfilter.bench.convert import ARCHIVE_DIR_NAME, META_FILE_NAME, WRITTEN_MARK, record_file_name
+from nasfilter.bench.fullbench import convert_full
+from nasfilter.bench.spaces.sss import N_ARCHS, all_channels
 
 _EXTRA_SEEDS = {"12": (777, 888, 999), "01": (777, 888), "90": (777, 888)}
 

@@ -1,4 +1,4 @@
-"""Conformance checks every :class:`~nasfilter.storage.Storage` must pass, shipped for reuse.
+"""Conformance checks every :class:`~nasfilter.runs.storage.base.Storage` must pass, shipped for reuse.
 
 As Optuna ships ``StorageTestCase``: in a storage's own tests (pytest collects the ``test_*``
 methods of a ``Test*`` subclass)::
@@ -49,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.experiment import RunRecord, RunSpec, ScoredRun, provenance, run_one
-from nasfilter.storage import Storage
+from nasfilter.runs.experiment import RunRecord, RunSpec, ScoredRun, provenance, run_one
+from nasfilter.runs.storage.base import Storage
 
 # Three kinds of run: evaluations only; proxy queries and drops; nothing evaluated (NaNs).
 SPECS = (

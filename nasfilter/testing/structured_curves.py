@@ -18,7 +18,7 @@ model than the embedded surrogate's (a power law with independent epoch noise):
 
 ``F`` is the table's ``valid_acc`` of that seed (so epoch 12 is the full evaluation's
 accuracy), ``u`` standard normal per architecture. Times per epoch are the table's
-(``train_time``, ``valid_time``); charged as :class:`nasfilter.fidelity.SyntheticCurves`
+(``train_time``, ``valid_time``); charged as :class:`nasfilter.bench.fidelity.SyntheticCurves`
 charges, ``train * (iepoch + 1) + valid``. Every draw comes from a ``SeedSequence`` of the
 table's seed, so the curves are a pure function of it.
 """
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nasfilter.space import N_ARCHS, all_channels
-from nasfilter.table import BenchmarkTable
+from nasfilter.bench.spaces.sss import N_ARCHS, all_channels
+from nasfilter.bench.table import BenchmarkTable
 from nasfilter.testing.structured_table import DEFAULT_SEED, SEEDS, structured_table
 
 EPOCHS = 12
@@ -62,7 +62,7 @@ def build_structured_curves(table: BenchmarkTable, seed: int) -> np.ndarray:
 
 
 class StructuredCurves:
-    """The structured table's SYNTHETIC curves (:class:`nasfilter.fidelity.LearningCurves`).
+    """The structured table's SYNTHETIC curves (:class:`nasfilter.bench.fidelity.LearningCurves`).
 
     Args:
         table: the structured table (default: ``structured_table(seed)``); its provenance

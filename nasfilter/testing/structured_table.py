@@ -16,7 +16,7 @@ that does well on both is less likely to be fitting one generator:
 - **Time** grows with MACs to the power 0.85 and with the total channel count (a memory
   term), with 12 % log-normal scatter; latency with the square root of MACs.
 
-MACs and parameter counts are exact (:func:`nasfilter.costs.network_costs`). Write it in the
+MACs and parameter counts are exact (:func:`nasfilter.bench.costs.network_costs`). Write it in the
 real archive format with :func:`nasfilter.testing.nats_archive.write_nats_archive` and read it
 back with ``nasfilter convert``, as the benchmark does.
 """
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from nasfilter.costs import network_costs
-from nasfilter.datasets import get_dataset
-from nasfilter.space import N_ARCHS, all_channels
-from nasfilter.table import BenchmarkTable, Provenance
+from nasfilter.bench.costs import network_costs
+from nasfilter.bench.datasets import get_dataset
+from nasfilter.bench.spaces.sss import N_ARCHS, all_channels
+from nasfilter.bench.table import BenchmarkTable, Provenance
 
 SOURCE = "nasfilter structured synthetic test table v1"
 SEEDS = (777, 888, 999)

@@ -1,6 +1,6 @@
 """Zero-cost proxies: scores of an untrained network, computed before any training.
 
-Not to be confused with :mod:`nasfilter.proxy` (the hardware signal table). See
+Not to be confused with :mod:`nasfilter.bench.proxy` (the hardware signal table). See
 docs/cheap-signals.md.
 """
 

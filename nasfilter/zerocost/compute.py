@@ -17,8 +17,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from nasfilter.datasets import Dataset, get_dataset
-from nasfilter.spaces import Space, get_space
+from nasfilter.bench.datasets import Dataset, get_dataset
+from nasfilter.bench.spaces import Space, get_space
 from nasfilter.zerocost.base import ZeroCostProxy, get_proxy, parse_proxies
 from nasfilter.zerocost.nets import check_seed
 from nasfilter.zerocost.probe import Probe

@@ -2,7 +2,7 @@
 
 Every architecture of both spaces is built with xautodl, as NATS-Bench trains it:
 
-- sss: ``DynamicShapeTinyNet`` (:func:`nasfilter.network.build_network`);
+- sss: ``DynamicShapeTinyNet`` (:func:`nasfilter.bench.network.build_network`);
 - tss: ``TinyNetwork`` with C = 16, N = 5 (the NAS-Bench-201 macro skeleton).
 
 Weights are xautodl's (= PyTorch's default) initialisation, drawn from a torch generator seeded
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nasfilter.datasets import Dataset, get_dataset
-from nasfilter.network import MissingDependencyError, input_shape
-from nasfilter.spaces import Space, get_space
+from nasfilter.bench.datasets import Dataset, get_dataset
+from nasfilter.bench.network import MissingDependencyError, input_shape
+from nasfilter.bench.spaces import Space, get_space
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -82,7 +82,7 @@ def build(space: str | Space, arch: object, dataset: str | Dataset, seed: int) -
         else:
             from xautodl.models import get_cell_based_tiny_net
 
-            from nasfilter.network import xautodl_config
+            from nasfilter.bench.network import xautodl_config
 
             net = get_cell_based_tiny_net(xautodl_config(parsed, ds))
     return net.train()

@@ -14,8 +14,8 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nasfilter.datasets import Dataset, get_dataset
-from nasfilter.spaces import Space, get_space
+from nasfilter.bench.datasets import Dataset, get_dataset
+from nasfilter.bench.spaces import Space, get_space
 from nasfilter.zerocost.nets import _torch, build, check_seed, is_connected, stand_in_batch
 
 if TYPE_CHECKING:  # pragma: no cover

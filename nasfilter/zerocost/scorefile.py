@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nasfilter.datasets import get_dataset
-from nasfilter.spaces import get_space
+from nasfilter.bench.datasets import get_dataset
+from nasfilter.bench.spaces import get_space
 from nasfilter.zerocost.base import check_finite
 from nasfilter.zerocost.compute import VERSION, Scores
 from nasfilter.zerocost.nets import STAND_IN, STAND_IN_TEXT

@@ -1,0 +1,227 @@
+"""``nasfilter measure --space tss``: every tss cell's throughput, latency and utilization.
+
+Three backends answer for all 15625 cells at once (each a few milliseconds):
+
+- ``measured[batch=B]`` (B in 1, 32, 256; default 256) on a HELP GPU (1080ti, 2080ti, titanx,
+  titanxp): HELP's **measured** latency (:func:`nasfilter.bench.tss_data.load_latency`) of the
+  CIFAR-10 network; throughput = B / latency;
+- ``calibrated[batch=B]`` (default 256) on any device with the model's data-sheet figures
+  (a built-in or a JSON device file, ``sm_count``, ``memory_gb`` and ``fp32_peak_tflops``):
+  the calibrated GPU model's **modelled** PyTorch-eager FP32 throughput
+  (:meth:`nasfilter.oracle.calibrated.CalibratedBackend.predict_tss`; other datasets through
+  :func:`nasfilter.oracle.calibrated.predict_tss` with that backend's calibration);
+- ``roofline[batch=B]`` (default 256): the plain roofline's **modelled** seconds per batch on
+  the data sheet's FP32 peak and bandwidth (:func:`nasfilter.oracle.cells.roofline_batch_seconds`).
+
+Utilization = throughput x 2 x MACs (NATS's FLOPs of the dataset's network) / the device's
+FP32 data-sheet peak. Without ``--device`` every backend runs on the RTX 2080 Ti. Rows go to
+the measurement cache under the config ``{"space": "tss", ...}`` (never mixed with sss rows)
+with the label ``measured`` or ``modelled``;
+:func:`export_tss` writes a group's rows with their arch strings. The torch-cuda, tensorrt and
+onnxruntime backends build the size-space network and are refused on tss by name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nasfilter.bench.spaces import TSS
+from nasfilter.bench.tss_data import load_tss_arrays
+from nasfilter.files import atomic_write
+
+TSS_BACKENDS = ("measured", "calibrated", "roofline")
+SSS_ONLY_BACKENDS = ("onnxruntime", "torch-cuda", "tensorrt")
+DEFAULT_BATCH = 256
+DEFAULT_DEVICE = "rtx2080ti"  # the measured default (HELP's 2080ti) for every tss backend
+EXPORT_FORMAT = "nasfilter-tss-measure"
+
+
+@dataclass(frozen=True)
+class TssPrediction:
+    """One backend's answer for every tss cell: arrays (15625,), seconds and images/s."""
+
+    backend: str
+    label: str  # "measured" or "modelled"
+    batch: int
+    config: dict[str, Any]
+    device: dict[str, Any]
+    throughput: np.ndarray
+    flops_per_image: np.ndarray
+    peak_flops: float
+
+    @property
+    def latency_s(self) -> np.ndarray:
+        """Seconds per batch of ``batch`` images, (15625,)."""
+        out: np.ndarray = self.batch / self.throughput
+        return out
+
+
+def _batch(name: str, params: dict[str, Any], allowed: tuple[int, ...] | None) -> int:
+    unknown = sorted(set(params) - {"batch"})
+    if unknown:
+        raise ValueError(f"backend {name!r} on tss takes only batch=B; unknown settings {unknown}")
+    batch = params.get("batch", DEFAULT_BATCH)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"backend {name!r}: batch must be an integer >= 1, got {batch!r}")
+    if allowed is not None and batch not in allowed:
+        raise ValueError(f"backend {name!r}: no latency was measured at batch {batch}; measured "
+                         f"batches: {', '.join(map(str, allowed))}")
+    return batch
+
+
+def _flops(dataset: str) -> np.ndarray:
+    """FLOPs per image of every cell on ``dataset`` (2 x NATS's MACs), float64 (15625,)."""
+    out: np.ndarray = load_tss_arrays(dataset).flops_M.astype(np.float64) * 2e6
+    return out
+
+
+def _fp32_peak(device: Any) -> float:
+    from nasfilter.oracle.devices import DEVICES
+
+    if device.fp32_peak_flops is None:
+        known = [name for name, spec in DEVICES.items() if spec.fp32_peak_flops is not None]
+        raise ValueError(f"device {device.name!r} has no FP32 peak (fp32_peak_tflops): the tss "
+                         "networks run in FP32 and their utilization is taken against that "
+                         f"data-sheet peak; devices with one: {', '.join(known)}, or a JSON "
+                         "device file with fp32_peak_tflops")
+    return float(device.fp32_peak_flops)
+
+
+def predict(name: str, params: dict[str, Any], device: str | None,
+            dataset: str) -> TssPrediction:
+    """Every cell's prediction or measurement by backend ``name`` (see module)."""
+    if name in SSS_ONLY_BACKENDS:
+        raise ValueError(f"backend {name!r} builds the size-space (sss) network and cannot run "
+                         f"tss cells; tss backends: {', '.join(TSS_BACKENDS)}")
+    if name == "measured":
+        return _measured(params, device, dataset)
+    if name == "calibrated":
+        return _calibrated(params, device, dataset)
+    if name == "roofline":
+        return _roofline(params, device, dataset)
+    raise ValueError(f"unknown tss backend {name!r}; tss backends: {', '.join(TSS_BACKENDS)}")
+
+
+def _measured(params: dict[str, Any], device: str | None, dataset: str) -> TssPrediction:
+    from nasfilter.bench.tss_data import GPU_BATCHES, load_latency
+    from nasfilter.oracle.devices import get_device
+    from nasfilter.oracle.measured import DEVICE_SPECS, help_device
+
+    batch = _batch("measured", params, GPU_BATCHES)
+    if dataset != "cifar10":
+        raise ValueError(f"the measured latencies are of the CIFAR-10 network (HELP); dataset "
+                         f"{dataset!r} was not measured: use --dataset cifar10")
+    key = help_device("2080ti" if device is None else device)
+    spec = get_device(DEVICE_SPECS[key])
+    config = {"space": "tss", "batch": batch, "source": "HELP measured latency",
+              "help_device": key}
+    return TssPrediction("measured", "measured", batch, config, spec.to_dict(),
+                         batch / load_latency(key, batch), _flops(dataset), _fp32_peak(spec))
+
+
+def _calibrated(params: dict[str, Any], device: str | None, dataset: str) -> TssPrediction:
+    from nasfilter.oracle.calibrated import CalibratedBackend, predict_tss
+
+    batch = _batch("calibrated", params, None)
+    backend = CalibratedBackend(device=DEFAULT_DEVICE if device is None else device)
+    if dataset == "cifar10":
+        throughput = backend.predict_tss(batch)
+    else:
+        throughput = predict_tss(backend.device, batch, backend.calibration, dataset=dataset)
+    config = {"space": "tss", "batch": batch, "engine": "eager", "precision": "fp32",
+              "params": backend.calibration.params.to_dict(),
+              "fitted_on": backend.calibration.fitted_on}
+    return TssPrediction("calibrated", "modelled", batch, config, backend.device.to_dict(),
+                         np.asarray(throughput, dtype=np.float64), _flops(dataset),
+                         _fp32_peak(backend.device))
+
+
+def _roofline(params: dict[str, Any], device: str | None, dataset: str) -> TssPrediction:
+    from nasfilter.oracle.cells import all_ops, roofline_batch_seconds
+    from nasfilter.oracle.devices import get_device
+
+    batch = _batch("roofline", params, None)
+    spec = get_device(DEFAULT_DEVICE if device is None else device)
+    peak = _fp32_peak(spec)
+    seconds = roofline_batch_seconds(spec, batch, all_ops(), dataset, "fp32")
+    config = {"space": "tss", "batch": batch, "precision": "fp32"}
+    return TssPrediction("roofline", "modelled", batch, config, spec.to_dict(),
+                         batch / seconds, _flops(dataset), peak)
+
+
+def select_tss_archs(text: str, rng: np.random.Generator) -> np.ndarray:
+    """Indices named by ``--archs``: ``all``, ``sample:N`` (uniform, no repeats) or a file with
+    one tss index or arch string per line; sorted, unique, int64."""
+    value = text.strip()
+    if value == "all":
+        return np.arange(TSS.size, dtype=np.int64)
+    if value.startswith("sample:"):
+        n = value.partition(":")[2]
+        if not n.isdigit() or not 1 <= int(n) <= TSS.size:
+            raise ValueError(f"--archs {text!r}: sample:N needs N in 1..{TSS.size}")
+        return np.sort(rng.choice(TSS.size, int(n), replace=False)).astype(np.int64)
+    path = Path(value)
+    if not path.is_file():
+        raise ValueError(f"--archs {text!r}: give all, sample:N, or a file with one tss index "
+                         f"(0..{TSS.size - 1}) or arch string per line")
+    out = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            try:
+                out.append(TSS.index_of(line.strip()))
+            except ValueError as exc:
+                raise ValueError(f"--archs {text!r}, line {number}: {exc}") from None
+    if not out:
+        raise ValueError(f"--archs {text!r}: the file names no architecture")
+    return np.unique(np.asarray(out, dtype=np.int64))
+
+
+def store(pred: TssPrediction, archs: np.ndarray, dataset: str, cache: Any) -> tuple[Any, int]:
+    """Put the rows of ``archs`` not yet cached into ``cache``; (the group, rows added)."""
+    from nasfilter.oracle.cache import Group
+    from nasfilter.oracle.measurement import Measurement, Status
+
+    config = {**pred.config, "label": pred.label}
+    group = Group.make(dataset, pred.backend, config, pred.device)
+    new = np.setdiff1d(archs, cache.cached_indices(group))
+    rows = [Measurement(arch=int(i), dataset=dataset, backend=pred.backend, config=config,
+                        device=pred.device, status=Status.OK,
+                        throughput=float(pred.throughput[i]), batch_size=pred.batch,
+                        max_batch=None, flops_per_image=float(pred.flops_per_image[i]),
+                        peak_flops=pred.peak_flops, peak_source="spec",
+                        timings={"latency_s": float(pred.latency_s[i])})
+            for i in new.tolist()]
+    cache.put_many(rows)
+    return group, len(rows)
+
+
+def export_tss(cache: Any, group: Any, path: str | Path) -> Path:
+    """Write ``group``'s rows as a .npz: index, arch (string), throughput (images/s),
+    latency_s (per batch), utilization, batch, label (measured / modelled), meta (JSON)."""
+    rows = sorted(cache.rows(group), key=lambda m: m.arch)
+    label = group.config_dict.get("label", "modelled")
+    columns = {
+        "index": np.asarray([m.arch for m in rows], dtype=np.int64),
+        "arch": np.asarray([str(TSS.arch(m.arch)) for m in rows], dtype=str),
+        "throughput": np.asarray([m.throughput for m in rows], dtype=np.float64),
+        "latency_s": np.asarray([m.timings["latency_s"] for m in rows], dtype=np.float64),
+        "utilization": np.asarray([m.utilization for m in rows], dtype=np.float64),
+        "batch": np.asarray([m.batch_size for m in rows], dtype=np.int64),
+        "label": np.asarray([label] * len(rows), dtype=str),
+    }
+    meta = {"format": EXPORT_FORMAT, "space": "tss", "dataset": group.dataset,
+            "backend": group.backend, "config": group.config_dict, "device": group.device_dict,
+            "utilization": "throughput x 2 x MACs / the device's FP32 data-sheet peak"}
+    arrays: dict[str, Any] = {"meta": np.array(json.dumps(meta, sort_keys=True)), **columns}
+    target = Path(path)
+    with atomic_write(target) as fh:
+        np.savez_compressed(fh, **arrays)
+    return target
+
+
+__all__ = ["TSS_BACKENDS", "TssPrediction", "export_tss", "predict", "select_tss_archs", "store"]

@@ -1,0 +1,169 @@
+"""A run spec's inputs, loaded once per process: the table, the proxy and the front
+reference (:func:`inputs`), and what identifies them (:func:`provenance`).
+
+The per-process caches key on a file's identity (resolved path, size, mtime), so a table
+rewritten in place is loaded afresh. Every path through here checks that the table and the
+proxy are of one dataset (:func:`nasfilter.runs.runner.check_same_dataset`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nasfilter.bench.fullbench.layout import INDEX_FILE
+from nasfilter.bench.lookup import load_table, table_name
+from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
+from nasfilter.bench.table import ARRAY_COLUMNS, BenchmarkTable
+from nasfilter.runs.metrics import FrontReference
+from nasfilter.runs.records import RunSpec
+from nasfilter.runs.runner import check_same_dataset
+
+FileIdentity = tuple[str, int, int] | None  # (resolved path, size, mtime in ns), or None
+
+
+def file_identity(path: str | os.PathLike[str] | None) -> FileIdentity:
+    """(resolved path, size in bytes, mtime in ns) of a file, or None for no path; of a
+    full-fidelity benchmark folder, the folder with its index file's size and mtime.
+
+    The per-process caches key on this, so a table rewritten in place is loaded afresh."""
+    if path is None:
+        return None
+    resolved = Path(path).resolve()
+    index = resolved / INDEX_FILE
+    try:
+        st = index.stat() if resolved.is_dir() and index.is_file() else resolved.stat()
+    except OSError:
+        return (str(resolved), -1, -1)  # the loader reports the missing file
+    return (str(resolved), st.st_size, st.st_mtime_ns)
+
+
+def table_identity(table: str | os.PathLike[str] | None) -> FileIdentity:
+    """:func:`file_identity` of a table file; a table's name (None: the default) is its own
+    identity, ``(name, 0, 0)``."""
+    named = table_name(table)
+    return (named, 0, 0) if named is not None else file_identity(table)
+
+
+@functools.lru_cache(maxsize=16)
+def _table_at(identity: FileIdentity, dataset: str) -> BenchmarkTable:
+    return load_table(None if identity is None else identity[0], dataset)
+
+
+def cached_table(path: str | os.PathLike[str] | None, dataset: str) -> BenchmarkTable:
+    """:func:`~nasfilter.bench.table.load_table`, cached per process by file identity."""
+    return _table_at(table_identity(path), dataset)
+
+
+def load_proxy(
+    oracle: str = DEFAULT_ORACLE,
+    device: str | None = "v100",
+    dataset: str = "cifar10",
+    cache: str | None = None,
+) -> ProxyTable:
+    """The proxy table of an oracle backend (:func:`nasfilter.oracle.proxy_table`)."""
+    # Imported here: the oracle package (and its backends) loads only when a proxy is
+    # needed, which keeps the CLI's startup short (docs/architecture.md, local imports).
+    from nasfilter.oracle import proxy_table
+
+    return proxy_table(backend=oracle, device=device, dataset=dataset, cache=cache)
+
+
+@functools.lru_cache(maxsize=16)
+def _proxy_at(oracle: str, device: str | None, dataset: str, cache: FileIdentity) -> ProxyTable:
+    return load_proxy(oracle, device, dataset, None if cache is None else cache[0])
+
+
+def cached_proxy(
+    oracle: str, device: str | None, dataset: str, cache: str | os.PathLike[str] | None
+) -> ProxyTable:
+    """:func:`load_proxy`, cached per process by the cache file's identity."""
+    return _proxy_at(oracle, device, dataset, file_identity(cache))
+
+
+@functools.lru_cache(maxsize=16)
+def _reference_at(
+    table: FileIdentity, dataset: str, oracle: str, device: str | None, cache: FileIdentity
+) -> FrontReference:
+    return FrontReference.build(
+        _table_at(table, dataset), _proxy_at(oracle, device, dataset, cache)
+    )
+
+
+def _check_table(table: BenchmarkTable) -> None:
+    """ValueError for a partial table (a search may propose any architecture) and for one
+    without test accuracy for every architecture (the metrics need the true front)."""
+    if not table.is_complete:
+        raise ValueError(
+            f"table {table.label!r} holds {table.n_present} of 32768 architectures; a search "
+            "may propose any of them, so it needs a complete table (convert the full archive)"
+        )
+    missing_test = int(np.count_nonzero(~np.isfinite(table.test_acc)))
+    if missing_test:
+        raise ValueError(
+            f"table {table.label!r} lacks column 'test_acc' (test accuracy after 90 epochs) "
+            f"for {missing_test} of 32768 architectures; the metrics need it for the true "
+            "front. Convert the full NATS-Bench archive with `nasfilter convert` "
+            "(docs/real-archive.md), or omit --table to use the real table"
+        )
+
+
+def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
+    """The table, proxy and front reference of ``spec`` (loaded once per process).
+
+    Raises ValueError for a partial table, for one without test accuracy for every
+    architecture, and for a proxy of another dataset or search space than the table's
+    (naming both).
+    """
+    table_id, cache_id = table_identity(spec.table), file_identity(spec.oracle_cache)
+    table = _table_at(table_id, spec.dataset)
+    _check_table(table)
+    proxy = _proxy_at(spec.oracle, spec.device, spec.dataset, cache_id)
+    check_same_dataset(table, proxy)
+    if proxy.space is not table.space:
+        raise ValueError(
+            f"oracle {spec.oracle!r} gives a {proxy.space.name} proxy but table "
+            f"{table.label!r} is of the {table.space.name} space; use an oracle of the "
+            f"{table.space.name} space (docs/tss.md: oracle='measured', device='2080ti' on "
+            "tss, as --space tss does; 'calibrated' or 'roofline' on sss)"
+        )
+    ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
+    return table, proxy, ref
+
+
+def content_digest(*arrays: np.ndarray) -> str:
+    """SHA-256 (hex) of ``arrays``' shapes, dtypes and bytes: what identifies a table's or
+    an oracle's numbers, wherever they were read from."""
+    digest = hashlib.sha256()
+    for arr in arrays:
+        a = np.ascontiguousarray(arr)
+        digest.update(f"{a.dtype.str}{a.shape};".encode())
+        digest.update(a.tobytes())
+    return digest.hexdigest()
+
+
+def provenance(spec: RunSpec) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(table provenance, oracle provenance) of ``spec``, JSON-serialisable, each with the
+    ``sha256`` of its numbers (:func:`content_digest`)."""
+    table, proxy, _ = inputs(spec)
+    table_prov = asdict(table.provenance) | {
+        "label": table.provenance.label,
+        "dataset": table.dataset.name,
+        "path": spec.table,
+        "sha256": content_digest(
+            np.asarray(table.seeds), *(getattr(table, c) for c in ARRAY_COLUMNS)
+        ),
+    }
+    oracle_prov = {
+        "label": proxy.label,
+        **proxy.provenance,
+        "sha256": content_digest(proxy.utilization, proxy.throughput),
+    }
+    return table_prov, json.loads(json.dumps(oracle_prov, default=str))
