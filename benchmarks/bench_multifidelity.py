@@ -29,7 +29,8 @@ Tables (every one SYNTHETIC, NOT NATS-Bench data, each with learning curves):
 - ``archive``: a full real-format archive of all 32768 architectures written by
   :func:`nasfilter.testing.nats_full_archive.search_benchmark` (varied copies of one real
   record, every hp-12 seed; only the records a CIFAR-10 search and its scoring read), converted
-  with ``convert_full`` and loaded as ``--table FOLDER`` is (:func:`nasfilter.bench.lookup.load_table`),
+  with ``convert_full`` and loaded as ``--table FOLDER`` is
+  (:func:`nasfilter.bench.lookup.load_table`),
   with the benchmark's own curves; written once (minutes) into a content-addressed folder under
   ``$NASFILTER_CACHE_DIR`` (else the system's temporary folder), never in the repository.
 
@@ -219,7 +220,8 @@ def grid(setting: Setting, methods: tuple[Method, ...] = METHODS) -> dict[str, A
 
 def ablation(setting: Setting, epochs: tuple[int, ...] = ABLATION_EPOCHS) -> dict[str, float]:
     """Spearman of accuracy after ``epochs`` (seed 777) with the final one (seed 888) and
-    with the test accuracy, over every architecture (:func:`nasfilter.study.cheap_signals.ablation`),
+    with the test accuracy, over every architecture
+    (:func:`nasfilter.study.cheap_signals.ablation`),
     rounded to three decimals."""
     a = cheap_ablation(setting.table, setting.curves, epochs)
     out = {"features_r2_final": round(a.features_r2_final, 3)}

@@ -32,6 +32,24 @@ from nasfilter.bench.surrogate import embedded_table  # light (numpy): load_tabl
 from nasfilter.bench.table import BenchmarkTable, MissingArchitectureError, Provenance
 from nasfilter.version import __version__
 
+# The layers, bottom first (docs/architecture.md): a module imports only from its own layer and
+# the layers before it. The top-level modules (checks, files, pareto, registry, stats, ...) are
+# the leaves below them all; this ``__init__`` and ``__main__`` are the entry points above them.
+# tests/test_import_graph.py reads this order and fails on any import against it.
+LAYERS: tuple[str, ...] = (
+    "bench",  # search spaces, datasets, tables, learning curves, networks, proxies, nats_api
+    "oracle",  # the GPU-utilization models and measurements
+    "sim",  # the metered problem: clock, meter, trace, fidelities, events, trials, plugins
+    "filters",
+    "searchers",
+    "runs",  # specs, records, runner, inputs, storage, results, fronts, experiments
+    "render",  # the drawing helpers and the HTML page
+    "survey",  # the CNN survey
+    "study",  # reproduce: summaries, numbers, figures, reports (of any results database too)
+    "testing",  # the contract and storage suites, fixtures for tests
+    "cli",
+)
+
 # Entry points loaded on first access (name -> module): the problem, one search, an
 # experiment and its results, the registries, storages and proxies.
 _LAZY = {

@@ -1,4 +1,5 @@
-"""The package's own import graph has no circle (docs/architecture.md, "arrows run one way").
+"""The package's own import graph has no circle and no import against the declared layer order
+(``nasfilter.LAYERS``; docs/architecture.md, "arrows run one way").
 
 The graph is read from the source with ``ast``, nothing is imported: every ``import`` and
 ``from ... import`` of a ``nasfilter`` module anywhere in a module counts, at the top, inside
@@ -13,6 +14,8 @@ import functools
 from pathlib import Path
 
 import pytest
+
+from nasfilter import LAYERS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nasfilter"
 
@@ -126,13 +129,67 @@ def test_the_graph_sees_local_and_type_checking_imports(tmp_path: Path) -> None:
     assert find_cycle(graph) == ["nasfilter.a", "nasfilter.b", "nasfilter.a"]
 
 
+def layer_of(module: str, layers: tuple[str, ...] = LAYERS) -> int:
+    """``module``'s rank in the declared order: 0 for a top-level leaf (``nasfilter.checks``),
+    ``i + 1`` for a module of ``layers[i]``, above them all for the package's ``__init__`` and
+    ``__main__`` (the entry points, loaded lazily)."""
+    parts = module.split(".")
+    if module in ("nasfilter", "nasfilter.__main__"):
+        return len(layers) + 1
+    if parts[1] in layers:
+        return layers.index(parts[1]) + 1
+    assert len(parts) == 2, f"{module}: a subpackage missing from nasfilter.LAYERS"
+    return 0
+
+
+def upward_imports(graph: dict[str, set[str]], layers: tuple[str, ...] = LAYERS) -> list[str]:
+    """Every ``a -> b`` where ``b`` sits in a layer above ``a``'s, as text."""
+    return [
+        f"{a} ({_name(a, layers)}) -> {b} ({_name(b, layers)})"
+        for a in sorted(graph)
+        for b in sorted(graph[a])
+        if layer_of(b, layers) > layer_of(a, layers)
+    ]
+
+
+def _name(module: str, layers: tuple[str, ...]) -> str:
+    rank = layer_of(module, layers)
+    return "leaf" if rank == 0 else layers[rank - 1] if rank <= len(layers) else "entry"
+
+
+def test_every_subpackage_has_its_place_in_the_layer_order() -> None:
+    subpackages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert subpackages == set(LAYERS)
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    upward = upward_imports(package_graph())
+    assert upward == [], "upward imports against nasfilter.LAYERS:\n" + "\n".join(upward)
+
+
+def test_an_upward_import_is_found_and_named(tmp_path: Path) -> None:
+    pkg = tmp_path / "nasfilter"
+    for sub in ("low", "high"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("from nasfilter.high import up\n")  # entry: may
+    (pkg / "leaf.py").write_text("X = 1\n")
+    (pkg / "high" / "up.py").write_text("from nasfilter.low import down\nimport nasfilter.leaf\n")
+    (pkg / "low" / "down.py").write_text("def f():\n    from nasfilter.high.up import g\n")
+    found = upward_imports(import_graph(pkg), ("low", "high"))
+    assert found == ["nasfilter.low.down (low) -> nasfilter.high.up (high)"]
+
+
+_RUN, _STORAGE = "nasfilter.runs.", "nasfilter.runs.storage."
+
+
 @pytest.mark.parametrize(
     ("leaf", "above"),
     [
-        ("nasfilter.runs.records", {"nasfilter.runs.experiment", "nasfilter.runs.results", "nasfilter.runs.storage.base"}),
-        ("nasfilter.runs.storage.base", {"nasfilter.runs.experiment", "nasfilter.runs.results", "nasfilter.runs.inputs"}),
-        ("nasfilter.runs.storage.sqlite_store", {"nasfilter.runs.experiment", "nasfilter.runs.results", "nasfilter.runs.inputs"}),
-        ("nasfilter.runs.runner", {"nasfilter.runs.experiment", "nasfilter.runs.results", "nasfilter.runs.storage.base"}),
+        (_RUN + "records", {_RUN + "experiment", _RUN + "results", _STORAGE + "base"}),
+        (_STORAGE + "base", {_RUN + "experiment", _RUN + "results", _RUN + "inputs"}),
+        (_STORAGE + "sqlite_store", {_RUN + "experiment", _RUN + "results", _RUN + "inputs"}),
+        (_RUN + "runner", {_RUN + "experiment", _RUN + "results", _STORAGE + "base"}),
     ],
 )
 def test_a_lower_layer_imports_nothing_above_it(leaf: str, above: set[str]) -> None:

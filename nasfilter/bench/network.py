@@ -196,7 +196,8 @@ class LayerCosts:
         return len(self.names)
 
     def table(self) -> LayerTable:
-        """These layers as the shared :class:`~nasfilter.bench.layer_table.LayerTable` (dense, groups 1)."""
+        """These layers as the shared :class:`~nasfilter.bench.layer_table.LayerTable` (dense,
+        groups 1)."""
         return LayerTable(
             names=self.names,
             kinds=tuple(_TABLE_KINDS[k] for k in self.kinds),

@@ -109,7 +109,8 @@ class BenchmarkTable:
         macs: multiply-accumulates per image in millions, shape (32768,).
         present: whether the row holds real data, shape (32768,); absent rows are NaN.
         provenance: where the numbers come from.
-        space: the search space the rows index, a class attribute: :data:`~nasfilter.bench.spaces.SSS`
+        space: the search space the rows index, a class attribute:
+        :data:`~nasfilter.bench.spaces.SSS`
             here, :data:`~nasfilter.bench.spaces.TSS` for a :class:`TssTable` (15625 rows).
     """
 

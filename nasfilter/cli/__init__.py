@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, LookupError, OSError) as exc:
         print(f"nasfilter {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except (sqlite3.Error, zlib.error) as exc:  # a database read outside nasfilter.runs.storage.sqlite_store
+    except (sqlite3.Error, zlib.error) as exc:  # read outside nasfilter.runs.storage.sqlite_store
         print(f"nasfilter {args.command}: error: a database is damaged: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,6 +1,7 @@
 """The onnxruntime backend: real networks timed on this machine's CPU.
 
-For each architecture: build the real xautodl network (:func:`nasfilter.bench.network.build_network`),
+For each architecture: build the real xautodl network
+(:func:`nasfilter.bench.network.build_network`),
 export it to ONNX with the TorchScript exporter (``dynamo=False``, traced at batch 1 with a
 free batch axis, ~0.1 s), open an
 onnxruntime session with all graph optimizations (which fold BN and fuse ReLU and the

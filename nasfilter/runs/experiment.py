@@ -5,7 +5,8 @@ proxy and the searcher and filter are rebuilt from the spec (its strings, or the
 of in-process plugins), and every generator comes from ``np.random.SeedSequence(seed)``
 (:func:`nasfilter.runs.runner.seed_streams`). Results are therefore identical whatever the
 number of worker processes and whichever worker runs which pair. With a
-:class:`~nasfilter.runs.storage.base.Storage`, results are written in grid order, one transaction per
+:class:`~nasfilter.runs.storage.base.Storage`, results are written in grid order, one transaction
+per
 run, and pairs already stored are skipped (resume).
 
 The pipeline runs one way: the runner makes a :class:`~nasfilter.runs.records.RunRecord` of

@@ -94,7 +94,8 @@ def front_from_events(
 
 def run_front(run: ScoredRun | RunRecord, trust_plugins: bool = True) -> RunFront:
     """The front of one run of a spec (from :func:`~nasfilter.runs.experiment.run_one`,
-    :func:`~nasfilter.runs.experiment.run_experiment`, or :func:`~nasfilter.runs.results.load_results`
+    :func:`~nasfilter.runs.experiment.run_experiment`, or
+    :func:`~nasfilter.runs.results.load_results`
     with ``with_events=True``), on its spec's table and oracle.
 
     ValueError for a run without its events (loaded without ``with_events``) or without

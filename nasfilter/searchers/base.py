@@ -88,7 +88,8 @@ class Searcher(Plugin):
     # ------------------------------------------------------------- the two hooks
     def propose(self) -> Arch | Proposal | Wait | None:
         """The next architecture to evaluate (at the full evaluation), a
-        :class:`~nasfilter.sim.trial.Proposal` of one at a fidelity, :data:`~nasfilter.sim.trial.WAIT`
+        :class:`~nasfilter.sim.trial.Proposal` of one at a fidelity,
+        :data:`~nasfilter.sim.trial.WAIT`
         (nothing until a pending trial is told), or None when the searcher has nothing more.
 
         Other trials may still be pending (see :attr:`pending`)."""

@@ -10,7 +10,8 @@ Evaluation semantics are NATS-Bench's ``simulate_train_eval(arch, dataset, hp='1
 ``12 x train-seconds-per-epoch + valid-seconds-per-epoch``.
 
 :class:`Problem` checks its inputs and delegates: the clocks and the budget to
-:class:`~nasfilter.sim.clock.SimClock`, answering and charging to :class:`~nasfilter.sim.meter.Meter`,
+:class:`~nasfilter.sim.clock.SimClock`, answering and charging to
+:class:`~nasfilter.sim.meter.Meter`,
 and the event log with its retention policy to :class:`~nasfilter.sim.trace.Trace`; the event
 schema is :mod:`nasfilter.sim.events`.
 """
@@ -186,7 +187,8 @@ class Problem:
         curves: learning curves for :meth:`evaluate_at` (an evaluation at a chosen epoch
             and setting), such as ``nasfilter.bench.fidelity.BenchmarkCurves(folder, dataset)``;
             None takes the table's own (the surrogate's SYNTHETIC curves) when it needs them.
-        charging: how evaluations at a fidelity are charged (``nasfilter.bench.fidelity.CHARGINGS``):
+        charging: how evaluations at a fidelity are charged
+        (``nasfilter.bench.fidelity.CHARGINGS``):
             ``"retrain"`` (NATS-Bench's: from scratch each time) or ``"resume"`` (from the
             last epoch this run trained for that architecture and setting, with its seed;
             see :mod:`nasfilter.sim.fidelity_meter`).
@@ -407,7 +409,8 @@ class Problem:
     @property
     def curves(self) -> LearningCurves:
         """The learning curves behind :meth:`evaluate_at`: those given to the constructor,
-        else the table's own (:func:`nasfilter.bench.fidelity.curves_for`; NoCurvesError if none)."""
+        else the table's own (:func:`nasfilter.bench.fidelity.curves_for`; NoCurvesError if
+        none)."""
         return self._fidelity.curves
 
     @property

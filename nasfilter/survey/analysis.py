@@ -1,4 +1,5 @@
-"""Layer analysis of any torch model: the fused per-layer :class:`~nasfilter.bench.layer_table.LayerTable`.
+"""Layer analysis of any torch model: the fused per-layer
+:class:`~nasfilter.bench.layer_table.LayerTable`.
 
 The model runs once on the **meta** device (shapes only: no weights, no arithmetic, no
 download) for one image, and every ATen operator it calls is recorded with the shapes of its
@@ -11,7 +12,8 @@ tensors. The records are then fused as an inference engine (TensorRT) fuses them
   without weights. MACs = output elements x reduction length (C_in / groups x kh x kw for a
   convolution), per image. A ``Linear`` applied to every pixel of a spatial map (its input a
   view of an ``(N, H, W, C)`` activation with H x W > 1: ConvNeXt's pointwise layers) is a
-  1x1 convolution, kind ``"conv"`` (see :mod:`nasfilter.bench.layer_table`): it counts as convolution
+  1x1 convolution, kind ``"conv"`` (see :mod:`nasfilter.bench.layer_table`): it counts as
+  convolution
   MACs for the CNN rule.
 - **Fused into the producer, free:** batch norm in eval mode (folded into the conv's weights
   and a bias), element-wise activations and any other element-wise operation whose other

@@ -3,7 +3,8 @@
 One ``.prof`` file per (architecture, image size) under
 ``<root>/timm-<timm version>-a<ANALYSIS>``: a first line of JSON (the layer names and kinds,
 ``params``, ``fvcore_macs`` and the input shape), then the
-:class:`~nasfilter.bench.layer_table.LayerTable` arrays as little-endian float64, ``len(ARRAY_FIELDS)``
+:class:`~nasfilter.bench.layer_table.LayerTable` arrays as little-endian float64,
+``len(ARRAY_FIELDS)``
 rows of one value per layer. A model that cannot be analysed is cached too, as a JSON line
 with its error message, so that it is reported, not retried. A cached survey reads a
 thousand such files; one read and one JSON parse each is about a tenth of what an ``.npz``

@@ -131,7 +131,7 @@ def write_profile(prof: Profile, out: Path, figure: bool = True) -> list[Path]:
         fh.write("\n")
     written = [out / "layers.csv", out / "profile.json"]
     if figure:
-        from nasfilter.study.plots import save_figure
+        from nasfilter.render.drawing import save_figure
         from nasfilter.survey.profile_plot import roofline_figure
 
         files = save_figure(roofline_figure(prof), out, "roofline")

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT
-from nasfilter.study.plots import FigureContext, _new_figure, _rc, _set_title
+from nasfilter.render.drawing import FigureContext, new_figure, rc, set_title
 from nasfilter.survey.breakdown import PARTS
 from nasfilter.survey.profile import Profile
 
@@ -40,8 +40,8 @@ def roofline_figure(prof: Profile) -> Any:
         f"calibrated GPU model, {prof.engine} engine, {prof.layout} (predicted; fit: "
         f"{prof.calibration.fitted_on})",
     )
-    with _rc():
-        fig = _new_figure(8.0, 5.6)
+    with rc():
+        fig = new_figure(8.0, 5.6)
         ax = fig.subplots()
         grid = np.geomspace(x_min, x_max, 200)
         peak, bw = dev.peak("spec") / 1e12, dev.memory_bandwidth("spec") / 1e12
@@ -69,5 +69,5 @@ def roofline_figure(prof: Profile) -> Any:
         ax.set_xlabel("arithmetic intensity (FLOP/byte, FP16, at the batch)")
         ax.set_ylabel("achieved TFLOP/s (predicted)")
         ax.legend(title="bound (layers); area = share of time", fontsize=8, loc="lower right")
-        _set_title(fig, f"Per-layer roofline on {dev.name}", ctx)
+        set_title(fig, f"Per-layer roofline on {dev.name}", ctx)
     return fig

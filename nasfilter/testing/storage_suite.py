@@ -1,4 +1,5 @@
-"""Conformance checks every :class:`~nasfilter.runs.storage.base.Storage` must pass, shipped for reuse.
+"""Conformance checks every :class:`~nasfilter.runs.storage.base.Storage` must pass, shipped for
+reuse.
 
 As Optuna ships ``StorageTestCase``: in a storage's own tests (pytest collects the ``test_*``
 methods of a ``Test*`` subclass)::

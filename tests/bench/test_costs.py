@@ -391,7 +391,8 @@ def test_build_network_without_xautodl_says_what_to_install(
 def test_importing_costs_does_not_import_torch() -> None:
     code = (
         "import sys, nasfilter.bench.costs, nasfilter.bench.network; "
-        "nasfilter.bench.costs.network_costs('cifar10'); nasfilter.bench.network.layer_costs('cifar10'); "
+        "nasfilter.bench.costs.network_costs('cifar10'); "
+        "nasfilter.bench.network.layer_costs('cifar10'); "
         "heavy = {'torch', 'xautodl'} & set(sys.modules); assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -34,7 +34,8 @@ def test_index_rule_matches_the_nats_meta_archs() -> None:
     import pickle
     from pathlib import Path
 
-    meta_path = Path(__file__).parent.parent / "data/nats-sss/NATS-sss-v1_0-50262-simple/meta.pickle.pbz2"
+    fixture = Path(__file__).resolve().parents[1] / "data/nats-sss/NATS-sss-v1_0-50262-simple"
+    meta_path = fixture / "meta.pickle.pbz2"
     with bz2.open(meta_path) as fh:
         meta_archs = pickle.load(fh)["meta_archs"]
     assert len(meta_archs) == N_ARCHS

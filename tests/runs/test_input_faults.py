@@ -405,7 +405,9 @@ def test_keep_of_something_not_an_arch_says_what_it_takes(bad: Any) -> None:
     flt = make_filter("successive-frontiers")
     problem = Problem(random_table(), np.random.default_rng(0), Budget(1e9), random_proxy())
     flt.setup(SearchContext(np.random.default_rng(0), ProxyHandle(problem)))
-    with pytest.raises(ValueError, match=r"keep\(\) takes one Arch \(nasfilter.bench.spaces.sss.as_arch"):
+    with pytest.raises(
+        ValueError, match=r"keep\(\) takes one Arch \(nasfilter.bench.spaces.sss.as_arch"
+    ):
         flt.keep(bad)
     assert problem.n_proxy == 0  # refused before any charged query
 

@@ -30,7 +30,8 @@ SLOW_CONTRACTS = (
     "model-based", "model-based-hw", "model-based-mf", "optuna-nsga2", "optuna-tpe",
     "optuna-random",
     "bohb", "mo-asha", "optuna-tpe-hyperband",  # 40 s and more each on a loaded machine
-    # Several seconds each on 2 idle cores; tests/searchers/test_multifidelity_searchers.py runs them
+    # Several seconds each on 2 idle cores; tests/searchers/test_multifidelity_searchers.py runs
+    # them
     # in the fast set.
     "successive-halving", "asha", "hyperband",
 )

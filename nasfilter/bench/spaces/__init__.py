@@ -5,11 +5,13 @@ A space is ``n_positions`` positions (sss: 5 layers; tss: 6 cell edges), each ta
 an architecture and its index. Everything generic over spaces reads it as digits: int codes
 ``0..n_choices-1``, one per position (:meth:`Space.digits`).
 
-- :data:`SSS`: the NATS size space, 8**5 = 32768 architectures (:mod:`nasfilter.bench.spaces.sss` holds
+- :data:`SSS`: the NATS size space, 8**5 = 32768 architectures (:mod:`nasfilter.bench.spaces.sss`
+holds
   its :class:`~nasfilter.bench.spaces.sss.Arch` and index rule).
 - :data:`TSS`: the NATS topology space (= NAS-Bench-201), 5**6 = 15625 cells, written
   ``|op~0|+|op~0|op~1|+|op~0|op~1|op~2|``. Its index rule is the order of the arch strings
-  in the official meta (``api.meta_archs``), shipped as ``arch_ops`` (:mod:`nasfilter.bench.tss_data`).
+  in the official meta (``api.meta_archs``), shipped as ``arch_ops``
+  (:mod:`nasfilter.bench.tss_data`).
 
 A table knows its space (``table.space``); problems, searchers and oracles take it from there.
 """
@@ -171,7 +173,8 @@ class Space:
 
 
 class SizeSpace(Space):
-    """The NATS size space (sss): five layers, channel counts 8..64 (:mod:`nasfilter.bench.spaces.sss`)."""
+    """The NATS size space (sss): five layers, channel counts 8..64
+    (:mod:`nasfilter.bench.spaces.sss`)."""
 
     name = "sss"
     title = "NATS size space"

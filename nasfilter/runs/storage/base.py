@@ -3,7 +3,8 @@
 In the manner of Optuna's ``BaseStorage``: one abstract class, :class:`Storage`, with an
 in-memory implementation here (:class:`InMemoryStorage`, for ``demo`` and ``reproduce``
 without a database) and an SQLite one in :mod:`nasfilter.runs.storage.sqlite_store`
-(:class:`~nasfilter.runs.storage.sqlite_store.Store`). A run writes through :meth:`Storage.add_run` its
+(:class:`~nasfilter.runs.storage.sqlite_store.Store`). A run writes through :meth:`Storage.add_run`
+its
 :class:`~nasfilter.runs.records.RunRecord`: events (trials, evaluations, proxy queries, the
 searcher's recommendations), why it stopped and the searcher's and filter's parameters;
 :meth:`Storage.add_spec` records the provenance of the table and oracle. Nothing else is

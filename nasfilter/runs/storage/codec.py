@@ -1,5 +1,6 @@
 """The SQLite results database's errors and its scores codec, apart from the
-:class:`~nasfilter.runs.storage.sqlite_store.Store` that uses them (and :mod:`nasfilter.runs.storage.migration`).
+:class:`~nasfilter.runs.storage.sqlite_store.Store` that uses them (and
+:mod:`nasfilter.runs.storage.migration`).
 
 - :class:`StoreError` and :func:`database_problem`: what a reader is told about a file
   that is not a results database, is locked, damaged or on a full disk;

@@ -14,10 +14,12 @@ from nasfilter.runs.storage.sqlite_store import Store
 
 def get_storage(path: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> Storage:
     """The storage at ``path``: None for :class:`~nasfilter.runs.storage.base.InMemoryStorage`, else
-    the SQLite results database :class:`~nasfilter.runs.storage.sqlite_store.Store` (created if missing, unless
+    the SQLite results database :class:`~nasfilter.runs.storage.sqlite_store.Store` (created if
+    missing, unless
     ``readonly``: then an existing database is opened only to read). Use it as a context
     manager. Raises ValueError for a path that is not a str or path, or ``readonly``
-    without a path; :class:`~nasfilter.runs.storage.sqlite_store.StoreError` for a file that is not a results
+    without a path; :class:`~nasfilter.runs.storage.sqlite_store.StoreError` for a file that is not
+    a results
     database."""
     if not isinstance(readonly, bool):
         raise ValueError(f"readonly must be True or False, got {readonly!r}")

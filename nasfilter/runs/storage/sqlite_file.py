@@ -1,7 +1,8 @@
 """The SQLite file under a results database: opening it safely, the schema version, one
 write transaction at a time, SQLite's errors as :class:`~nasfilter.runs.storage.codec.StoreError`.
 
-:class:`ResultsFile` is the plumbing :class:`~nasfilter.runs.storage.sqlite_store.Store` is built on; it knows
+:class:`ResultsFile` is the plumbing :class:`~nasfilter.runs.storage.sqlite_store.Store` is built
+on; it knows
 nothing of runs. Another program's SQLite database is refused untouched, and a database of
 another schema version before anything is read from it, naming the version and the
 migration command (``nasfilter migrate-db``).
@@ -20,11 +21,13 @@ from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly, sqli
 from nasfilter.runs.storage.codec import BUSY_TIMEOUT, StoreError, database_problem
 
 SCHEMA_VERSION = 3
-MIGRATABLE = ("1", "2")  # older schema versions nasfilter.runs.storage.migration rewrites in this one
+# older schema versions nasfilter.runs.storage.migration rewrites in this one
+MIGRATABLE = ("1", "2")
 
 
 class ResultsFile:
-    """An open results database file (see :class:`~nasfilter.runs.storage.sqlite_store.Store` for the
+    """An open results database file (see :class:`~nasfilter.runs.storage.sqlite_store.Store` for
+    the
     arguments); ``schema`` is the SQL that sets up a new one."""
 
     readonly: bool = False
