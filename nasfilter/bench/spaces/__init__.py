@@ -36,17 +36,6 @@ TSS_EXAMPLE = (
 )
 
 
-def _check_int_index(value: object, size: int, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise ValueError(
-            f"{name} architecture index must be an integer in [0, {size - 1}], got {value!r}"
-        )
-    index = int(value)
-    if not 0 <= index < size:
-        raise ValueError(f"{name} architecture index must be in [0, {size - 1}], got {index}")
-    return index
-
-
 @dataclass(frozen=True, slots=True, order=True)
 class Cell:
     """One cell of the topology space: the operation on each of the six edges, string order."""
@@ -121,7 +110,7 @@ class Space:
 
     def check_index(self, value: object) -> int:
         """``value`` as an int in ``[0, size)``; ValueError naming it and the range."""
-        return _check_int_index(value, self.size, self.name)
+        return sss.check_index(value, self.size, self.name)
 
     def arch(self, index: int) -> Any:
         """The architecture object of ``index`` (cached)."""

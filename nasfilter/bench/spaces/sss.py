@@ -40,14 +40,21 @@ def _check_channel(value: object, layer: int) -> int:
     return channel
 
 
-def _check_index(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+def check_index(value: object, size: int = N_ARCHS, space: str = "") -> int:
+    """``value`` as an int index of a space of ``size`` architectures (``space`` names it in
+    the error), else ValueError naming the value and the range. The one index check of every
+    space (:meth:`nasfilter.bench.spaces.Space.check_index` calls it)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
         raise ValueError(
-            f"architecture index must be an integer in [0, {N_ARCHS - 1}], got {value!r}"
+            f"{space}{' ' if space else ''}architecture index must be an integer in "
+            f"[0, {size - 1}], got {value!r}"
         )
     index = int(value)
-    if not 0 <= index < N_ARCHS:
-        raise ValueError(f"architecture index must be in [0, {N_ARCHS - 1}], got {index}")
+    if not 0 <= index < size:
+        raise ValueError(
+            f"{space}{' ' if space else ''}architecture index must be in [0, {size - 1}], "
+            f"got {index}"
+        )
     return index
 
 
@@ -71,7 +78,7 @@ class Arch:
     @classmethod
     def from_index(cls, index: int) -> Arch:
         """The architecture with NATS index ``index`` (0 <= index < 32768)."""
-        return cls(tuple(int(c) for c in index_to_channels(_check_index(index))))
+        return cls(tuple(int(c) for c in index_to_channels(check_index(index))))
 
     @classmethod
     def from_string(cls, text: str) -> Arch:
