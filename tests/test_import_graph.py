@@ -219,3 +219,46 @@ def test_no_module_or_function_over_its_length_limit() -> None:
                 if length > MAX_FUNCTION_LINES:
                     long_functions.append(f"{name}:{node.lineno} {node.name}: {length} lines")
     assert long_modules == [] and long_functions == []
+
+
+# docs/architecture.md, "Local imports": nasfilter's own modules are imported at the top of a
+# module; the few left inside functions defer an optional heavy extra's backend (the oracle's
+# torch/onnxruntime/TensorRT modules, the survey's timm) or break no circle but a slow start.
+MAX_LOCAL_OWN_IMPORTS = 60
+
+
+def _imports_own(node: ast.AST) -> bool:
+    """Whether ``node`` imports a nasfilter module (absolutely or relatively)."""
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] == "nasfilter" for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").split(".")[0] == "nasfilter"
+    return False
+
+
+def local_own_imports(package: Path = PACKAGE) -> list[str]:
+    """Every import of a nasfilter module inside a function, as ``path:line``."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text("utf-8"))
+        nodes = {
+            node
+            for func in ast.walk(tree)
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for node in ast.walk(func)
+            if _imports_own(node)
+        }
+        found += [f"{path.relative_to(package.parent)}:{n.lineno}" for n in nodes]
+    return sorted(found)
+
+
+def test_few_imports_of_the_package_hide_inside_functions(tmp_path: Path) -> None:
+    pkg = tmp_path / "nasfilter"
+    pkg.mkdir()
+    (pkg / "a.py").write_text(
+        "import json\nfrom nasfilter import b\n\ndef f():\n    import numpy\n"
+        "    from nasfilter.b import X\n    def g():\n        from . import b\n"
+    )
+    assert local_own_imports(pkg) == ["nasfilter/a.py:6", "nasfilter/a.py:8"]
+    found = local_own_imports()
+    assert len(found) <= MAX_LOCAL_OWN_IMPORTS, "\n".join(found)

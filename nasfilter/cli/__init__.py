@@ -15,6 +15,8 @@ import sys
 import zlib
 from collections.abc import Sequence
 
+from nasfilter.version import __version__
+
 # Subcommand modules, in the order `--help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "show",
@@ -44,7 +46,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="nasfilter",
         description="Simulated neural architecture search on the NATS-Bench size space.",
     )
-    from nasfilter.version import __version__
 
     parser.add_argument(
         "--version", action="version", version=f"nasfilter {__version__}", help="print the version"

@@ -23,6 +23,10 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from nasfilter.bench.datasets import DATASETS, get_dataset
+from nasfilter.bench.lookup import SPACE_DEFAULT_TABLE, table_name
+from nasfilter.bench.proxy import DEFAULT_ORACLE
+from nasfilter.bench.tss_real import TSS_TABLES
 from nasfilter.files import PathArg as PathArg
 from nasfilter.files import check_not_input as check_not_input  # the one rule, shared
 from nasfilter.files import check_path_text
@@ -78,7 +82,6 @@ def seconds(positive: bool) -> Callable[[str], float]:
 def dataset_name(text: str) -> str:
     """An argparse ``type``: a dataset name or alias (case-insensitive), as its canonical
     name."""
-    from nasfilter.bench.datasets import get_dataset
 
     try:
         return get_dataset(text).name
@@ -88,7 +91,6 @@ def dataset_name(text: str) -> str:
 
 def add_dataset(p: argparse.ArgumentParser) -> None:
     """The ``--dataset`` flag, checked while parsing."""
-    from nasfilter.bench.datasets import DATASETS
 
     p.add_argument(
         "--dataset", default="cifar10", type=dataset_name, help=f"one of {', '.join(DATASETS)}"
@@ -218,9 +220,6 @@ def add_space(p: argparse.ArgumentParser) -> None:
 def apply_space(args: argparse.Namespace) -> None:
     """Fill in ``--space tss``'s default table and oracle, and refuse a ``--table`` of the
     other space naming both; nothing ever falls back to sss silently."""
-    from nasfilter.bench.lookup import SPACE_DEFAULT_TABLE, table_name
-    from nasfilter.bench.proxy import DEFAULT_ORACLE
-    from nasfilter.bench.tss_real import TSS_TABLES
 
     space = getattr(args, "space", "sss")
     name = table_name(args.table) if args.table is not None else None

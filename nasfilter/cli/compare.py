@@ -15,7 +15,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nasfilter.cli.args import add_force
+from nasfilter.bench.tss_real import TSS_TABLES
+from nasfilter.cli.args import add_force, check_input_file, check_output_file
+from nasfilter.files import write_csv
+from nasfilter.runs.fronts import run_front
+from nasfilter.runs.metrics import accuracy_words
+from nasfilter.runs.results import METRICS_VERSION, UntrustedPluginError, load_results
+from nasfilter.runs.run_summary import completed_evaluations
+from nasfilter.runs.storage.base import input_id
+from nasfilter.runs.storage.sqlite_store import Store, StoreError
+from nasfilter.study.metrics_table import describe_inputs, format_summary, summarize
 
 JSON_FIELDS = (
     "searcher",
@@ -91,8 +100,6 @@ def accuracy_by_table(provenance: Sequence[dict[str, Any]]) -> dict[str, str]:
     """{table content id: what its scored accuracy is} (:func:`~nasfilter.runs.metrics.
     accuracy_words`; the stored provenance names the column, ``test@90`` when it predates
     that)."""
-    from nasfilter.runs.metrics import accuracy_words
-    from nasfilter.runs.storage.base import input_id
 
     return {
         input_id(p["data"]): accuracy_words(str(p["data"].get("scored", "test@90")))
@@ -107,8 +114,6 @@ def keep_scores(db: Path, results: Sequence[Any]) -> None:
     that cannot be written (read-only, locked, a full disk) is left as it was."""
     import os
 
-    from nasfilter.runs.results import METRICS_VERSION
-    from nasfilter.runs.storage.sqlite_store import Store, StoreError
 
     fresh = [r for r in results if r.computed]
     folder = db.parent if str(db.parent) else Path(".")
@@ -129,9 +134,6 @@ def _json_rows(
     indices it evaluated at full fidelity, in completion order) and ``front`` (its front's
     indices, ascending: :func:`nasfilter.runs.fronts.run_front`; null for a run whose oracle
     is an untrusted plugin, whose throughput would import it)."""
-    from nasfilter.runs.fronts import run_front
-    from nasfilter.runs.results import UntrustedPluginError
-    from nasfilter.runs.run_summary import completed_evaluations
 
     out = []
     for result, row in zip(results, rows, strict=True):
@@ -147,7 +149,6 @@ def _json_rows(
 
 def of_space(results: Sequence[Any], space: str) -> list[Any]:
     """The results whose table is of ``space`` (the tss tables are named ``tss-real*``)."""
-    from nasfilter.bench.tss_real import TSS_TABLES
 
     return [
         r for r in results if (getattr(r.spec, "table", None) in TSS_TABLES) == (space == "tss")
@@ -157,11 +158,6 @@ def of_space(results: Sequence[Any], space: str) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from nasfilter.cli.args import check_input_file, check_output_file
-    from nasfilter.files import write_csv
-    from nasfilter.runs.results import load_results
-    from nasfilter.runs.storage.sqlite_store import Store
-    from nasfilter.study.metrics_table import describe_inputs, format_summary, summarize
 
     db = check_input_file(args.db, "--db", "results database")
     csv = None

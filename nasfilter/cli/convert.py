@@ -8,7 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nasfilter.cli.args import add_force, dataset_name
+from nasfilter.bench.convert import convert_archive
+from nasfilter.bench.fullbench import FullBenchmark, convert_full
+from nasfilter.bench.fullbench.index import check_replaceable
+from nasfilter.cli.args import add_force, check_output_file, dataset_name
 
 
 def register(sub: Any) -> None:
@@ -54,7 +57,6 @@ def register(sub: Any) -> None:
 
 
 def _check_output(args: argparse.Namespace) -> Path:
-    from nasfilter.cli.args import check_output_file
 
     return check_output_file(
         args.output,
@@ -68,7 +70,6 @@ def _check_output(args: argparse.Namespace) -> Path:
 def _check_folder(args: argparse.Namespace) -> Path:
     """The full benchmark's output folder: new, or (with --force) provably an earlier
     benchmark (its index parses and names itself, and it holds nothing else)."""
-    from nasfilter.bench.fullbench.index import check_replaceable
 
     target = Path(args.output)
     if target.suffix == ".npz":
@@ -107,7 +108,6 @@ def _next_command(target: Path, n_present: int, n_archs: int, first: int, hp: st
 
 
 def _run_full(args: argparse.Namespace) -> int:
-    from nasfilter.bench.fullbench import FullBenchmark, convert_full
 
     target = _check_folder(args)
     convert_full(args.archive, target, allow_partial=args.allow_partial,
@@ -128,7 +128,6 @@ def _run_full(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.bench.convert import convert_archive
 
     if args.dataset is None:
         return _run_full(args)

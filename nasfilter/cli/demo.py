@@ -24,8 +24,30 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from nasfilter.cli.args import int_at_least, naming
+from nasfilter.cli.args import apply_space, int_at_least, naming
+from nasfilter.cli.run import (
+    add_common,
+    build_specs,
+    check_inputs,
+    parse_seeds,
+    plan_jobs,
+    resolve_device,
+    worker_died,
+)
 from nasfilter.defaults import DEFAULT_BUDGET
+from nasfilter.runs.experiment import (
+    WorkerDied,
+    check_seeds,
+    inputs,
+    pool_context,
+    run_grids,
+    start_pool,
+)
+from nasfilter.runs.metrics import accuracy_words
+from nasfilter.runs.results import format_mean_se, load_results, mean_se
+from nasfilter.runs.storage.base import InMemoryStorage, Storage
+from nasfilter.study.methods import LEFT_OUT_PEERS, PEER_METHODS, STUDY_SEARCHERS
+from nasfilter.study.metrics_table import format_summary, summarize, text_table
 
 FRACTIONS = (0.25, 0.5, 0.75, 1.0)  # of the budget, for the hypervolume-over-time table
 # FRACTIONS are the ticks of a curve of len(FRACTIONS) points (nasfilter.runs.results.tick_times),
@@ -36,7 +58,6 @@ BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def register(sub: Any) -> None:
-    from nasfilter.cli.run import add_common
 
     p = sub.add_parser(
         "demo",
@@ -62,9 +83,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.cli.args import apply_space
-    from nasfilter.cli.run import worker_died
-    from nasfilter.runs.experiment import WorkerDied
 
     apply_space(args)
     try:
@@ -74,11 +92,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from nasfilter.cli.run import build_specs, parse_seeds, plan_jobs, resolve_device
-    from nasfilter.runs.experiment import check_seeds
-    from nasfilter.runs.metrics import accuracy_words
-    from nasfilter.study.methods import PEER_METHODS, STUDY_SEARCHERS
-    from nasfilter.study.metrics_table import format_summary, summarize
 
     if args.db is not None:
         from nasfilter.cli.args import check_database
@@ -125,8 +138,6 @@ def _at_fractions(specs: list[Any]) -> list[Any]:
 
 def _load_inputs(args: argparse.Namespace, spec: Any) -> Any:
     """The table, proxy and front reference of ``spec``, each error naming its flag."""
-    from nasfilter.cli.run import check_inputs
-    from nasfilter.runs.experiment import inputs
 
     check_inputs(args)
     with naming("--table"):  # the oracle is loaded: what can fail now is the table's
@@ -140,7 +151,6 @@ def _pool(jobs: int, preload: Any, load: Callable[[], Any]) -> Iterator[tuple[An
     start once this process has loaded the inputs, which they inherit; spawned ones start
     first and load ``preload``'s inputs while this one loads them too. Each worker uses one
     BLAS thread (:func:`_one_blas_thread`)."""
-    from nasfilter.runs.experiment import pool_context, start_pool
 
     if jobs == 1:
         yield None, load()
@@ -173,9 +183,6 @@ def _run(
 ) -> list[Any]:
     """Run every (specs, seeds) grid into one storage, with one ``pool`` of ``jobs``
     processes for them all (None: in this process); the scored runs, study's first."""
-    from nasfilter.runs.experiment import run_grids
-    from nasfilter.runs.results import load_results
-    from nasfilter.runs.storage.base import InMemoryStorage, Storage
 
     storage: Storage
     if args.db is not None:
@@ -211,8 +218,6 @@ def _scanning(run: Any, budget: float) -> list[bool]:
 def _hv_table(results: Sequence[Any], budget: float) -> list[str]:
     """The hypervolume ratio at each of :data:`FRACTIONS` of the budget, per searcher; a
     cell where every run was still scanning the proxy is marked (:data:`SCAN_NOTE`)."""
-    from nasfilter.runs.results import format_mean_se, mean_se
-    from nasfilter.study.metrics_table import text_table
 
     searchers = list(dict.fromkeys(r.spec.searcher for r in results))
     header = ["method", *(f"{f * budget:,.0f} s" for f in FRACTIONS)]
@@ -236,7 +241,6 @@ def _notes(table: Any, n_peer_seeds: int, n_seeds: int) -> None:
         "front. Metrics compare each run's accuracy-throughput front with the true one "
         "(docs/searchers.md).",
     )
-    from nasfilter.study.methods import LEFT_OUT_PEERS
 
     for extra in dict.fromkeys(extra for _, extra in LEFT_OUT_PEERS):
         names = ", ".join(m.label for m, e in LEFT_OUT_PEERS if e == extra)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from nasfilter.runs.storage.migration import migrate
+from nasfilter.runs.storage.sqlite_store import SCHEMA_VERSION
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -19,8 +22,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.runs.storage.migration import migrate
-    from nasfilter.runs.storage.sqlite_store import SCHEMA_VERSION
 
     kept, n = migrate(args.db)
     print(

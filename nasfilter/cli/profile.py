@@ -14,6 +14,19 @@ import re
 from pathlib import Path
 from typing import Any
 
+from nasfilter.cli.args import (
+    check_input_file,
+    check_not_input,
+    check_parent,
+    check_writable_folder,
+    int_at_least,
+    naming,
+)
+from nasfilter.cli.survey import _batch, _device, _fold
+from nasfilter.oracle.calibrated import load_calibration
+from nasfilter.survey.profile import profile
+from nasfilter.survey.profile_output import OUTPUTS, report, write_profile
+
 
 def _shape(text: str) -> tuple[int, int, int]:
     """An argparse ``type``: ``C,H,W`` (or ``CxHxW``) of positive integers."""
@@ -46,7 +59,6 @@ def register(sub: Any) -> None:
 
 def _add_model_arguments(p: argparse.ArgumentParser) -> None:
     """MODEL and what it runs on: input shape, device, layout, engine, batch, calibration."""
-    from nasfilter.cli.survey import _batch, _device
 
     p.add_argument(
         "model",
@@ -95,8 +107,6 @@ def _add_model_arguments(p: argparse.ArgumentParser) -> None:
 
 def _add_output_arguments(p: argparse.ArgumentParser) -> None:
     """The FoldedCNN what-if and what is written and printed."""
-    from nasfilter.cli.args import int_at_least
-    from nasfilter.cli.survey import _fold
 
     p.add_argument(
         "--fold",
@@ -116,8 +126,6 @@ def _add_output_arguments(p: argparse.ArgumentParser) -> None:
 
 def check_out(args: argparse.Namespace) -> Path:
     """The ``--out`` folder, checked before any analysis (see the module docstring)."""
-    from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
-    from nasfilter.survey.profile_output import OUTPUTS
 
     text = args.out if args.out is not None else "profile-" + re.sub(r"[^\w.-]", "_", args.model)
     if not text.strip():
@@ -148,10 +156,6 @@ def check_out(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.cli.args import check_input_file, naming
-    from nasfilter.oracle.calibrated import load_calibration
-    from nasfilter.survey.profile import profile
-    from nasfilter.survey.profile_output import report, write_profile
 
     calibration = None
     if args.calibration is not None:

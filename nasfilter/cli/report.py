@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nasfilter.cli.args import add_force
+from nasfilter.cli.args import add_force, check_input_file
+from nasfilter.runs.storage.sqlite_store import Store
+from nasfilter.study.reproduce import check_out_dir
+from nasfilter.study.runs_report import write_runs_report
 
 
 def register(sub: Any) -> None:
@@ -33,10 +36,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.cli.args import check_input_file
-    from nasfilter.runs.storage.sqlite_store import Store
-    from nasfilter.study.reproduce import check_out_dir
-    from nasfilter.study.runs_report import write_runs_report
 
     check_input_file(args.db, "--db", "results database")
     out = check_out_dir(args.out, args.force, {"--db": args.db})

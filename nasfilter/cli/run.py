@@ -14,16 +14,38 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from nasfilter.bench.fidelity import curves_for
 from nasfilter.bench.proxy import DEFAULT_ORACLE
 from nasfilter.cli.args import (
+    ORACLE_FLAGS,
     TABLE_HELP,
     add_dataset,
     add_space,
     apply_space,
+    check_database,
     int_at_least,
+    naming,
     seconds,
 )
 from nasfilter.defaults import DEFAULT_BUDGET
+from nasfilter.filters import FILTERS
+from nasfilter.oracle.measured import is_measured_spec
+from nasfilter.oracle.registry import check_spec, default_device
+from nasfilter.registry import split_top_level
+from nasfilter.runs.experiment import (
+    WorkerDied,
+    check_seeds,
+    default_jobs,
+    grid,
+    inputs,
+    run_experiment,
+)
+from nasfilter.runs.inputs import cached_proxy, cached_table
+from nasfilter.runs.results import empty_run_warning, evaluated_nothing
+from nasfilter.runs.runner import MAX_WORKERS
+from nasfilter.runs.storage.sqlite_store import Store
+from nasfilter.searchers import SEARCHERS, make_searcher
+from nasfilter.sim.problem import DEFAULT_PROXY_COST
 
 if TYPE_CHECKING:  # pragma: no cover
     from nasfilter.runs.experiment import RunSpec
@@ -68,7 +90,6 @@ def parse_seeds(text: str) -> list[int]:
 
 def split_specs(values: list[str]) -> list[str]:
     """Flatten ``["a,b[x=1,y=2]", "c"]`` into ``["a", "b[x=1,y=2]", "c"]``."""
-    from nasfilter.registry import split_top_level
 
     return [spec for value in values for spec in split_top_level(value, ",")]
 
@@ -143,9 +164,6 @@ def add_jobs(p: argparse.ArgumentParser) -> None:
 
 def resolve_device(args: argparse.Namespace) -> None:
     """Set ``args.device`` to the oracle's default device when none was given."""
-    from nasfilter.cli.args import naming
-    from nasfilter.oracle.measured import is_measured_spec
-    from nasfilter.oracle.registry import check_spec, default_device
 
     if args.device is None and not is_measured_spec(args.oracle):
         with naming("--oracle"):
@@ -155,7 +173,6 @@ def resolve_device(args: argparse.Namespace) -> None:
 def plan_jobs(requested: int | None, n_tasks: int) -> tuple[int, str]:
     """``(processes, why)``: ``requested`` (default: the CPUs) capped at the CPUs this
     process may use and at the ``n_tasks`` runs; ``why`` says what capped it ("" if none)."""
-    from nasfilter.runs.experiment import default_jobs
 
     cpus = default_jobs()
     wanted = cpus if requested is None else requested
@@ -172,8 +189,6 @@ def plan_jobs(requested: int | None, n_tasks: int) -> tuple[int, str]:
 
 def plugin_listing() -> str:
     """The registered searchers and filters, one line each, for ``--help``."""
-    from nasfilter.filters import FILTERS
-    from nasfilter.searchers import SEARCHERS
 
     lines = []
     for title, registry in (("searchers", SEARCHERS), ("filters", FILTERS)):
@@ -234,9 +249,6 @@ def build_specs(
     args: argparse.Namespace, searchers: list[str], filters: list[str]
 ) -> list[RunSpec]:
     """The run specs of the command line; raises ValueError before anything runs."""
-    from nasfilter.runs.experiment import grid
-    from nasfilter.runs.runner import MAX_WORKERS
-    from nasfilter.sim.problem import DEFAULT_PROXY_COST
 
     if not 1 <= args.workers <= MAX_WORKERS:
         raise ValueError(
@@ -261,8 +273,6 @@ def build_specs(
 def check_inputs(args: argparse.Namespace) -> None:
     """Load ``--table`` and the oracle once, so that an error names the flag at fault (into
     the process's caches, which the runs made here read again)."""
-    from nasfilter.cli.args import ORACLE_FLAGS, naming
-    from nasfilter.runs.inputs import cached_proxy, cached_table
 
     with naming("--table"):  # cached: the run loads it again (a full benchmark's is derived)
         cached_table(args.table, args.dataset)
@@ -274,8 +284,6 @@ def curves_line(specs: Sequence[Any], table: Any) -> str:
     """The ``curves`` line of the header when a searcher of ``specs`` evaluates at lower
     fidelities (``uses_fidelities``) or charging is ``resume`` (both read the curves), else
     ""; NoCurvesError, naming the conversion that adds them, when ``table`` has none."""
-    from nasfilter.bench.fidelity import curves_for
-    from nasfilter.searchers import make_searcher
 
     if not any(
         s.charging == "resume" or getattr(make_searcher(s.searcher), "uses_fidelities", False)
@@ -294,7 +302,6 @@ def curves_line(specs: Sequence[Any], table: Any) -> str:
 def empty_run_lines(records: Sequence[Any]) -> list[str]:
     """A warning per method among ``records`` (RunRecords) with runs that evaluated
     nothing, worded and decided by :mod:`nasfilter.runs.results` from the runs' events."""
-    from nasfilter.runs.results import empty_run_warning, evaluated_nothing
 
     by_label: dict[str, list[Any]] = {}
     for record in records:
@@ -313,9 +320,6 @@ def worker_died(command: str, exc: Exception) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.cli.args import check_database, naming
-    from nasfilter.runs.experiment import WorkerDied, check_seeds, inputs, run_experiment
-    from nasfilter.runs.storage.sqlite_store import Store
 
     apply_space(args)
     check_database(args.db, "--db", {"--table": args.table, "--oracle-cache": args.oracle_cache})

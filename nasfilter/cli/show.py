@@ -8,8 +8,12 @@ import math
 from dataclasses import asdict
 from typing import Any
 
+from nasfilter.bench.lookup import load_table
 from nasfilter.bench.proxy import DEFAULT_ORACLE
-from nasfilter.cli.args import TABLE_HELP, add_dataset, add_space, apply_space
+from nasfilter.bench.spaces import get_space
+from nasfilter.bench.tss_data import SEEDS, load_tss_arrays, seed_record_params_mismatch
+from nasfilter.cli.args import ORACLE_FLAGS, TABLE_HELP, add_dataset, add_space, apply_space, naming
+from nasfilter.oracle import proxy_table
 
 
 def register(sub: Any) -> None:
@@ -48,7 +52,6 @@ def _json_value(value: Any) -> Any:
 
 def add_tss_detail(rec: dict[str, Any], table: Any) -> None:
     """Add a tss record's real per-seed hp-200 values (raw, with the issue-36 flags)."""
-    from nasfilter.bench.tss_data import SEEDS, load_tss_arrays, seed_record_params_mismatch
 
     arrays = load_tss_arrays(table.dataset.name)
     index = rec["index"]
@@ -65,10 +68,6 @@ def add_tss_detail(rec: dict[str, Any], table: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.bench.lookup import load_table
-    from nasfilter.bench.spaces import get_space
-    from nasfilter.cli.args import ORACLE_FLAGS, naming
-    from nasfilter.oracle import proxy_table
 
     apply_space(args)
     with naming("ARCH"):

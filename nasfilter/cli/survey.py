@@ -11,10 +11,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nasfilter.bench.timm_data import read_benchmark, shipped_benchmark
+from nasfilter.cli.args import (
+    check_input_file,
+    check_not_input,
+    check_parent,
+    check_writable_folder,
+    int_at_least,
+    naming,
+)
+from nasfilter.oracle.calibrated import load_calibration
+from nasfilter.oracle.devices import get_device
+from nasfilter.survey import figure_cache
+from nasfilter.survey.cache import Workers, cache_folder
+from nasfilter.survey.draw_process import DrawingProcess
+from nasfilter.survey.fold import check_fold
+from nasfilter.survey.output import FIGURES, OUTPUTS, write_survey
+from nasfilter.survey.survey import SurveySettings, run_survey
+from nasfilter.survey.timm_models import check_names
+
 
 def _device(text: str) -> Any:
     """An argparse ``type``: a device the survey's GPU model can use (named on error)."""
-    from nasfilter.oracle.devices import get_device
 
     try:
         device = get_device(text)
@@ -26,7 +44,6 @@ def _device(text: str) -> Any:
 
 def _fold(text: str) -> int:
     """An argparse ``type``: a FoldedCNN fold factor, a perfect square >= 1."""
-    from nasfilter.survey.fold import check_fold
 
     try:
         value = int(text)
@@ -48,7 +65,6 @@ def _batch(text: str) -> int | None:
 
 
 def register(sub: Any) -> None:
-    from nasfilter.cli.args import int_at_least
 
     p = sub.add_parser(
         "survey",
@@ -175,7 +191,6 @@ def parse_models(text: str, origin: str) -> list[tuple[str, int | None]]:
 
 def check_cache(path: str) -> Path:
     """The ``--cache`` folder: its parent exists and it is not a file."""
-    from nasfilter.cli.args import check_parent
 
     if not path.strip():
         raise ValueError("--cache '': give a folder name, or leave --cache out for the default")
@@ -203,8 +218,6 @@ def check_out(args: argparse.Namespace) -> Path:
     any analysis: its parent exists, it is a folder, none of the files the survey writes
     there is one of the command's inputs, it is writable, and it is new or empty unless
     ``--force``."""
-    from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
-    from nasfilter.survey.output import FIGURES, OUTPUTS
 
     out = check_parent(args.out, "--out")
     if out.exists() and not out.is_dir():
@@ -224,10 +237,6 @@ def check_out(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nasfilter.survey.cache import Workers, cache_folder
-    from nasfilter.survey.draw_process import DrawingProcess
-    from nasfilter.survey.output import write_survey
-    from nasfilter.survey.survey import run_survey
 
     calibration = _check_inputs(args)
     out = check_out(args)
@@ -261,9 +270,6 @@ def _start_drawing(args: argparse.Namespace, settings: Any, drawing: Any) -> tup
     the figures of these inputs are probably all kept (copied: none to draw)."""
     from dataclasses import replace
 
-    from nasfilter.survey import figure_cache
-    from nasfilter.survey.cache import cache_folder
-    from nasfilter.survey.output import FIGURES
 
     tables = cache_folder(settings.cache_root)
     inputs = figure_cache.inputs_key(repr(replace(settings, jobs=1)), tables)
@@ -275,8 +281,6 @@ def _start_drawing(args: argparse.Namespace, settings: Any, drawing: Any) -> tup
 
 def _check_inputs(args: argparse.Namespace) -> Any:
     """Check the flags that name inputs before any analysis; the calibration (or None)."""
-    from nasfilter.cli.args import check_input_file, naming
-    from nasfilter.oracle.calibrated import load_calibration
 
     if args.batch is None:
         with naming("--device"):
@@ -298,9 +302,6 @@ def _check_inputs(args: argparse.Namespace) -> Any:
 
 def _models(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
     """The requested (model, size) pairs, names checked; None for every model."""
-    from nasfilter.cli.args import naming
-    from nasfilter.survey.cache import cache_folder
-    from nasfilter.survey.timm_models import check_names
 
     if args.models is not None:
         models = parse_models(args.models, "--models")
@@ -316,9 +317,6 @@ def _models(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
 
 def _settings(args: argparse.Namespace, calibration: Any) -> Any:
     """The :class:`~nasfilter.survey.survey.SurveySettings` of the flags."""
-    from nasfilter.bench.timm_data import read_benchmark, shipped_benchmark
-    from nasfilter.cli.args import naming
-    from nasfilter.survey.survey import SurveySettings
 
     models = _models(args)
     measured, label = None, ""

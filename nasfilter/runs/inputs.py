@@ -22,6 +22,7 @@ from nasfilter.bench.fullbench.layout import INDEX_FILE
 from nasfilter.bench.lookup import load_table, table_name
 from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.bench.table import ARRAY_COLUMNS, BenchmarkTable
+from nasfilter.oracle import proxy_table
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.records import RunSpec
 from nasfilter.runs.runner import check_same_dataset
@@ -71,7 +72,6 @@ def load_proxy(
     """The proxy table of an oracle backend (:func:`nasfilter.oracle.proxy_table`)."""
     # Imported here: the oracle package (and its backends) loads only when a proxy is
     # needed, which keeps the CLI's startup short (docs/architecture.md, local imports).
-    from nasfilter.oracle import proxy_table
 
     return proxy_table(backend=oracle, device=device, dataset=dataset, cache=cache)
 

@@ -38,7 +38,7 @@ from nasfilter.render.drawing import (
     set_title,
     zoom_to_front,
 )
-from nasfilter.runs.results import mean_se
+from nasfilter.runs.results import first_reaching, mean_se, reach_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -320,7 +320,6 @@ def reach_curves(
         bands: method label -> (mean (T,), standard error (T,)) over seeds, as
             :func:`nasfilter.runs.results.curve_band` computes them.
     """
-    from nasfilter.runs.results import first_reaching, reach_text
 
     t = column("times", times)
     if not bands:
