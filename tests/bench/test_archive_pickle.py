@@ -15,8 +15,9 @@ import pytest
 import nasfilter.cli
 from nasfilter.bench.archive_pickle import UnsafeArchiveError, load_archive_pickle
 from nasfilter.bench.convert import convert_archive
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 
 
 class _Payload:

@@ -26,9 +26,10 @@ from nasfilter.bench.datasets import get_dataset
 from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.bench.table import BenchmarkTable, Provenance
 from nasfilter.testing.nats_archive import write_nats_archive
+from tests.paths import NATS_SSS_FIXTURE
 from tests.tables import random_table
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 INDICES = (0, 11, 284)
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 COLUMNS = ("valid_acc", "test_acc", "train_time", "valid_time", "latency", "params", "macs")

@@ -18,8 +18,9 @@ import nasfilter.cli
 from nasfilter.bench.fullbench import FullBenchmark, NotFullBenchmarkError, convert_full
 from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.testing.nats_full_archive import write_varied_archive
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 TEMPLATE = FIXTURE / "000284.pickle.pbz2"
 VARIED = (0, 1, 7, 11, 284, 4095, 20000, 32767)
 

@@ -26,8 +26,9 @@ import nasfilter.cli
 from nasfilter.bench.archive_pickle import DamagedArchiveError, load_archive_pickle
 from nasfilter.bench.fullbench import FullBenchmark, convert_full
 from nasfilter.bench.fullbench.staging import staging_name
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 REPO = Path(__file__).parent.resolve().parent.parent
 
 

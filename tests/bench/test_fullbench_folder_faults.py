@@ -23,8 +23,9 @@ from nasfilter.runs.storage.sqlite_store import Store, StoreError
 from nasfilter.searchers import ASHA, Hyperband, SuccessiveHalving
 from nasfilter.searchers.bohb import BOHB
 from nasfilter.searchers.mo_asha import MOASHA
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 CURVE = "hp12/cifar10-valid/x-valid.acc.npy"
 
 

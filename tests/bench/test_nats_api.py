@@ -12,7 +12,6 @@ import contextlib
 import io
 import random
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +25,9 @@ from nasfilter.bench.nats_api import create
 from nasfilter.bench.nats_api.loops import LOOPS, seeded
 from nasfilter.bench.spaces.sss import all_channels
 from nasfilter.testing.nats_full_archive import write_varied_archive
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 SMALL = (8, 16, 24)  # the written archive holds every architecture of these channels
 SMALL_INDICES = np.flatnonzero((all_channels() <= 24).all(axis=1)).tolist()
 RECORDS = ("cifar10-valid", "cifar10", "cifar100", "ImageNet16-120")
@@ -39,11 +39,7 @@ LOSSY = ("loss", "train-accuracy")
 VARIED = pytest.param("varied_apis", marks=pytest.mark.slow)
 
 
-@pytest.fixture(autouse=True)
-def _restore_random() -> Iterator[None]:
-    state = random.getstate()
-    yield
-    random.setstate(state)
+pytestmark = pytest.mark.usefixtures("restore_random")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

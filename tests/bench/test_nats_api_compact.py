@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import nats_bench
@@ -13,15 +12,12 @@ from nasfilter.bench.convert import convert_archive
 from nasfilter.bench.fullbench import convert_full
 from nasfilter.bench.nats_api import ENV_VAR, NeedsFullBenchmarkError, create
 from nasfilter.bench.surrogate import embedded_table
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 
 
-@pytest.fixture(autouse=True)
-def _restore_random() -> Iterator[None]:
-    state = random.getstate()
-    yield
-    random.setstate(state)
+pytestmark = pytest.mark.usefixtures("restore_random")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ every other setting, split or record by name, with the conversion that provides 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,7 @@ from nasfilter.bench.sss_real import real_table
 DATA = Path(__file__).parent.parents[1] / "nasfilter" / "data" / "nats_sss_real"
 
 
-@pytest.fixture(autouse=True)
-def _restore_random() -> Iterator[None]:
-    state = random.getstate()
-    yield
-    random.setstate(state)
+pytestmark = pytest.mark.usefixtures("restore_random")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,9 @@ from nasfilter.bench.datasets import get_dataset
 from nasfilter.bench.lookup import load_table
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.runs.experiment import RunSpec, cached_table
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 # The SHA-256 the data's README lists for each released file.
 RELEASED = {

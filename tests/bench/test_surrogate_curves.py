@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -21,11 +20,7 @@ from nasfilter.bench.surrogate_curves import (
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 
 
-@pytest.fixture(autouse=True)
-def _restore_random() -> Iterator[None]:
-    state = random.getstate()
-    yield
-    random.setstate(state)
+pytestmark = pytest.mark.usefixtures("restore_random")  # tests/conftest.py
 
 
 @pytest.mark.parametrize("dataset", DATASETS)

@@ -14,8 +14,9 @@ from nasfilter.bench.lookup import load_table
 from nasfilter.bench.nats_api.derive import compact_table
 from nasfilter.testing.nats_full_archive import write_varied_archive
 from nasfilter.testing.structured_table import structured_table
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 TEMPLATE = FIXTURE / "000284.pickle.pbz2"
 ARCHIVE_LABEL = "SYNTHETIC NATS-format archive written by nasfilter (not NATS-Bench data)"
 

@@ -24,8 +24,9 @@ from nasfilter.testing.nats_full_archive import (
     search_benchmark,
     write_varied_archive,
 )
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 TEMPLATE = FIXTURE / "000284.pickle.pbz2"
 SAMPLE = (0, 11, 284, 9999, 20000, 32767)
 SEARCHERS = "hyperband,bohb,asha,mo-asha,model-based"

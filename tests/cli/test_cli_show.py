@@ -12,8 +12,9 @@ from nasfilter.bench.costs import network_costs
 from nasfilter.bench.lookup import load_table
 from nasfilter.cli import main
 from nasfilter.oracle import proxy_table
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 KEYS = {
     "index",
     "channels",

@@ -23,9 +23,10 @@ from nasfilter.cli import main
 from nasfilter.oracle.cpu_peak import cached_peak
 from nasfilter.oracle.roofline import RooflineBackend
 from nasfilter.sim.problem import Budget, Problem
+from tests.paths import NATS_SSS_FIXTURE
 from tests.tables import random_proxy, random_table
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 
 
 def _variant(tmp_path: Path, name: str, change: Callable[[dict[str, Any]], None]) -> Path:

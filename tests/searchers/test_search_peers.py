@@ -21,8 +21,9 @@ from nasfilter.searchers.optuna_adapter import OptunaMissingError
 from nasfilter.sim.scan import check_scan_share, scan_size
 from nasfilter.study.metrics_table import format_summary, summarize
 from nasfilter.testing.structured_table import structured_table
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 
 
 def _inputs() -> tuple[Any, Any]:

@@ -4,8 +4,6 @@ reference nats_bench API reports the times: retrain and resume checked by hand."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import nats_bench
 import numpy as np
 import pytest
@@ -17,9 +15,10 @@ from nasfilter.bench.nats_api.derive import compact_table
 from nasfilter.runs.runner import run_search
 from nasfilter.sim.problem import Budget, Problem
 from nasfilter.testing.nats_full_archive import write_varied_archive
+from tests.paths import NATS_SSS_FIXTURE
 from tests.sim.test_multifidelity_protocol import Script
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 INDICES = (9, 100)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import nats_bench
@@ -19,16 +18,13 @@ from nasfilter.bench.nats_api.derive import compact_table
 from nasfilter.bench.surrogate import embedded_table
 from nasfilter.bench.surrogate_curves import valid_curves
 from nasfilter.sim.problem import Budget, BudgetExhausted, Problem
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 FIXTURE_INDICES = (0, 11, 284)
 
 
-@pytest.fixture(autouse=True)
-def _restore_random() -> Iterator[None]:
-    state = random.getstate()
-    yield
-    random.setstate(state)
+pytestmark = pytest.mark.usefixtures("restore_random")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

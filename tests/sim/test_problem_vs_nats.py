@@ -9,7 +9,6 @@ checks that accuracy, charged time and the running total agree at every step.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,8 +16,9 @@ import pytest
 
 from nasfilter.bench.convert import convert_archive
 from nasfilter.sim.problem import Budget, Problem
+from tests.paths import NATS_SSS_FIXTURE
 
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 
 
 @pytest.mark.parametrize("dataset", ["cifar10", "cifar100", "ImageNet16-120"])

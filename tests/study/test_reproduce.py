@@ -26,10 +26,11 @@ from nasfilter.study.reproduce import (
     reproduce,
     require_proxy,
 )
+from tests.paths import NATS_SSS_FIXTURE
 
 SEEDS = (0, 1)
 BUDGET = 80_000.0  # enough for approximate filtering to scan the space and evaluate its front
-FIXTURE = Path(__file__).parent.parent / "data" / "nats-sss" / "NATS-sss-v1_0-50262-simple"
+FIXTURE = NATS_SSS_FIXTURE
 
 
 @pytest.fixture(scope="module")
