@@ -62,8 +62,7 @@ def structured_table_path(folder: str) -> Path:
 
     The benchmark does not write the real archive and convert it (about 18 minutes on two
     loaded cores): ``tests/searchers/test_search_peers.py`` proves that the round trip (write the
-    NATS
-    format, then ``nasfilter convert``) returns this table's columns exactly, on a large
+    NATS format, then ``nasfilter convert``) returns this table's columns exactly, on a large
     random sample of rows, so the table read here is the one a conversion would give."""
     from nasfilter.testing.structured_table import structured_table
 

@@ -39,8 +39,7 @@ and the execution engine adds its own kernels:
   per group are not a multiple of 8 (a 3-channel stem) cannot be padded by that transpose in
   NHWC and runs at ``unaligned_efficiency`` of the peak there. Memory-only layers whose kernel
   needs the other layout (:data:`~nasfilter.bench.layer_table.KERNEL_LAYOUTS`: a group norm in
-  NHWC, a
-  layer norm over the channels of an NCHW map) pay ``layout_copy_passes`` passes over their
+  NHWC, a layer norm over the channels of an NCHW map) pay ``layout_copy_passes`` passes over their
   input and output (the copy to the other layout and back). An NCHW dense conv also pays a
   fixed ``nchw_conv_seconds`` (its format conversion's kernels and set-up, whatever the
   size): the reason the measured NHWC gain shrinks as the images grow.

@@ -6,8 +6,7 @@ of in-process plugins), and every generator comes from ``np.random.SeedSequence(
 (:func:`nasfilter.runs.runner.seed_streams`). Results are therefore identical whatever the
 number of worker processes and whichever worker runs which pair. With a
 :class:`~nasfilter.runs.storage.base.Storage`, results are written in grid order, one transaction
-per
-run, and pairs already stored are skipped (resume).
+per run, and pairs already stored are skipped (resume).
 
 The pipeline runs one way: the runner makes a :class:`~nasfilter.runs.records.RunRecord` of
 events, :mod:`nasfilter.runs.results` scores it (:func:`~nasfilter.runs.results.score_record`) and

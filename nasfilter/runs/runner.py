@@ -395,8 +395,7 @@ def run_search(
     before the run for bad arguments (a searcher or filter of the earlier interfaces:
     :func:`~nasfilter.searchers.base.validate_searcher`), and when the searcher proposes
     something that is not an :class:`~nasfilter.bench.spaces.sss.Arch` or the filter answers
-    anything
-    but True or False.
+    anything but True or False.
     ``on_progress(problem, n_distinct)`` is called every :data:`PROGRESS_EVERY` trials
     (``n_distinct``: architectures evaluated so far), for a progress display of a long
     run.

@@ -13,8 +13,7 @@ tensors. The records are then fused as an inference engine (TensorRT) fuses them
   convolution), per image. A ``Linear`` applied to every pixel of a spatial map (its input a
   view of an ``(N, H, W, C)`` activation with H x W > 1: ConvNeXt's pointwise layers) is a
   1x1 convolution, kind ``"conv"`` (see :mod:`nasfilter.bench.layer_table`): it counts as
-  convolution
-  MACs for the CNN rule.
+  convolution MACs for the CNN rule.
 - **Fused into the producer, free:** batch norm in eval mode (folded into the conv's weights
   and a bias), element-wise activations and any other element-wise operation whose other
   operands are parameters, constants or scalars (bias adds, scaling, clamps, dropout). Such an

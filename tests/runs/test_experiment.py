@@ -311,8 +311,7 @@ def test_k_workers_run_every_builtin_deterministically() -> None:
     table, proxy, _ = inputs(RunSpec("random"))
     # The model-based and Optuna peers take seconds a run (TPE about a minute at this
     # budget): tests/searchers/test_model_based.py runs them at K=4 twice on a smaller budget, and
-    # the
-    # contract suite checks their pending trials.
+    # the contract suite checks their pending trials.
     peers = ("model-based", "optuna-")
     for s_name in (s for s in SEARCHERS.names() if not s.startswith(peers)):
         # the real table has no learning curves: the multi-fidelity searchers run at K = 4

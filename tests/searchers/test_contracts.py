@@ -31,8 +31,7 @@ SLOW_CONTRACTS = (
     "optuna-random",
     "bohb", "mo-asha", "optuna-tpe-hyperband",  # 40 s and more each on a loaded machine
     # Several seconds each on 2 idle cores; tests/searchers/test_multifidelity_searchers.py runs
-    # them
-    # in the fast set.
+    # them in the fast set.
     "successive-halving", "asha", "hyperband",
 )
 # Filters whose contract runs take several seconds (most proposals dropped: the searcher

@@ -19,8 +19,7 @@ def get_storage(path: str | os.PathLike[str] | None = None, *, readonly: bool = 
     ``readonly``: then an existing database is opened only to read). Use it as a context
     manager. Raises ValueError for a path that is not a str or path, or ``readonly``
     without a path; :class:`~nasfilter.runs.storage.sqlite_store.StoreError` for a file that is not
-    a results
-    database."""
+    a results database."""
     if not isinstance(readonly, bool):
         raise ValueError(f"readonly must be True or False, got {readonly!r}")
     if path is None:

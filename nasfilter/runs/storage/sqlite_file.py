@@ -27,8 +27,7 @@ MIGRATABLE = ("1", "2")
 
 class ResultsFile:
     """An open results database file (see :class:`~nasfilter.runs.storage.sqlite_store.Store` for
-    the
-    arguments); ``schema`` is the SQL that sets up a new one."""
+    the arguments); ``schema`` is the SQL that sets up a new one."""
 
     readonly: bool = False
 
