@@ -1,8 +1,10 @@
-"""The run's value types, shared by every layer: :class:`RunSpec`, :class:`RunRecord`,
-:class:`ScoredRun` (and the :class:`StoredScores` a storage caches).
+"""The run's value types: :class:`RunSpec`, :class:`RunRecord`, :class:`ScoredRun` (and the
+:class:`StoredScores` a storage caches).
 
-A leaf of the package (docs/architecture.md): the runner, storage, results and experiment
-modules all import these types, and this module imports none of them.
+The bottom of the ``runs`` layer (docs/architecture.md): the runner, storage, results and
+experiment modules all import these types, and this module imports none of them. It imports
+the layers below ``runs`` that a spec is made of (the problem's budget, the searcher and
+filter registries, the table names), never anything above.
 
 - :class:`RunSpec`: everything that defines a run except its seed, as strings (storable).
 - :class:`RunRecord`: what a run produced (events, why it stopped, the searcher's and
