@@ -59,7 +59,7 @@ def _table_at(identity: FileIdentity, dataset: str) -> BenchmarkTable:
 
 
 def cached_table(path: str | os.PathLike[str] | None, dataset: str) -> BenchmarkTable:
-    """:func:`~nasfilter.bench.table.load_table`, cached per process by file identity."""
+    """:func:`~nasfilter.bench.lookup.load_table`, cached per process by file identity."""
     return _table_at(table_identity(path), dataset)
 
 
