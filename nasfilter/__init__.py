@@ -39,6 +39,7 @@ from nasfilter.version import __version__
 LAYERS: tuple[str, ...] = (
     "bench",  # search spaces, datasets, tables, learning curves, networks, proxies, nats_api
     "oracle",  # the GPU-utilization models and measurements
+    "zerocost",  # zero-cost proxies of untrained networks, their score files
     "sim",  # the metered problem: clock, meter, trace, fidelities, events, trials, plugins
     "filters",
     "searchers",

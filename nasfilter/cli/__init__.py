@@ -35,22 +35,47 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+# Each command's one-line help, as `nasfilter --help` lists it, so that the listing imports no
+# command's module (each module registers the same text; tests/cli/test_cli_help.py checks it).
+COMMAND_HELP: dict[str, str] = {
+    "show": "print one architecture's record",
+    "convert": "convert a NATS-Bench sss or tss archive into a benchmark (folder, or .npz table)",
+    "measure": "measure utilization and throughput into a cache",
+    "run": "run searchers x filters x seeds into a results database",
+    "compare": "summarize a results database",
+    "report": "write figures and report.html for a results database",
+    "migrate-db": "convert a results database of an older schema version",
+    "demo": "run the study's comparison on the real table",
+    "reproduce": "regenerate the study's figures, summary.json and report.html",
+    "survey": "the study's CNN survey (§3): intensity, utilization, fronts and folding",
+    "profile": "one model's predicted per-layer time on a GPU, what bounds it, and what-ifs",
+    "calibrate": "fit the GPU model to measurements, or hold it against another GPU's",
+    "zero-cost": "compute zero-cost proxy scores (synflow, snip, ...) into a .npz",
+}
+
 # The extra that brings everything a command needs, where one does (else each package's own).
 COMMAND_EXTRAS = {"survey": "survey", "profile": "survey", "reproduce": "plot", "report": "plot"}
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, *, listing: bool = False) -> argparse.ArgumentParser:
     """The parser of every subcommand, or of ``only`` that one (what a run of it needs:
-    registering the others imports their modules, up to a second for a cached survey)."""
+    registering the others imports their modules, up to a second for a cached survey). With
+    ``listing``, only the commands' names and one-line help (:data:`COMMAND_HELP`): what
+    ``nasfilter --help`` prints, without importing any command's module."""
     parser = argparse.ArgumentParser(
         prog="nasfilter",
-        description="Simulated neural architecture search on the NATS-Bench size space.",
+        description="Simulated neural architecture search on the NATS-Bench size and topology "
+        "spaces.",
     )
 
     parser.add_argument(
         "--version", action="version", version=f"nasfilter {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    if listing:
+        for command, text in COMMAND_HELP.items():
+            sub.add_parser(command, help=text)
+        return parser
     for name in COMMAND_MODULES if only is None else (only,):
         importlib.import_module(f"nasfilter.cli.{name}").register(sub)
     return parser
@@ -62,6 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     Argument errors name their flag (argparse's ``argument --FLAG: ...``); ``--help`` and
     ``--version`` return 0 after printing."""
     given = list(sys.argv[1:] if argv is None else argv)
+    if not given or given[0].startswith("-"):  # no command: --help, --version or an error
+        try:
+            build_parser(listing=True).parse_args(given)
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else 2
     first = given[0].replace("-", "_") if given else ""
     parser = build_parser(first if first in COMMAND_MODULES else None)
     try:
