@@ -162,6 +162,16 @@ def test_every_subpackage_has_its_place_in_the_layer_order() -> None:
     assert subpackages == set(LAYERS)
 
 
+# Issue 30: the top of nasfilter/ holds only generic leaves (and __init__, __main__); every
+# other module sits in its layer's subpackage.
+MAX_TOP_LEVEL_MODULES = 12
+
+
+def test_the_top_of_the_package_holds_few_modules() -> None:
+    top = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+
+
 def test_no_module_imports_from_a_layer_above_its_own() -> None:
     upward = upward_imports(package_graph())
     assert upward == [], "upward imports against nasfilter.LAYERS:\n" + "\n".join(upward)
