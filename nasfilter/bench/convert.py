@@ -410,8 +410,8 @@ def convert_archive(
         raise ValueError(
             f"{str(path)!r} is a NATS-Bench topology-space (tss) archive; a compact table "
             "(--dataset) is converted from a size-space (sss) archive only. Convert the tss "
-            "archive in full (leave --dataset out) for nasfilter.bench.nats_api, or use the shipped "
-            "real tss tables: --space tss"
+            "archive in full (leave --dataset out) for nasfilter.bench.nats_api, or use the "
+            "shipped real tss tables: --space tss"
         )
     found = _open_archive(path, fmt, allow_partial)
     checksum = archive_checksum(found.files)

@@ -9,7 +9,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nasfilter.cli.args import add_force, int_at_least
+from nasfilter.cli.args import (
+    add_force,
+    check_input_file,
+    check_output_file,
+    check_parent,
+    int_at_least,
+    naming,
+)
+from nasfilter.files import atomic_write
+from nasfilter.oracle import calibration as cal
+from nasfilter.oracle.calibrated import Calibration
+from nasfilter.oracle.cells import cell_measurements, cells_provenance, fit_cells
+from nasfilter.oracle.cells_validation import format_cells_report, leave_one_gpu_out, timm_only
+from nasfilter.oracle.joint import fit_joint
+from nasfilter.oracle.joint_validation import format_timm_rows, validate_joint
+from nasfilter.oracle.validation import SHIPPED_DEVICES, cross_validate, format_report
+from nasfilter.survey.tables import SurveyTables
 
 
 def register(sub: Any) -> None:
@@ -71,7 +87,6 @@ def register(sub: Any) -> None:
 
 
 def _table_source(cache: str | None, jobs: int) -> Any:
-    from nasfilter.survey.tables import SurveyTables
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"--jobs must be an integer >= 1, got {jobs!r}")
@@ -81,7 +96,6 @@ def _table_source(cache: str | None, jobs: int) -> Any:
 def _check_paths(args: argparse.Namespace) -> Path | None:
     """The inputs and the output checked by :mod:`nasfilter.cli.args`' rules, before any
     model is analysed; the checked ``--out`` path (None without one)."""
-    from nasfilter.cli.args import check_input_file, check_output_file, check_parent
 
     for path in args.measured or []:
         check_input_file(path, "--measured", "benchmark CSV")
@@ -118,9 +132,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace, tables: Any) -> int:
-    from nasfilter.files import atomic_write
-    from nasfilter.oracle.cells_validation import format_cells_report, leave_one_gpu_out, timm_only
-    from nasfilter.oracle.validation import cross_validate, format_report
 
     cells = leave_one_gpu_out() + timm_only()
     if not args.json:
@@ -144,8 +155,6 @@ def _validate(args: argparse.Namespace, tables: Any) -> int:
 def _print_joint(tables: Any, quiet: bool) -> dict[str, Any]:
     """The joint fit held out (:func:`~nasfilter.oracle.joint_validation.validate_joint`),
     its tables printed unless ``quiet``; its records."""
-    from nasfilter.oracle.cells_validation import format_cells_report
-    from nasfilter.oracle.joint_validation import format_timm_rows, validate_joint
 
     joint = validate_joint(tables)
     if not quiet:
@@ -174,10 +183,6 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def _fit(args: argparse.Namespace, tables: Any) -> int:
-    from nasfilter.cli.args import naming
-    from nasfilter.oracle import calibration as cal
-    from nasfilter.oracle.calibrated import Calibration
-    from nasfilter.oracle.validation import SHIPPED_DEVICES
 
     if args.measured:
         files = []
@@ -199,7 +204,6 @@ def _fit(args: argparse.Namespace, tables: Any) -> int:
     except cal.CalibrationError as exc:
         print(f"nasfilter calibrate: fit refused: {exc}", file=sys.stderr)
         return 1
-    from nasfilter.oracle.cells import cells_provenance
 
     label = f"timm-format measurements on {result.device}, eager AMP, " + "+".join(
         sorted({f.layout for f in files})
@@ -233,8 +237,6 @@ def _cell_params(joint: bool, sets: Any, result: Any) -> tuple[Any, dict[str, fl
     """The sixteen figures and the rms log error: the cells' four fitted with timm's twelve
     held (staged), or all sixteen on timm and the cells together (``joint``, an rms per
     source)."""
-    from nasfilter.oracle.cells import cell_measurements, fit_cells
-    from nasfilter.oracle.joint import fit_joint
 
     if not joint:
         return fit_cells(result.params), float(result.rms_log_error)

@@ -7,7 +7,22 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from nasfilter.cli.args import add_dataset, add_force, add_space, int_at_least
+from nasfilter.bench.datasets import get_dataset
+from nasfilter.cli.args import (
+    add_dataset,
+    add_force,
+    add_space,
+    check_database,
+    check_output_file,
+    int_at_least,
+    naming,
+)
+from nasfilter.oracle.base import BackendSpec, BackendUnavailable
+from nasfilter.oracle.cache import Group, MeasurementCache
+from nasfilter.oracle.registry import backend_name, create
+from nasfilter.oracle.sweep import export_table, select_archs, sweep
+from nasfilter.oracle.tss_measure import export_tss, predict, select_tss_archs, store
+from nasfilter.registry import parse_spec
 
 if TYPE_CHECKING:  # annotations only: the CLI imports the oracle when a command runs
     import numpy as np
@@ -77,7 +92,6 @@ def _check_options(args: argparse.Namespace) -> None:
     """Refuse options that would only fail after the sweep (or be silently ignored)."""
     from pathlib import Path
 
-    from nasfilter.cli.args import check_database, check_output_file
 
     if args.chunk_size is not None and not args.ray:
         raise ValueError("--chunk-size applies to Ray sweeps only: add --ray")
@@ -97,11 +111,6 @@ def _check_options(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from nasfilter.bench.datasets import get_dataset
-    from nasfilter.cli.args import naming
-    from nasfilter.oracle.base import BackendUnavailable
-    from nasfilter.oracle.sweep import select_archs
-    from nasfilter.registry import parse_spec
 
     ds = get_dataset(args.dataset)
     with naming("--backend"):
@@ -133,11 +142,6 @@ def _sweep(
     args: argparse.Namespace, ds: Dataset, name: str, params: dict[str, Any], archs: np.ndarray
 ) -> tuple[SweepSummary, str | None]:
     """Run the sweep the arguments ask for; the summary and the exported table's path."""
-    from nasfilter.cli.args import naming
-    from nasfilter.oracle.base import BackendSpec
-    from nasfilter.oracle.cache import Group, MeasurementCache
-    from nasfilter.oracle.registry import backend_name, create
-    from nasfilter.oracle.sweep import export_table, sweep
 
     backend: Any
     if args.ray:
@@ -169,9 +173,6 @@ def _run_tss(args: argparse.Namespace, dataset: str, name: str, params: dict[str
     """``measure --space tss``: every asked cell of one backend into the cache (and export)."""
     import numpy as np
 
-    from nasfilter.cli.args import naming
-    from nasfilter.oracle.cache import MeasurementCache
-    from nasfilter.oracle.tss_measure import export_tss, predict, select_tss_archs, store
 
     if args.ray:
         raise ValueError("--ray: the tss backends answer all 15625 cells in milliseconds; "

@@ -6,9 +6,21 @@ import argparse
 from typing import Any
 
 from nasfilter.bench.proxy import DEFAULT_ORACLE
-from nasfilter.cli.args import TABLE_HELP, add_space, dataset_name, seconds
-from nasfilter.cli.run import add_jobs
+from nasfilter.cli.args import (
+    TABLE_HELP,
+    add_space,
+    check_not_input,
+    check_parent,
+    check_writable_folder,
+    dataset_name,
+    seconds,
+)
+from nasfilter.cli.run import add_jobs, check_inputs, parse_seeds, worker_died
 from nasfilter.defaults import DEFAULT_BUDGET
+from nasfilter.files import check_path_text
+from nasfilter.runs.experiment import WorkerDied, default_jobs
+from nasfilter.runs.runner import MAX_WORKERS
+from nasfilter.study.reproduce import check_out_dir, reproduce
 
 
 def register(sub: Any) -> None:
@@ -106,7 +118,6 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
 
 def parse_workers(text: str) -> list[int]:
     """``"1,4,16"`` -> [1, 4, 16]; ValueError naming --workers and the valid range."""
-    from nasfilter.runs.runner import MAX_WORKERS
 
     parts = [p.strip() for p in text.split(",") if p.strip()]
     try:
@@ -137,9 +148,6 @@ def _check_out(args: argparse.Namespace) -> None:
     """--out checked: a folder (or a new name) in a writable parent, holding no input."""
     from pathlib import Path
 
-    from nasfilter.cli.args import check_not_input, check_parent, check_writable_folder
-    from nasfilter.files import check_path_text
-    from nasfilter.study.reproduce import check_out_dir
 
     check_path_text(args.out, "--out")
     out = check_parent(args.out, "--out")
@@ -158,8 +166,6 @@ def run(args: argparse.Namespace) -> int:
 
 def run_tss(args: argparse.Namespace) -> int:
     """``reproduce --space tss``; ValueError naming each sss-only flag given."""
-    from nasfilter.cli.run import parse_seeds
-    from nasfilter.study.reproduce import reproduce
 
     sss_only = {"--table": args.table, "--oracle-cache": args.oracle_cache,
                 "--budget": args.budget, "--workers": args.workers, "--jobs": args.jobs,
@@ -191,9 +197,6 @@ def run_tss(args: argparse.Namespace) -> int:
 
 def run_sss(args: argparse.Namespace) -> int:
     """``reproduce`` on the size space (the default)."""
-    from nasfilter.cli.run import check_inputs, parse_seeds, worker_died
-    from nasfilter.runs.experiment import WorkerDied, default_jobs
-    from nasfilter.study.reproduce import reproduce
 
     if args.resume:
         raise ValueError("--resume is for --space tss; the sss study reruns from scratch")

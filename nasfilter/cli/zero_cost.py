@@ -7,7 +7,11 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from nasfilter.cli.args import add_dataset, add_force, int_at_least
+from nasfilter.bench.spaces import get_space
+from nasfilter.cli.args import add_dataset, add_force, check_output_file, int_at_least, naming
+from nasfilter.zerocost import parse_proxies
+from nasfilter.zerocost.compute import compute
+from nasfilter.zerocost.scorefile import save_scores
 
 if TYPE_CHECKING:  # annotations only: torch is imported when the command runs
     import numpy as np
@@ -74,11 +78,6 @@ def select(text: str, space: Space) -> np.ndarray:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from nasfilter.bench.spaces import get_space
-    from nasfilter.cli.args import check_output_file, naming
-    from nasfilter.zerocost import parse_proxies
-    from nasfilter.zerocost.compute import compute
-    from nasfilter.zerocost.scorefile import save_scores
 
     space = get_space(args.space)
     with naming("--proxies"):

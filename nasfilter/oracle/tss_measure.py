@@ -31,8 +31,14 @@ from typing import Any
 import numpy as np
 
 from nasfilter.bench.spaces import TSS
-from nasfilter.bench.tss_data import load_tss_arrays
+from nasfilter.bench.tss_data import GPU_BATCHES, load_latency, load_tss_arrays
 from nasfilter.files import atomic_write
+from nasfilter.oracle.cache import Group
+from nasfilter.oracle.calibrated import CalibratedBackend, predict_tss
+from nasfilter.oracle.cells import all_ops, roofline_batch_seconds
+from nasfilter.oracle.devices import DEVICES, get_device
+from nasfilter.oracle.measured import DEVICE_SPECS, help_device
+from nasfilter.oracle.measurement import Measurement, Status
 
 TSS_BACKENDS = ("measured", "calibrated", "roofline")
 SSS_ONLY_BACKENDS = ("onnxruntime", "torch-cuda", "tensorrt")
@@ -81,7 +87,6 @@ def _flops(dataset: str) -> np.ndarray:
 
 
 def _fp32_peak(device: Any) -> float:
-    from nasfilter.oracle.devices import DEVICES
 
     if device.fp32_peak_flops is None:
         known = [name for name, spec in DEVICES.items() if spec.fp32_peak_flops is not None]
@@ -108,9 +113,6 @@ def predict(name: str, params: dict[str, Any], device: str | None,
 
 
 def _measured(params: dict[str, Any], device: str | None, dataset: str) -> TssPrediction:
-    from nasfilter.bench.tss_data import GPU_BATCHES, load_latency
-    from nasfilter.oracle.devices import get_device
-    from nasfilter.oracle.measured import DEVICE_SPECS, help_device
 
     batch = _batch("measured", params, GPU_BATCHES)
     if dataset != "cifar10":
@@ -125,7 +127,6 @@ def _measured(params: dict[str, Any], device: str | None, dataset: str) -> TssPr
 
 
 def _calibrated(params: dict[str, Any], device: str | None, dataset: str) -> TssPrediction:
-    from nasfilter.oracle.calibrated import CalibratedBackend, predict_tss
 
     batch = _batch("calibrated", params, None)
     backend = CalibratedBackend(device=DEFAULT_DEVICE if device is None else device)
@@ -142,8 +143,6 @@ def _calibrated(params: dict[str, Any], device: str | None, dataset: str) -> Tss
 
 
 def _roofline(params: dict[str, Any], device: str | None, dataset: str) -> TssPrediction:
-    from nasfilter.oracle.cells import all_ops, roofline_batch_seconds
-    from nasfilter.oracle.devices import get_device
 
     batch = _batch("roofline", params, None)
     spec = get_device(DEFAULT_DEVICE if device is None else device)
@@ -183,8 +182,6 @@ def select_tss_archs(text: str, rng: np.random.Generator) -> np.ndarray:
 
 def store(pred: TssPrediction, archs: np.ndarray, dataset: str, cache: Any) -> tuple[Any, int]:
     """Put the rows of ``archs`` not yet cached into ``cache``; (the group, rows added)."""
-    from nasfilter.oracle.cache import Group
-    from nasfilter.oracle.measurement import Measurement, Status
 
     config = {**pred.config, "label": pred.label}
     group = Group.make(dataset, pred.backend, config, pred.device)

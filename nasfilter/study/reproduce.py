@@ -44,6 +44,7 @@ from nasfilter.bench.lookup import load_table
 from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.bench.table import BenchmarkTable
+from nasfilter.bench.timm_data import read_benchmark, shipped_benchmark
 from nasfilter.defaults import DEFAULT_BUDGET, DEFAULT_SEEDS, DEFAULT_TICKS
 from nasfilter.extras import require
 from nasfilter.files import atomic_write, check_path_text, new_entries_removed_on_error, same_file
@@ -83,6 +84,9 @@ from nasfilter.study.numbers import (
 from nasfilter.study.report import write_study_report, write_tables
 from nasfilter.study.summary import Parameters, StudySummary
 from nasfilter.study.tss.run import refuse_sss_only, reproduce_tss_spec
+from nasfilter.survey.output import report_section, survey_figures, write_survey
+from nasfilter.survey.survey import SurveySettings, run_survey
+from nasfilter.survey.timm_import import import_timm
 
 __all__ = [
     "DEFAULT_BUDGET", "DEFAULT_SEEDS", "DEFAULT_WORKERS", "FIGURE_STEMS", "FILTERING",
@@ -458,7 +462,6 @@ def _survey_section(
     if enabled is False:
         return None, [], []
     # The survey extra (timm, torch) is optional and heavy: imported only when asked for.
-    from nasfilter.survey.timm_import import import_timm
 
     try:
         import_timm()
@@ -466,9 +469,6 @@ def _survey_section(
         if enabled:
             raise
         return {"skipped": f"the survey extra is not installed ({exc})"}, [], []
-    from nasfilter.bench.timm_data import read_benchmark, shipped_benchmark
-    from nasfilter.survey.output import report_section, survey_figures, write_survey
-    from nasfilter.survey.survey import SurveySettings, run_survey
 
     source = shipped_benchmark("rtx4090", "nchw")
     settings = SurveySettings(
