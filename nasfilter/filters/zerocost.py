@@ -55,7 +55,7 @@ class ZeroCostFrontiers(SuccessiveFrontiers):
     """
 
     name: ClassVar[str] = "zerocost-frontiers"
-    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
+    spaces: ClassVar[tuple[str, ...]] = ("tss",)  # zero-cost scores ship for tss only
     needs_proxy = True
     uses_utilization = False
 

@@ -18,6 +18,7 @@ from nasfilter.sim.clock import Budget
 from nasfilter.sim.problem import Problem
 from nasfilter.sim.proxy_handle import ProxyHandle, SearchContext
 from nasfilter.zerocost.scorefile import DATA_DIR
+from tests.tables import random_proxy, random_table
 
 
 @pytest.fixture(scope="module")
@@ -121,3 +122,10 @@ def test_a_run_with_the_filter_is_seeded_and_charges_both_lanes() -> None:
     # the scan: 60 % of 20000 s at 2 s = 6000 hardware readings, then 6000 scores
     cost = ProxyHandle(_problem(1.0)).zerocost_cost("synflow")
     assert seconds == pytest.approx(6000 * cost)
+
+
+def test_the_filter_refuses_the_sss_space_by_name() -> None:
+    problem = Problem(random_table(), np.random.default_rng(0), Budget(1e6), proxy=random_proxy())
+    context = SearchContext(np.random.default_rng(0), ProxyHandle(problem))
+    with pytest.raises(ValueError, match=r"'zerocost-frontiers' handles the tss space.*not the sss"):
+        ZeroCostFrontiers().setup(context)
