@@ -17,6 +17,7 @@ from nasfilter.filters.builtins import (
     SuccessiveFrontiers,
     log_epsilon,
 )
+from nasfilter.filters.zerocost import ZeroCostFrontiers
 from nasfilter.registry import Registry
 
 FILTERS: Registry[Filter] = Registry("filter", Filter)
@@ -31,6 +32,12 @@ FILTERS.register(
     "proxy-threshold",
     ProxyThreshold,
     "pass proposals within a tolerance (default 5 %) of the proxy front",
+)
+FILTERS.register(
+    "zerocost-frontiers",
+    ZeroCostFrontiers,
+    "successive throughput-score fronts of a zero-cost proxy (score=synflow) in place of "
+    "utilization",
 )
 
 
@@ -52,6 +59,7 @@ __all__ = [
     "PassThrough",
     "ProxyThreshold",
     "SuccessiveFrontiers",
+    "ZeroCostFrontiers",
     "log_epsilon",
     "make_filter",
 ]

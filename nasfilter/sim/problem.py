@@ -46,6 +46,8 @@ from nasfilter.sim.events import (
 from nasfilter.sim.fidelity_meter import FidelityMeter
 from nasfilter.sim.meter import Meter, ProxyReading
 from nasfilter.sim.trace import UNLOGGED_FIELDS, Trace
+from nasfilter.sim.zerocost_lane import ZeroCostLane
+from nasfilter.zerocost.scorefile import ScoreFile
 
 __all__ = [
     "ASK",
@@ -192,6 +194,9 @@ class Problem:
             ``"retrain"`` (NATS-Bench's: from scratch each time) or ``"resume"`` (from the
             last epoch this run trained for that architecture and setting, with its seed;
             see :mod:`nasfilter.sim.fidelity_meter`).
+        zerocost: zero-cost scores of the table's space and dataset
+            (:class:`~nasfilter.zerocost.scorefile.ScoreFile`), or None for the shipped ones,
+            loaded at the first :meth:`query_zerocost_many` (:mod:`nasfilter.sim.zerocost_lane`).
     """
 
     def __init__(
@@ -206,6 +211,7 @@ class Problem:
         trace_limit: int = TRACE_LIMIT,
         curves: LearningCurves | None = None,
         charging: str = "retrain",
+        zerocost: ScoreFile | None = None,
     ) -> None:
         _check_inputs(table, rng, budget, proxy, proxy_cost, trace_limit)
         self.table = table
@@ -220,6 +226,9 @@ class Problem:
         )  # fmt: skip
         self._fidelity = FidelityMeter(
             table, rng, self._clock, self._trace, self._meter, curves, charging
+        )
+        self._zerocost = ZeroCostLane(
+            table.space.name, table.dataset.name, self._clock, zerocost, charge_repeat_proxy
         )
 
     # ------------------------------------------------------------------ settings
@@ -398,6 +407,19 @@ class Problem:
         if self.proxy_table is None:
             raise ValueError("this problem has no proxy: pass proxy=ProxyTable(...) to Problem")
         return self._meter.proxies(_check_indices(indices, self.table.space.size))
+
+    # ---------------------------------------------------------------- zero-cost
+    @property
+    def zerocost(self) -> ZeroCostLane:
+        """The zero-cost lane (:mod:`nasfilter.sim.zerocost_lane`): scores, costs, counts."""
+        return self._zerocost
+
+    def query_zerocost_many(self, proxy: str, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Zero-cost scores of ``proxy`` for each index in order until the budget runs out,
+        each first query charged :meth:`ZeroCostLane.cost` (modelled); (answered (k,),
+        scores float64 (k,), NaN where the proxy is undefined)."""
+        idx = _check_indices(indices, self.table.space.size)
+        return self._zerocost.query_many(proxy, idx)
 
     # ---------------------------------------------------------------- fidelity
     @property

@@ -113,6 +113,21 @@ class ProxyHandle:
         """
         return self.__problem.query_proxy_many(indices)
 
+    def zerocost_cost(self, proxy: str) -> float:
+        """Simulated seconds charged per query of zero-cost ``proxy`` (modelled,
+        :func:`nasfilter.sim.zerocost_lane.zerocost_cost`)."""
+        return self.__problem.zerocost.cost(proxy)
+
+    def zerocost_coverage(self, proxy: str) -> np.ndarray:
+        """bool (size,): the architectures with a computed score of ``proxy`` (free)."""
+        return self.__problem.zerocost.coverage(proxy)
+
+    def query_zerocost(self, proxy: str, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Zero-cost scores of ``proxy`` for indices (k,) in order until the budget runs
+        out, each charged (:meth:`~nasfilter.sim.problem.Problem.query_zerocost_many`):
+        (answered (m,), scores float64 (m,), NaN where the proxy is undefined)."""
+        return self.__problem.query_zerocost_many(proxy, indices)
+
 
 @dataclass(frozen=True)
 class SearchContext:

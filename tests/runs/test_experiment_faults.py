@@ -151,8 +151,8 @@ def test_searchers_are_told_validation_accuracy_only() -> None:
     for index, accuracy in searcher.told:
         assert accuracy in table.valid_acc[index].tolist()
         assert accuracy != table.test_acc[index]
-    # The handle searchers and filters hold answers proxy queries and the clock, and names the
-    # dataset (free, as the space is); nothing else.
+    # The handle searchers and filters hold answers proxy queries (hardware and zero-cost) and
+    # the clock, and names the dataset (free, as the space is); nothing else.
     handle = searcher.proxy
     assert isinstance(handle, ProxyHandle) and not hasattr(handle, "__dict__")
     public = [n for n in dir(handle) if not n.startswith("_")]
@@ -160,6 +160,7 @@ def test_searchers_are_told_validation_accuracy_only() -> None:
         "available", "budget_seconds", "clock", "cost", "dataset", "exhausted",
         "fidelity_hps", "label", "max_epochs", "query", "query_many", "remaining", "require",
         "space", "worker_seconds",
+        "query_zerocost", "zerocost_cost", "zerocost_coverage",  # zero-cost scores, charged
     }  # fmt: skip
     assert handle.space is table.space  # the search space: a value, no door to accuracy
     for name in ("available", "budget_seconds", "clock", "cost", "exhausted", "label"):
