@@ -158,7 +158,7 @@ def run_record(
         proxy_cost=spec.proxy_cost,
         charging=spec.charging,
     )
-    record = run_search(
+    return run_search(
         spec.make_searcher(),
         problem,
         filter=spec.make_filter(),
@@ -166,9 +166,8 @@ def run_record(
         max_idle=spec.max_idle,
         workers=spec.workers,
         on_progress=on_progress,
+        spec=spec,
     )
-    record.spec, record.seed = spec, seed
-    return record
 
 
 def run_one(

@@ -26,6 +26,7 @@ accuracy completed by t (the first on ties), the NATS-Bench convention.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from collections.abc import Iterable, Sequence
@@ -204,10 +205,11 @@ def _usable_cache(storage: Storage, run: RunRecord, recompute: bool) -> StoredSc
 def _load_one(
     storage: Storage, run: RunRecord, recompute: bool, with_events: bool, trust_plugins: bool
 ) -> ScoredRun:
-    assert run.run_id is not None
+    run_id = run.run_id
+    assert run_id is not None
     cached = _usable_cache(storage, run, recompute)
     if cached is None or with_events:
-        run.events = storage.events(run.run_id)
+        run = dataclasses.replace(run, events=storage.events(run_id))
     if cached is not None:
         c = cached
         return ScoredRun(run, c.version, c.summary, c.metrics, c.curves, computed=False)
@@ -216,9 +218,9 @@ def _load_one(
     scored = score_record(run)
     if not storage.readonly:
         s = scored
-        storage.put_scores(run.run_id, s.version, s.summary, s.metrics, s.curves)
-    if not with_events:
-        run.events = {}
+        storage.put_scores(run_id, s.version, s.summary, s.metrics, s.curves)
+    if not with_events:  # the scores computed, the events are not kept
+        scored.record = dataclasses.replace(run, events={})
     return scored
 
 

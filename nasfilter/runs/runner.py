@@ -70,7 +70,7 @@ from nasfilter.bench.tss_curves import full_fidelity
 from nasfilter.checks import MAX_WORKERS as MAX_WORKERS
 from nasfilter.checks import check_workers
 from nasfilter.filters.base import Filter, index_keep, validate_filter
-from nasfilter.runs.records import DEFAULT_MAX_IDLE, RunRecord
+from nasfilter.runs.records import DEFAULT_MAX_IDLE, RunRecord, RunSpec
 from nasfilter.searchers.base import Searcher, validate_searcher
 from nasfilter.sim.problem import (
     ASK,
@@ -186,6 +186,17 @@ def _check_fresh(problem: Problem) -> None:
             "worker-seconds charged): its clock and trace belong to that run. Build a fresh "
             "one for each run (make_problem(table, budget, seed, proxy))"
         )
+
+
+def _check_loop_arguments(problem: Problem, max_idle: int, max_repeats: int) -> None:
+    """ValueError for a problem that is not a :class:`Problem`, or a bad
+    ``max_idle`` or ``max_repeats`` (integers >= 1)."""
+    if not isinstance(problem, Problem):
+        raise ValueError(f"problem must be a Problem, got {problem!r}")
+    if isinstance(max_idle, bool) or not isinstance(max_idle, int) or max_idle < 1:
+        raise ValueError(f"max_idle must be an integer >= 1, got {max_idle!r}")
+    if isinstance(max_repeats, bool) or not isinstance(max_repeats, int) or max_repeats < 1:
+        raise ValueError(f"max_repeats must be an integer >= 1, got {max_repeats!r}")
 
 
 RunResult = RunRecord  # what run_search returns: the run's record (nasfilter.runs.records)
@@ -385,6 +396,7 @@ def run_search(
     max_repeats: int = DEFAULT_MAX_REPEATS,
     on_progress: Callable[[Problem, int], None] | None = None,
     workers: int = 1,
+    spec: RunSpec | None = None,
 ) -> RunResult:
     """Run ``searcher`` (through ``filter``) on ``problem`` with ``workers`` simulated
     workers until a stop condition.
@@ -398,16 +410,13 @@ def run_search(
     anything but True or False.
     ``on_progress(problem, n_distinct)`` is called every :data:`PROGRESS_EVERY` trials
     (``n_distinct``: architectures evaluated so far), for a progress display of a long
-    run.
+    run. ``spec``: the :class:`~nasfilter.runs.records.RunSpec` this run is of (what
+    :func:`~nasfilter.runs.experiment.run_record` passes), recorded in the returned record,
+    which is complete when made; None for a run outside an experiment.
     """
     searcher = validate_searcher(searcher)
     filt = None if filter is None else validate_filter(filter)
-    if not isinstance(problem, Problem):
-        raise ValueError(f"problem must be a Problem, got {problem!r}")
-    if isinstance(max_idle, bool) or not isinstance(max_idle, int) or max_idle < 1:
-        raise ValueError(f"max_idle must be an integer >= 1, got {max_idle!r}")
-    if isinstance(max_repeats, bool) or not isinstance(max_repeats, int) or max_repeats < 1:
-        raise ValueError(f"max_repeats must be an integer >= 1, got {max_repeats!r}")
+    _check_loop_arguments(problem, max_idle, max_repeats)
     k = check_workers(workers)
     _check_fresh(problem)
     check_same_seed(problem, seed)
@@ -432,4 +441,4 @@ def run_search(
     if problem.n_unlogged:  # the trace left events out past Problem.trace_limit
         info["unlogged"] = problem.unlogged
     run_seed = int(seed) if isinstance(seed, (int, np.integer)) else None
-    return RunRecord(None, run_seed, tally.status, events, info, workers=k)
+    return RunRecord(spec, run_seed, tally.status, events, info, workers=k)
