@@ -131,10 +131,9 @@ def search(
     problem = make_problem(
         table, budget, seed, proxy=proxy, proxy_cost=proxy_cost, charging=charging
     )
-    record = run_search(
+    record = run_search(  # the seed: make_problem's, read from the problem
         make_searcher(searcher),
         problem,
-        seed=seed,
         filter=None if filter is None else make_filter(filter),
         max_idle=max_idle,
         workers=workers,
@@ -161,8 +160,7 @@ def run_record(
     return run_search(
         spec.make_searcher(),
         problem,
-        filter=spec.make_filter(),
-        seed=seed,
+        filter=spec.make_filter(),  # the seed: make_problem's, read from the problem
         max_idle=spec.max_idle,
         workers=spec.workers,
         on_progress=on_progress,

@@ -159,22 +159,52 @@ def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:
         )
 
 
+def made_seed(problem: Problem) -> np.random.SeedSequence | None:
+    """The seed :func:`make_problem` built ``problem`` with (its generator is stream 0 of
+    that seed's :func:`seed_streams`), as a fresh SeedSequence; None for a problem built
+    another way (its own generator), which carries no run seed."""
+    made = problem.seed_sequence
+    if made is None or made.spawn_key[-1:] != (0,):
+        return None
+    return np.random.SeedSequence(made.entropy, spawn_key=made.spawn_key[:-1])
+
+
 def check_same_seed(problem: Problem, seed: int | np.random.SeedSequence) -> None:
     """Raise ValueError, naming both seeds, when ``problem`` was built by
     :func:`make_problem` with a seed other than ``seed``: the problem's stream and the
     searcher's and filter's would then come from two runs. A problem built another way
     (its own generator) carries no seed to compare."""
-    made = problem.seed_sequence
-    if made is None or made.spawn_key[-1:] != (0,):
+    made = made_seed(problem)
+    if made is None:
         return
     given = _seed_sequence(seed)
-    if (made.entropy, made.spawn_key[:-1]) != (given.entropy, given.spawn_key):
-        shown = made.entropy if not made.spawn_key[:-1] else made
+    if (made.entropy, made.spawn_key) != (given.entropy, given.spawn_key):
+        shown = made.entropy if not made.spawn_key else made
         raise ValueError(
             f"the problem was made with seed {shown!r} but run_search was given seed "
-            f"{seed!r}; give one seed: make_problem(..., seed) and run_search(..., seed=) "
-            "must agree (nasfilter.search takes it once)"
+            f"{seed!r}; give the seed once, to make_problem(..., seed), and leave out "
+            "run_search's seed= (nasfilter.search takes it once)"
         )
+
+
+def _run_seed(
+    problem: Problem, seed: int | np.random.SeedSequence | None
+) -> tuple[np.random.SeedSequence, int | None]:
+    """(the run's seed sequence, the integer seed its record keeps, None for a
+    SeedSequence): ``seed`` when given (checked against the problem's), else the seed
+    :func:`make_problem` built ``problem`` with. ValueError when neither says one."""
+    if seed is None:
+        made = made_seed(problem)
+        if made is None:
+            raise ValueError(
+                "run_search needs the run's seed: build the problem with "
+                "make_problem(table, budget, seed), or give seed= for a problem built "
+                "with its own generator"
+            )
+        entropy = made.entropy  # an integer seed, or a SeedSequence's entropy
+        return made, entropy if not made.spawn_key and isinstance(entropy, int) else None
+    check_same_seed(problem, seed)
+    return _seed_sequence(seed), int(seed) if isinstance(seed, (int, np.integer)) else None
 
 
 def _check_fresh(problem: Problem) -> None:
@@ -390,7 +420,7 @@ def run_search(
     searcher: Searcher,
     problem: Problem,
     *,
-    seed: int | np.random.SeedSequence,
+    seed: int | np.random.SeedSequence | None = None,
     filter: Filter | None = None,
     max_idle: int = DEFAULT_MAX_IDLE,
     max_repeats: int = DEFAULT_MAX_REPEATS,
@@ -401,9 +431,10 @@ def run_search(
     """Run ``searcher`` (through ``filter``) on ``problem`` with ``workers`` simulated
     workers until a stop condition.
 
-    ``seed`` (required: a run is a function of it) feeds streams 1 and 2 of
-    :func:`seed_streams` to the searcher and the filter; build the problem with
-    :func:`make_problem` and the same seed for a fully seeded run. Raises ValueError
+    The run's seed feeds streams 1 and 2 of :func:`seed_streams` to the searcher and the
+    filter; it is given once, to :func:`make_problem`, which seeds the problem with stream
+    0 and which run_search reads it from. ``seed`` is for a problem built with its own
+    generator (or for older callers: it must then equal make_problem's). Raises ValueError
     before the run for bad arguments (a searcher or filter of the earlier interfaces:
     :func:`~nasfilter.searchers.base.validate_searcher`), and when the searcher proposes
     something that is not an :class:`~nasfilter.bench.spaces.sss.Arch` or the filter answers
@@ -419,10 +450,10 @@ def run_search(
     _check_loop_arguments(problem, max_idle, max_repeats)
     k = check_workers(workers)
     _check_fresh(problem)
-    check_same_seed(problem, seed)
+    run_seq, run_seed = _run_seed(problem, seed)
     if problem.proxy_table is not None:
         check_same_dataset(problem.table, problem.proxy_table)
-    children = _seed_sequence(seed).spawn(3)  # seed_streams(seed) 1 and 2
+    children = run_seq.spawn(3)  # seed_streams(seed) 1 and 2
     proxy = ProxyHandle(problem)
     searcher.setup(SearchContext(_stream(children, 1), proxy))
     if filt is not None:
@@ -440,5 +471,4 @@ def run_search(
     }
     if problem.n_unlogged:  # the trace left events out past Problem.trace_limit
         info["unlogged"] = problem.unlogged
-    run_seed = int(seed) if isinstance(seed, (int, np.integer)) else None
     return RunRecord(spec, run_seed, tally.status, events, info, workers=k)

@@ -58,6 +58,25 @@ def test_a_problem_with_its_own_generator_carries_no_seed_to_compare() -> None:
     assert record.status == "budget" and record.seed == 4
 
 
+def test_run_search_reads_the_seed_from_the_problem_when_given_none() -> None:
+    problem = make_problem(_table("cifar10"), BUDGET, 5, proxy=_proxy("cifar10"))
+    once = run_search(make_searcher("random"), problem)
+    problem = make_problem(_table("cifar10"), BUDGET, 5, proxy=_proxy("cifar10"))
+    twice = run_search(make_searcher("random"), problem, seed=5)
+    assert once.seed == twice.seed == 5 and once.n_evaluations > 0
+    for name, column in twice.events.items():
+        np.testing.assert_array_equal(once.events[name], column)
+    other = run_search(make_searcher("random"), make_problem(_table("cifar10"), BUDGET, 6))
+    assert other.seed == 6 and not np.array_equal(other.evaluated, once.evaluated)
+
+
+def test_a_problem_with_its_own_generator_and_no_seed_is_refused() -> None:
+    problem = Problem(_table("cifar10"), np.random.default_rng(3), Budget(BUDGET))
+    with pytest.raises(ValueError, match=r"run_search needs the run's seed: .*make_problem"):
+        run_search(make_searcher("random"), problem)
+    assert len(problem.log) == 0
+
+
 def test_a_seed_sequence_seed_is_compared_too() -> None:
     seq = np.random.SeedSequence(9)
     problem = make_problem(_table("cifar10"), BUDGET, seq)
