@@ -37,6 +37,7 @@ from nasfilter.runs.blas_threads import apply_thread_env
 from nasfilter.runs.fronts import SearchRun, score_search
 from nasfilter.runs.inputs import (
     FileIdentity,
+    RunInputs,
     cached_proxy,
     cached_table,
     content_digest,
@@ -144,11 +145,15 @@ def search(
 
 
 def run_record(
-    spec: RunSpec, seed: int, on_progress: Callable[[Problem, int], None] | None = None
+    spec: RunSpec,
+    seed: int,
+    on_progress: Callable[[Problem, int], None] | None = None,
+    resolved: RunInputs | None = None,
 ) -> RunRecord:
     """The unscored record of ``spec`` run with ``seed``: a pure function of the two (wall
-    time aside). ``on_progress`` is passed to :func:`~nasfilter.runs.runner.run_search`."""
-    table, proxy, _ = inputs(spec)
+    time aside). ``on_progress`` is passed to :func:`~nasfilter.runs.runner.run_search`;
+    ``resolved``: the spec's inputs (None: :func:`~nasfilter.runs.inputs.inputs` of it)."""
+    table, proxy, _ = inputs(spec) if resolved is None else resolved
     problem = make_problem(
         table,
         spec.make_budget(),
@@ -171,8 +176,10 @@ def run_record(
 def run_one(
     spec: RunSpec, seed: int, on_progress: Callable[[Problem, int], None] | None = None
 ) -> ScoredRun:
-    """:func:`run_record`, scored by :func:`nasfilter.runs.results.score_record`."""
-    return score_record(run_record(spec, seed, on_progress))
+    """:func:`run_record`, scored by :func:`nasfilter.runs.results.score_record`: the spec
+    is resolved once (:func:`~nasfilter.runs.inputs.inputs`) and that value serves both."""
+    resolved = inputs(spec)
+    return score_record(run_record(spec, seed, on_progress, resolved), resolved)
 
 
 def _run_task(task: tuple[RunSpec, int]) -> ScoredRun:

@@ -36,7 +36,7 @@ import numpy as np
 
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.registry import parse_spec
-from nasfilter.runs.inputs import inputs
+from nasfilter.runs.inputs import RunInputs, inputs
 from nasfilter.runs.meanse import MeanSE, format_mean_se, mean_se
 from nasfilter.runs.metrics import METRICS, FrontReference, front_steps, score
 from nasfilter.runs.records import DEFAULT_TICKS, RunRecord, RunSpec, ScoredRun, StoredScores
@@ -132,23 +132,28 @@ def _curves(
 
 # ------------------------------------------------------------------ scoring a record
 def score_spec_events(
-    spec: RunSpec, events: dict[str, np.ndarray], unlogged: dict[str, float] | None = None
+    spec: RunSpec,
+    events: dict[str, np.ndarray],
+    unlogged: dict[str, float] | None = None,
+    resolved: RunInputs | None = None,
 ) -> tuple[dict[str, Any], dict[str, float], dict[str, np.ndarray]]:
     """(summary, metrics, curves) of a run of ``spec`` from its events (and what its trace
-    left out, see :func:`~nasfilter.runs.run_summary.run_summary`); loads the spec's table and proxy
-    (once per process)."""
-    table, _, reference = inputs(spec)
+    left out, see :func:`~nasfilter.runs.run_summary.run_summary`), against ``resolved``,
+    the spec's inputs the run ran on (None: :func:`~nasfilter.runs.inputs.inputs` of the
+    spec, loaded once per process)."""
+    table, _, reference = inputs(spec) if resolved is None else resolved
     times = tick_times(spec.budget, spec.n_ticks)
     metrics, curves = score_events(reference, table, events, times)
     return run_summary(events, unlogged), metrics, curves
 
 
-def score_record(record: RunRecord) -> ScoredRun:
-    """``record`` scored from its events, under :data:`METRICS_VERSION`."""
+def score_record(record: RunRecord, resolved: RunInputs | None = None) -> ScoredRun:
+    """``record`` scored from its events, under :data:`METRICS_VERSION`, against
+    ``resolved`` (its spec's inputs, as it ran on them; None: resolved now)."""
     if record.spec is None:
         raise ValueError("only a record of a RunSpec can be scored (run_one, run_experiment)")
     summary, metrics, curves = score_spec_events(
-        record.spec, record.require_events(), record.info.get("unlogged")
+        record.spec, record.require_events(), record.info.get("unlogged"), resolved
     )
     return ScoredRun(record, METRICS_VERSION, summary, metrics, curves)
 

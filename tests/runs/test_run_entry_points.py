@@ -10,6 +10,7 @@ import pytest
 
 import nasfilter
 from nasfilter.oracle import proxy_table
+from nasfilter.runs import experiment, results
 from nasfilter.runs import inputs as inputs_module
 from nasfilter.runs.experiment import grid, run_experiment, run_one, search
 from nasfilter.runs.inputs import inputs
@@ -164,3 +165,33 @@ def test_a_factory_that_makes_no_searcher_is_refused_naming_it() -> None:
         RunSpec.of(lambda: "random", **COMMON)
     with pytest.raises(ValueError, match="searcher must be a spec string, a Searcher"):
         RunSpec.of(3, **COMMON)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ the spec, resolved once
+def test_run_one_resolves_its_spec_once_for_running_and_scoring(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[RunSpec] = []
+
+    def counting(spec: RunSpec) -> inputs_module.RunInputs:
+        calls.append(spec)
+        return inputs(spec)
+
+    monkeypatch.setattr(experiment, "inputs", counting)
+    monkeypatch.setattr(results, "inputs", counting)
+    spec = RunSpec("random", table="synthetic", oracle="roofline", budget=BUDGET)
+    scored = run_one(spec, 3)
+    assert calls == [spec]  # one resolution, for the run and its scores
+    monkeypatch.undo()
+    again = results.score_record(scored.record)  # resolved afresh: the same scores
+    assert again.metrics == scored.metrics and again.summary == scored.summary
+    assert scored.metrics["hv_ratio"] > 0
+
+
+def test_inputs_names_its_parts() -> None:
+    spec = RunSpec("random", table="synthetic", oracle="roofline")
+    resolved = inputs(spec)
+    table, proxy, reference = resolved
+    assert (resolved.table, resolved.proxy, resolved.reference) == (table, proxy, reference)
+    assert table.label == nasfilter.embedded_table("cifar10").label
+    assert proxy.space is table.space
