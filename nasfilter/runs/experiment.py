@@ -37,6 +37,7 @@ from nasfilter.runs.blas_threads import apply_thread_env
 from nasfilter.runs.fronts import SearchRun, score_search
 from nasfilter.runs.inputs import (
     FileIdentity,
+    RunInputs,
     cached_proxy,
     cached_table,
     content_digest,
@@ -131,10 +132,9 @@ def search(
     problem = make_problem(
         table, budget, seed, proxy=proxy, proxy_cost=proxy_cost, charging=charging
     )
-    record = run_search(
+    record = run_search(  # the seed: make_problem's, read from the problem
         make_searcher(searcher),
         problem,
-        seed=seed,
         filter=None if filter is None else make_filter(filter),
         max_idle=max_idle,
         workers=workers,
@@ -145,11 +145,15 @@ def search(
 
 
 def run_record(
-    spec: RunSpec, seed: int, on_progress: Callable[[Problem, int], None] | None = None
+    spec: RunSpec,
+    seed: int,
+    on_progress: Callable[[Problem, int], None] | None = None,
+    resolved: RunInputs | None = None,
 ) -> RunRecord:
     """The unscored record of ``spec`` run with ``seed``: a pure function of the two (wall
-    time aside). ``on_progress`` is passed to :func:`~nasfilter.runs.runner.run_search`."""
-    table, proxy, _ = inputs(spec)
+    time aside). ``on_progress`` is passed to :func:`~nasfilter.runs.runner.run_search`;
+    ``resolved``: the spec's inputs (None: :func:`~nasfilter.runs.inputs.inputs` of it)."""
+    table, proxy, _ = inputs(spec) if resolved is None else resolved
     problem = make_problem(
         table,
         spec.make_budget(),
@@ -158,24 +162,24 @@ def run_record(
         proxy_cost=spec.proxy_cost,
         charging=spec.charging,
     )
-    record = run_search(
+    return run_search(
         spec.make_searcher(),
         problem,
-        filter=spec.make_filter(),
-        seed=seed,
+        filter=spec.make_filter(),  # the seed: make_problem's, read from the problem
         max_idle=spec.max_idle,
         workers=spec.workers,
         on_progress=on_progress,
+        spec=spec,
     )
-    record.spec, record.seed = spec, seed
-    return record
 
 
 def run_one(
     spec: RunSpec, seed: int, on_progress: Callable[[Problem, int], None] | None = None
 ) -> ScoredRun:
-    """:func:`run_record`, scored by :func:`nasfilter.runs.results.score_record`."""
-    return score_record(run_record(spec, seed, on_progress))
+    """:func:`run_record`, scored by :func:`nasfilter.runs.results.score_record`: the spec
+    is resolved once (:func:`~nasfilter.runs.inputs.inputs`) and that value serves both."""
+    resolved = inputs(spec)
+    return score_record(run_record(spec, seed, on_progress, resolved), resolved)
 
 
 def _run_task(task: tuple[RunSpec, int]) -> ScoredRun:

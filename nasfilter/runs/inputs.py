@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -115,8 +115,19 @@ def _check_table(table: BenchmarkTable) -> None:
         )
 
 
-def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
-    """The table, proxy and front reference of ``spec`` (loaded once per process).
+class RunInputs(NamedTuple):
+    """What a :class:`~nasfilter.runs.records.RunSpec` resolves into: the one value that
+    both runs it (the table and proxy of its problem) and scores it (the table's test
+    accuracies and the front reference)."""
+
+    table: BenchmarkTable
+    proxy: ProxyTable
+    reference: FrontReference
+
+
+def inputs(spec: RunSpec) -> RunInputs:
+    """The table, proxy and front reference of ``spec`` (loaded once per process): the one
+    place a spec is resolved.
 
     Raises ValueError for a partial table, for one without test accuracy for every
     architecture, and for a proxy of another dataset or search space than the table's
@@ -135,7 +146,7 @@ def inputs(spec: RunSpec) -> tuple[BenchmarkTable, ProxyTable, FrontReference]:
             "tss, as --space tss does; 'calibrated' or 'roofline' on sss)"
         )
     ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
-    return table, proxy, ref
+    return RunInputs(table, proxy, ref)
 
 
 def content_digest(*arrays: np.ndarray) -> str:

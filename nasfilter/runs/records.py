@@ -202,9 +202,11 @@ class RunSpec:
 RUN_INFO = ("searcher_config", "filter_config", "wall_seconds")  # what info always holds
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunRecord:
-    """What one run produced: the runner's product and what a storage stores.
+    """What one run produced: the runner's product and what a storage stores. Made
+    complete by whoever makes it (the runner, a storage reading it back) and never patched
+    afterwards (frozen; a copy with other fields is ``dataclasses.replace``).
 
     Attributes:
         spec, seed: what ran (None for a run made by :func:`~nasfilter.runs.runner.run_search`

@@ -26,6 +26,7 @@ accuracy completed by t (the first on ties), the NATS-Bench convention.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from collections.abc import Iterable, Sequence
@@ -35,7 +36,7 @@ import numpy as np
 
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.registry import parse_spec
-from nasfilter.runs.inputs import inputs
+from nasfilter.runs.inputs import RunInputs, inputs
 from nasfilter.runs.meanse import MeanSE, format_mean_se, mean_se
 from nasfilter.runs.metrics import METRICS, FrontReference, front_steps, score
 from nasfilter.runs.records import DEFAULT_TICKS, RunRecord, RunSpec, ScoredRun, StoredScores
@@ -131,23 +132,28 @@ def _curves(
 
 # ------------------------------------------------------------------ scoring a record
 def score_spec_events(
-    spec: RunSpec, events: dict[str, np.ndarray], unlogged: dict[str, float] | None = None
+    spec: RunSpec,
+    events: dict[str, np.ndarray],
+    unlogged: dict[str, float] | None = None,
+    resolved: RunInputs | None = None,
 ) -> tuple[dict[str, Any], dict[str, float], dict[str, np.ndarray]]:
     """(summary, metrics, curves) of a run of ``spec`` from its events (and what its trace
-    left out, see :func:`~nasfilter.runs.run_summary.run_summary`); loads the spec's table and proxy
-    (once per process)."""
-    table, _, reference = inputs(spec)
+    left out, see :func:`~nasfilter.runs.run_summary.run_summary`), against ``resolved``,
+    the spec's inputs the run ran on (None: :func:`~nasfilter.runs.inputs.inputs` of the
+    spec, loaded once per process)."""
+    table, _, reference = inputs(spec) if resolved is None else resolved
     times = tick_times(spec.budget, spec.n_ticks)
     metrics, curves = score_events(reference, table, events, times)
     return run_summary(events, unlogged), metrics, curves
 
 
-def score_record(record: RunRecord) -> ScoredRun:
-    """``record`` scored from its events, under :data:`METRICS_VERSION`."""
+def score_record(record: RunRecord, resolved: RunInputs | None = None) -> ScoredRun:
+    """``record`` scored from its events, under :data:`METRICS_VERSION`, against
+    ``resolved`` (its spec's inputs, as it ran on them; None: resolved now)."""
     if record.spec is None:
         raise ValueError("only a record of a RunSpec can be scored (run_one, run_experiment)")
     summary, metrics, curves = score_spec_events(
-        record.spec, record.require_events(), record.info.get("unlogged")
+        record.spec, record.require_events(), record.info.get("unlogged"), resolved
     )
     return ScoredRun(record, METRICS_VERSION, summary, metrics, curves)
 
@@ -204,10 +210,11 @@ def _usable_cache(storage: Storage, run: RunRecord, recompute: bool) -> StoredSc
 def _load_one(
     storage: Storage, run: RunRecord, recompute: bool, with_events: bool, trust_plugins: bool
 ) -> ScoredRun:
-    assert run.run_id is not None
+    run_id = run.run_id
+    assert run_id is not None
     cached = _usable_cache(storage, run, recompute)
     if cached is None or with_events:
-        run.events = storage.events(run.run_id)
+        run = dataclasses.replace(run, events=storage.events(run_id))
     if cached is not None:
         c = cached
         return ScoredRun(run, c.version, c.summary, c.metrics, c.curves, computed=False)
@@ -216,9 +223,9 @@ def _load_one(
     scored = score_record(run)
     if not storage.readonly:
         s = scored
-        storage.put_scores(run.run_id, s.version, s.summary, s.metrics, s.curves)
-    if not with_events:
-        run.events = {}
+        storage.put_scores(run_id, s.version, s.summary, s.metrics, s.curves)
+    if not with_events:  # the scores computed, the events are not kept
+        scored.record = dataclasses.replace(run, events={})
     return scored
 
 

@@ -70,7 +70,7 @@ from nasfilter.bench.tss_curves import full_fidelity
 from nasfilter.checks import MAX_WORKERS as MAX_WORKERS
 from nasfilter.checks import check_workers
 from nasfilter.filters.base import Filter, index_keep, validate_filter
-from nasfilter.runs.records import DEFAULT_MAX_IDLE, RunRecord
+from nasfilter.runs.records import DEFAULT_MAX_IDLE, RunRecord, RunSpec
 from nasfilter.searchers.base import Searcher, validate_searcher
 from nasfilter.sim.problem import (
     ASK,
@@ -159,22 +159,52 @@ def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:
         )
 
 
+def made_seed(problem: Problem) -> np.random.SeedSequence | None:
+    """The seed :func:`make_problem` built ``problem`` with (its generator is stream 0 of
+    that seed's :func:`seed_streams`), as a fresh SeedSequence; None for a problem built
+    another way (its own generator), which carries no run seed."""
+    made = problem.seed_sequence
+    if made is None or made.spawn_key[-1:] != (0,):
+        return None
+    return np.random.SeedSequence(made.entropy, spawn_key=made.spawn_key[:-1])
+
+
 def check_same_seed(problem: Problem, seed: int | np.random.SeedSequence) -> None:
     """Raise ValueError, naming both seeds, when ``problem`` was built by
     :func:`make_problem` with a seed other than ``seed``: the problem's stream and the
     searcher's and filter's would then come from two runs. A problem built another way
     (its own generator) carries no seed to compare."""
-    made = problem.seed_sequence
-    if made is None or made.spawn_key[-1:] != (0,):
+    made = made_seed(problem)
+    if made is None:
         return
     given = _seed_sequence(seed)
-    if (made.entropy, made.spawn_key[:-1]) != (given.entropy, given.spawn_key):
-        shown = made.entropy if not made.spawn_key[:-1] else made
+    if (made.entropy, made.spawn_key) != (given.entropy, given.spawn_key):
+        shown = made.entropy if not made.spawn_key else made
         raise ValueError(
             f"the problem was made with seed {shown!r} but run_search was given seed "
-            f"{seed!r}; give one seed: make_problem(..., seed) and run_search(..., seed=) "
-            "must agree (nasfilter.search takes it once)"
+            f"{seed!r}; give the seed once, to make_problem(..., seed), and leave out "
+            "run_search's seed= (nasfilter.search takes it once)"
         )
+
+
+def _run_seed(
+    problem: Problem, seed: int | np.random.SeedSequence | None
+) -> tuple[np.random.SeedSequence, int | None]:
+    """(the run's seed sequence, the integer seed its record keeps, None for a
+    SeedSequence): ``seed`` when given (checked against the problem's), else the seed
+    :func:`make_problem` built ``problem`` with. ValueError when neither says one."""
+    if seed is None:
+        made = made_seed(problem)
+        if made is None:
+            raise ValueError(
+                "run_search needs the run's seed: build the problem with "
+                "make_problem(table, budget, seed), or give seed= for a problem built "
+                "with its own generator"
+            )
+        entropy = made.entropy  # an integer seed, or a SeedSequence's entropy
+        return made, entropy if not made.spawn_key and isinstance(entropy, int) else None
+    check_same_seed(problem, seed)
+    return _seed_sequence(seed), int(seed) if isinstance(seed, (int, np.integer)) else None
 
 
 def _check_fresh(problem: Problem) -> None:
@@ -186,6 +216,17 @@ def _check_fresh(problem: Problem) -> None:
             "worker-seconds charged): its clock and trace belong to that run. Build a fresh "
             "one for each run (make_problem(table, budget, seed, proxy))"
         )
+
+
+def _check_loop_arguments(problem: Problem, max_idle: int, max_repeats: int) -> None:
+    """ValueError for a problem that is not a :class:`Problem`, or a bad
+    ``max_idle`` or ``max_repeats`` (integers >= 1)."""
+    if not isinstance(problem, Problem):
+        raise ValueError(f"problem must be a Problem, got {problem!r}")
+    if isinstance(max_idle, bool) or not isinstance(max_idle, int) or max_idle < 1:
+        raise ValueError(f"max_idle must be an integer >= 1, got {max_idle!r}")
+    if isinstance(max_repeats, bool) or not isinstance(max_repeats, int) or max_repeats < 1:
+        raise ValueError(f"max_repeats must be an integer >= 1, got {max_repeats!r}")
 
 
 RunResult = RunRecord  # what run_search returns: the run's record (nasfilter.runs.records)
@@ -379,41 +420,40 @@ def run_search(
     searcher: Searcher,
     problem: Problem,
     *,
-    seed: int | np.random.SeedSequence,
+    seed: int | np.random.SeedSequence | None = None,
     filter: Filter | None = None,
     max_idle: int = DEFAULT_MAX_IDLE,
     max_repeats: int = DEFAULT_MAX_REPEATS,
     on_progress: Callable[[Problem, int], None] | None = None,
     workers: int = 1,
+    spec: RunSpec | None = None,
 ) -> RunResult:
     """Run ``searcher`` (through ``filter``) on ``problem`` with ``workers`` simulated
     workers until a stop condition.
 
-    ``seed`` (required: a run is a function of it) feeds streams 1 and 2 of
-    :func:`seed_streams` to the searcher and the filter; build the problem with
-    :func:`make_problem` and the same seed for a fully seeded run. Raises ValueError
+    The run's seed feeds streams 1 and 2 of :func:`seed_streams` to the searcher and the
+    filter; it is given once, to :func:`make_problem`, which seeds the problem with stream
+    0 and which run_search reads it from. ``seed`` is for a problem built with its own
+    generator (or for older callers: it must then equal make_problem's). Raises ValueError
     before the run for bad arguments (a searcher or filter of the earlier interfaces:
     :func:`~nasfilter.searchers.base.validate_searcher`), and when the searcher proposes
     something that is not an :class:`~nasfilter.bench.spaces.sss.Arch` or the filter answers
     anything but True or False.
     ``on_progress(problem, n_distinct)`` is called every :data:`PROGRESS_EVERY` trials
     (``n_distinct``: architectures evaluated so far), for a progress display of a long
-    run.
+    run. ``spec``: the :class:`~nasfilter.runs.records.RunSpec` this run is of (what
+    :func:`~nasfilter.runs.experiment.run_record` passes), recorded in the returned record,
+    which is complete when made; None for a run outside an experiment.
     """
     searcher = validate_searcher(searcher)
     filt = None if filter is None else validate_filter(filter)
-    if not isinstance(problem, Problem):
-        raise ValueError(f"problem must be a Problem, got {problem!r}")
-    if isinstance(max_idle, bool) or not isinstance(max_idle, int) or max_idle < 1:
-        raise ValueError(f"max_idle must be an integer >= 1, got {max_idle!r}")
-    if isinstance(max_repeats, bool) or not isinstance(max_repeats, int) or max_repeats < 1:
-        raise ValueError(f"max_repeats must be an integer >= 1, got {max_repeats!r}")
+    _check_loop_arguments(problem, max_idle, max_repeats)
     k = check_workers(workers)
     _check_fresh(problem)
-    check_same_seed(problem, seed)
+    run_seq, run_seed = _run_seed(problem, seed)
     if problem.proxy_table is not None:
         check_same_dataset(problem.table, problem.proxy_table)
-    children = _seed_sequence(seed).spawn(3)  # seed_streams(seed) 1 and 2
+    children = run_seq.spawn(3)  # seed_streams(seed) 1 and 2
     proxy = ProxyHandle(problem)
     searcher.setup(SearchContext(_stream(children, 1), proxy))
     if filt is not None:
@@ -431,5 +471,4 @@ def run_search(
     }
     if problem.n_unlogged:  # the trace left events out past Problem.trace_limit
         info["unlogged"] = problem.unlogged
-    run_seed = int(seed) if isinstance(seed, (int, np.integer)) else None
-    return RunRecord(None, run_seed, tally.status, events, info, workers=k)
+    return RunRecord(spec, run_seed, tally.status, events, info, workers=k)

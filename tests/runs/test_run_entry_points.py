@@ -10,6 +10,7 @@ import pytest
 
 import nasfilter
 from nasfilter.oracle import proxy_table
+from nasfilter.runs import experiment, results
 from nasfilter.runs import inputs as inputs_module
 from nasfilter.runs.experiment import grid, run_experiment, run_one, search
 from nasfilter.runs.inputs import inputs
@@ -56,6 +57,25 @@ def test_a_problem_with_its_own_generator_carries_no_seed_to_compare() -> None:
     problem = Problem(_table("cifar10"), np.random.default_rng(3), Budget(BUDGET))
     record = run_search(make_searcher("random"), problem, seed=4)
     assert record.status == "budget" and record.seed == 4
+
+
+def test_run_search_reads_the_seed_from_the_problem_when_given_none() -> None:
+    problem = make_problem(_table("cifar10"), BUDGET, 5, proxy=_proxy("cifar10"))
+    once = run_search(make_searcher("random"), problem)
+    problem = make_problem(_table("cifar10"), BUDGET, 5, proxy=_proxy("cifar10"))
+    twice = run_search(make_searcher("random"), problem, seed=5)
+    assert once.seed == twice.seed == 5 and once.n_evaluations > 0
+    for name, column in twice.events.items():
+        np.testing.assert_array_equal(once.events[name], column)
+    other = run_search(make_searcher("random"), make_problem(_table("cifar10"), BUDGET, 6))
+    assert other.seed == 6 and not np.array_equal(other.evaluated, once.evaluated)
+
+
+def test_a_problem_with_its_own_generator_and_no_seed_is_refused() -> None:
+    problem = Problem(_table("cifar10"), np.random.default_rng(3), Budget(BUDGET))
+    with pytest.raises(ValueError, match=r"run_search needs the run's seed: .*make_problem"):
+        run_search(make_searcher("random"), problem)
+    assert len(problem.log) == 0
 
 
 def test_a_seed_sequence_seed_is_compared_too() -> None:
@@ -145,3 +165,33 @@ def test_a_factory_that_makes_no_searcher_is_refused_naming_it() -> None:
         RunSpec.of(lambda: "random", **COMMON)
     with pytest.raises(ValueError, match="searcher must be a spec string, a Searcher"):
         RunSpec.of(3, **COMMON)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ the spec, resolved once
+def test_run_one_resolves_its_spec_once_for_running_and_scoring(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[RunSpec] = []
+
+    def counting(spec: RunSpec) -> inputs_module.RunInputs:
+        calls.append(spec)
+        return inputs(spec)
+
+    monkeypatch.setattr(experiment, "inputs", counting)
+    monkeypatch.setattr(results, "inputs", counting)
+    spec = RunSpec("random", table="synthetic", oracle="roofline", budget=BUDGET)
+    scored = run_one(spec, 3)
+    assert calls == [spec]  # one resolution, for the run and its scores
+    monkeypatch.undo()
+    again = results.score_record(scored.record)  # resolved afresh: the same scores
+    assert again.metrics == scored.metrics and again.summary == scored.summary
+    assert scored.metrics["hv_ratio"] > 0
+
+
+def test_inputs_names_its_parts() -> None:
+    spec = RunSpec("random", table="synthetic", oracle="roofline")
+    resolved = inputs(spec)
+    table, proxy, reference = resolved
+    assert (resolved.table, resolved.proxy, resolved.reference) == (table, proxy, reference)
+    assert table.label == nasfilter.embedded_table("cifar10").label
+    assert proxy.space is table.space
