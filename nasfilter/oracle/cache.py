@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from nasfilter.bench.spaces.sss import N_ARCHS
+from nasfilter.bench.spaces import Space, get_space
 from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly, sqlite_uri
 from nasfilter.oracle.measurement import (
     SCHEMA_VERSION,
@@ -84,6 +84,12 @@ def _remove_unfinished(path: Path) -> None:
         return  # another process finished it meanwhile: it is theirs
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def config_space(config: Mapping[str, Any]) -> Space:
+    """The search space a backend config's rows index: its ``"space"`` (tss measurements
+    carry ``"tss"``), sss when absent; ValueError naming an unknown one."""
+    return get_space(config.get("space", "sss"))
 
 
 @dataclass(frozen=True)
@@ -355,8 +361,12 @@ class MeasurementCache:
             raise InvalidMeasurement(
                 f"architecture {m.arch}: throughput {thr!r} is not finite and > 0; not cached"
             )
-        if not 0 <= m.arch < N_ARCHS:
-            raise InvalidMeasurement(f"architecture index {m.arch} is not in [0, {N_ARCHS - 1}]")
+        try:
+            size = config_space(m.config).size
+        except ValueError as exc:
+            raise InvalidMeasurement(f"architecture {m.arch}: {exc}; not cached") from None
+        if not 0 <= m.arch < size:
+            raise InvalidMeasurement(f"architecture index {m.arch} is not in [0, {size - 1}]")
 
     def _group_id(self, group: Group, create: bool = False) -> int:
         """The id of ``group`` (created inside the caller's transaction if ``create``)."""
@@ -447,9 +457,11 @@ class MeasurementCache:
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
     def columns(self, group: Group) -> tuple[np.ndarray, np.ndarray]:
-        """(throughput, utilization), each float64 (32768,), NaN where not cached."""
-        thr = np.full(N_ARCHS, np.nan)
-        util = np.full(N_ARCHS, np.nan)
+        """(throughput, utilization), each float64 (size,) of the group's space (sss:
+        32768), NaN where not cached."""
+        size = config_space(group.config_dict).size
+        thr = np.full(size, np.nan)
+        util = np.full(size, np.nan)
         rows = self._conn.execute(
             "SELECT arch, throughput, utilization FROM measurements WHERE group_id=?",
             (self._group_id(group),),
