@@ -29,7 +29,6 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from nasfilter.bench.spaces import Space, get_space
 from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly, sqlite_uri
 from nasfilter.oracle.measurement import (
     SCHEMA_VERSION,
@@ -37,6 +36,7 @@ from nasfilter.oracle.measurement import (
     Measurement,
     Status,
     canonical_json,
+    config_space,
 )
 
 APPLICATION_ID = 0x4E415346  # "NASF" in the SQLite header: marks a nasfilter cache
@@ -84,12 +84,6 @@ def _remove_unfinished(path: Path) -> None:
         return  # another process finished it meanwhile: it is theirs
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
-def config_space(config: Mapping[str, Any]) -> Space:
-    """The search space a backend config's rows index: its ``"space"`` (tss measurements
-    carry ``"tss"``), sss when absent; ValueError naming an unknown one."""
-    return get_space(config.get("space", "sss"))
 
 
 @dataclass(frozen=True)
@@ -361,10 +355,7 @@ class MeasurementCache:
             raise InvalidMeasurement(
                 f"architecture {m.arch}: throughput {thr!r} is not finite and > 0; not cached"
             )
-        try:
-            size = config_space(m.config).size
-        except ValueError as exc:
-            raise InvalidMeasurement(f"architecture {m.arch}: {exc}; not cached") from None
+        size = config_space(m.config).size
         if not 0 <= m.arch < size:
             raise InvalidMeasurement(f"architecture index {m.arch} is not in [0, {size - 1}]")
 

@@ -22,8 +22,7 @@ import numpy as np
 from nasfilter.bench.proxy import ProxyTable
 from nasfilter.bench.spaces import MAX_SIZE, Space
 from nasfilter.files import MAX_META_BYTES, atomic_write, read_npz
-from nasfilter.oracle.cache import config_space
-from nasfilter.oracle.measurement import SCHEMA_VERSION, Measurement, device_label
+from nasfilter.oracle.measurement import SCHEMA_VERSION, Measurement, config_space, device_label
 
 FORMAT = "nasfilter-oracle-table"
 FORMAT_VERSION = 1
