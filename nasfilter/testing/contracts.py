@@ -74,6 +74,7 @@ class _Recording(Filter):
     """Wraps a filter (or passes everything) and records what it saw and answered."""
 
     name = "recording"
+    spaces = ("sss", "tss")  # any space: a wrapped filter checks its own in setup
 
     def __init__(self, inner: Filter | None = None) -> None:
         self.inner = None if inner is None else validate_filter(inner)
@@ -101,6 +102,7 @@ class _Spy(Searcher):
     """Wraps a searcher and records its trials and tells."""
 
     name = "spy"
+    spaces = ("sss", "tss")  # any space: the wrapped searcher checks its own in setup
 
     def __init__(self, inner: Searcher) -> None:
         self.inner = validate_searcher(inner)
