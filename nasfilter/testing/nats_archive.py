@@ -259,10 +259,15 @@ def write_nats_archive(
     fast_mode=True)``. ``datasets`` are the archive records to keep: the table dataset's
     search and final records (``cifar10-valid`` and ``cifar10`` for CIFAR-10; ``cifar100``
     alone for CIFAR-100). Raises ValueError for a non-empty target folder, a template that
-    lacks the datasets or hps, or indices absent from the table.
+    lacks the datasets or hps, indices absent from the table, or a table of another space.
     """
     from tqdm import tqdm
 
+    if table.space is not SSS:
+        raise ValueError(
+            f"write_nats_archive writes a NATS-Bench size-space (sss) archive; table "
+            f"{table.label!r} is of the {table.space.name} space ({table.space.title})"
+        )
     template = _Template(Path(template_record_path), table, datasets, hps)
     rows = _indices(table, indices)
     target = Path(folder) / ARCHIVE_DIR_NAME
