@@ -92,8 +92,8 @@ _LAZY = {
 }
 
 
-# Names that were module constants of the size space, now read from its value (warned once
-# per access): ``nasfilter.N_ARCHS`` is ``nasfilter.SSS.size``.
+# Names that were module constants of the size space, now read from its value (a
+# DeprecationWarning on access): ``nasfilter.N_ARCHS`` is ``nasfilter.SSS.size``.
 _MOVED = {"N_ARCHS": ("SSS.size", SSS.size), "CHANNEL_CHOICES": ("SSS.choices", SSS.choices)}
 
 
