@@ -15,6 +15,10 @@ The entry points, from ``import nasfilter``::
         fronts = nasfilter.load_fronts(storage)             # [(run, its RunFront)]
         nasfilter.write_runs_report(storage, "report")      # figures + report.html
 
+The search spaces are values: ``nasfilter.SSS`` (the size space: ``SSS.size`` 32768
+architectures, ``SSS.choices`` the channel counts 8..64) and ``nasfilter.TSS`` (the topology
+space, 15625 cells); ``table.space`` is the one a table indexes.
+
 Importing the package is cheap: the space, dataset and table types load with it; every other
 entry point (and nats_bench, torch, onnxruntime, TensorRT, matplotlib) is imported on first
 use.
@@ -23,11 +27,13 @@ use.
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any
 
 from nasfilter.bench.datasets import DATASETS, Dataset, get_dataset
 from nasfilter.bench.lookup import load_table
-from nasfilter.bench.spaces.sss import CHANNEL_CHOICES, N_ARCHS, Arch, as_arch
+from nasfilter.bench.spaces import SSS, TSS, Space, get_space
+from nasfilter.bench.spaces.sss import Arch, as_arch
 from nasfilter.bench.surrogate import embedded_table  # light (numpy): load_table needs it anyway
 from nasfilter.bench.table import BenchmarkTable, MissingArchitectureError, Provenance
 from nasfilter.version import __version__
@@ -86,8 +92,22 @@ _LAZY = {
 }
 
 
+# Names that were module constants of the size space, now read from its value (a
+# DeprecationWarning on access): ``nasfilter.N_ARCHS`` is ``nasfilter.SSS.size``.
+_MOVED = {"N_ARCHS": ("SSS.size", SSS.size), "CHANNEL_CHOICES": ("SSS.choices", SSS.choices)}
+
+
 def __getattr__(name: str) -> Any:
     """Import a lazy entry point (:data:`_LAZY`) on first access."""
+    if name in _MOVED:
+        path, value = _MOVED[name]
+        warnings.warn(
+            f"nasfilter.{name} is deprecated: the search space is a value, use "
+            f"nasfilter.{path} (or table.space for the space a table indexes)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'nasfilter' has no attribute {name!r}")
@@ -101,11 +121,11 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "CHANNEL_CHOICES",
     "DATASETS",
     "FILTERS",
-    "N_ARCHS",
     "SEARCHERS",
+    "SSS",
+    "TSS",
     "Arch",
     "BenchmarkTable",
     "Budget",
@@ -122,12 +142,14 @@ __all__ = [
     "RunSpec",
     "ScoredRun",
     "Searcher",
+    "Space",
     "Storage",
     "Store",
     "__version__",
     "as_arch",
     "embedded_table",
     "get_dataset",
+    "get_space",
     "get_storage",
     "grid",
     "load_fronts",

@@ -46,7 +46,7 @@ from nasfilter.bench.archive_pickle import (
 )
 from nasfilter.bench.datasets import Dataset, get_dataset
 from nasfilter.bench.spaces import SSS, TSS, Space
-from nasfilter.bench.spaces.sss import N_ARCHS, Arch, all_channels
+from nasfilter.bench.spaces.sss import Arch, all_channels
 from nasfilter.bench.table import OBSERVED_HP12, SCORED_TEST90, BenchmarkTable, Provenance
 from nasfilter.version import __version__
 
@@ -268,9 +268,9 @@ def _open_file(path: Path, nats_bench: ModuleType) -> _Archive:
             "'meta_archs', 'arch2infos' and 'evaluated_indexes'"
         ) from exc
     _check_meta_archs(api.meta_archs, path)
-    present = np.zeros(N_ARCHS, dtype=bool)
+    present = np.zeros(SSS.size, dtype=bool)
     for index in api.evaluated_indexes:
-        if not (isinstance(index, int) and 0 <= index < N_ARCHS):
+        if not (isinstance(index, int) and 0 <= index < SSS.size):
             raise ValueError(f"{str(path)!r} lists an invalid evaluated index {index!r}")
         present[index] = True
     return _Archive(path, FILE, (path,), present, api)
@@ -323,7 +323,7 @@ class _Columns:
     def __init__(self) -> None:
         self.valid_by_seed: dict[int, np.ndarray] = {}
         self.floats = {
-            name: np.full(N_ARCHS, np.nan)
+            name: np.full(SSS.size, np.nan)
             for name in ("test_acc", "train_time", "valid_time", "latency", "params", "macs")
         }
 
@@ -334,7 +334,7 @@ class _Columns:
         for seed in seeds:
             info = api.get_more_info(index, ds.search_record, hp=SEARCH_HP, is_random=seed)
             if seed not in self.valid_by_seed:
-                self.valid_by_seed[seed] = np.full(N_ARCHS, np.nan)
+                self.valid_by_seed[seed] = np.full(SSS.size, np.nan)
             self.valid_by_seed[seed][index] = _number(info["valid-accuracy"])
         final = api.get_more_info(index, ds.final_record, hp=FINAL_HP, is_random=False)
         # get_latency(index, dataset) is get_cost_info(index, dataset)["latency"]; one call.
@@ -441,10 +441,10 @@ def _open_archive(path: Path, fmt: str, allow_partial: bool) -> _Archive:
     n_present = int(found.present.sum())
     if n_present == 0:
         raise ValueError(f"{str(path)!r} holds no architecture records")
-    n_missing = N_ARCHS - n_present
+    n_missing = SSS.size - n_present
     if n_missing and not allow_partial:
         raise ValueError(
-            f"{n_missing} of {N_ARCHS} architectures are missing from {str(path)!r} "
+            f"{n_missing} of {SSS.size} architectures are missing from {str(path)!r} "
             f"({n_present} present). Use the complete archive, or pass allow_partial=True / "
             "--allow-partial to convert a partial table (missing rows are NaN and marked "
             "absent)."

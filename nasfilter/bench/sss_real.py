@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from nasfilter.bench.datasets import Dataset, get_dataset
-from nasfilter.bench.spaces.sss import N_ARCHS
+from nasfilter.bench.spaces import SSS
 from nasfilter.bench.surrogate import embedded_table
 from nasfilter.bench.table import BenchmarkTable, Provenance
 
@@ -88,7 +88,7 @@ def read_accuracies(
             "damaged or altered, so nasfilter refuses it. Reinstall nasfilter to restore it"
         )
     acc = np.load(io.BytesIO(raw), allow_pickle=False)
-    if acc.shape != (N_ARCHS,) or acc.dtype != np.float64:  # pragma: no cover - checksummed
+    if acc.shape != (SSS.size,) or acc.dtype != np.float64:  # pragma: no cover - checksummed
         raise ValueError(f"{str(path)!r} holds {acc.dtype} {acc.shape}, not float64 (32768,)")
     return acc
 
@@ -110,7 +110,7 @@ def build_real_table(
         latency=times.latency,
         params=times.params,
         macs=times.macs,
-        present=np.ones(N_ARCHS, dtype=bool),
+        present=np.ones(SSS.size, dtype=bool),
         provenance=Provenance(
             synthetic=False,
             source=SOURCE,

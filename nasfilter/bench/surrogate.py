@@ -31,7 +31,8 @@ import numpy as np
 
 from nasfilter.bench.costs import network_costs
 from nasfilter.bench.datasets import Dataset, get_dataset
-from nasfilter.bench.spaces.sss import CHANNEL_CHOICES, N_ARCHS, all_channels
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import all_channels
 from nasfilter.bench.table import BenchmarkTable, Provenance
 
 MODEL_VERSION = 1
@@ -162,8 +163,8 @@ def capacity(channels: np.ndarray) -> np.ndarray:
     ch = np.asarray(channels)
     if ch.shape[-1:] != (len(LAYER_WEIGHTS),):
         raise ValueError(f"channels must have a last axis of length 5, got shape {ch.shape}")
-    if ch.size and not np.isin(ch, CHANNEL_CHOICES).all():
-        raise ValueError(f"channel counts must be in {CHANNEL_CHOICES}, got {np.unique(ch)}")
+    if ch.size and not np.isin(ch, SSS.choices).all():
+        raise ValueError(f"channel counts must be in {SSS.choices}, got {np.unique(ch)}")
     return np.asarray(np.log(ch / 8.0) @ np.asarray(LAYER_WEIGHTS), dtype=np.float64)
 
 
@@ -193,22 +194,22 @@ def build_table(dataset: str | Dataset) -> BenchmarkTable:
     )
 
     test_smooth = smooth_test_acc(ds)
-    test_acc = test_smooth + cal.sd_test * g_test.standard_normal(N_ARCHS)
+    test_acc = test_smooth + cal.sd_test * g_test.standard_normal(SSS.size)
     valid_smooth = cal.valid_intercept + cal.valid_slope * test_smooth
-    offset = cal.sd_arch * g_arch.standard_normal(N_ARCHS)
-    seed_noise = cal.sd_seed * g_seed.standard_normal((N_ARCHS, len(SEEDS)))
+    offset = cal.sd_arch * g_arch.standard_normal(SSS.size)
+    seed_noise = cal.sd_seed * g_seed.standard_normal((SSS.size, len(SEEDS)))
     valid_acc = (valid_smooth + offset)[:, None] + seed_noise
 
     costs = network_costs(ds)
     macs = costs.macs
     train_time = (cal.train_base + TRAIN_SECONDS_PER_IMAGE_MMAC * cal.train_images * macs) * np.exp(
-        TRAIN_TIME_SD * g_train.standard_normal(N_ARCHS)
+        TRAIN_TIME_SD * g_train.standard_normal(SSS.size)
     )
     valid_time = (cal.valid_base + VALID_SECONDS_PER_IMAGE_MMAC * cal.valid_images * macs) * np.exp(
-        VALID_TIME_SD * g_valid.standard_normal(N_ARCHS)
+        VALID_TIME_SD * g_valid.standard_normal(SSS.size)
     )
     latency = (cal.latency_base + LATENCY_PER_LOG_MACS * np.log(macs / macs.min())) * np.exp(
-        LATENCY_SD * g_lat.standard_normal(N_ARCHS)
+        LATENCY_SD * g_lat.standard_normal(SSS.size)
     )
 
     return BenchmarkTable(
@@ -221,7 +222,7 @@ def build_table(dataset: str | Dataset) -> BenchmarkTable:
         latency=latency,
         params=costs.params,
         macs=macs,
-        present=np.ones(N_ARCHS, dtype=bool),
+        present=np.ones(SSS.size, dtype=bool),
         provenance=Provenance(
             synthetic=True,
             source=SOURCE,

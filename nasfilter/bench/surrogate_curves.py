@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nasfilter.bench.datasets import get_dataset
-from nasfilter.bench.spaces.sss import N_ARCHS
+from nasfilter.bench.spaces import SSS
 from nasfilter.bench.surrogate import _DATASET_KEYS, SURROGATE_SEED, embedded_table
 
 CURVES_VERSION = 1
@@ -79,7 +79,7 @@ def _rng(dataset: str, key: int) -> np.random.Generator:
 @functools.cache
 def _gammas(dataset: str) -> np.ndarray:
     """float (32768,): the per-architecture factor exp(sd_gamma u) of every exponent."""
-    return np.exp(SD_LOG_GAMMA * _rng(dataset, _GAMMA_KEY).standard_normal(N_ARCHS))
+    return np.exp(SD_LOG_GAMMA * _rng(dataset, _GAMMA_KEY).standard_normal(SSS.size))
 
 
 def final_accuracy(dataset: str, hp: str) -> np.ndarray:
@@ -90,7 +90,7 @@ def final_accuracy(dataset: str, hp: str) -> np.ndarray:
     if hp == "12":
         return np.asarray(table.valid_acc, dtype=np.float64)
     g = _rng(name, _HP_KEYS[hp])
-    z = g.standard_normal(N_ARCHS)
+    z = g.standard_normal(SSS.size)
     if hp == "90":
         return (table.test_acc + cal.delta_90 + cal.sd_90 * z)[:, None]
     mean12 = np.asarray(table.valid_acc).mean(axis=1)
@@ -117,8 +117,8 @@ def build_curves(dataset: str, hp: str) -> np.ndarray:
     np.exp(rise, out=rise)
     np.subtract(1.0, rise, out=rise)
     g = _rng(name, _HP_KEYS[hp])
-    g.standard_normal(N_ARCHS)  # the draw final_accuracy makes for hp 90
-    curves = g.standard_normal((N_ARCHS, final.shape[1], epochs))
+    g.standard_normal(SSS.size)  # the draw final_accuracy makes for hp 90
+    curves = g.standard_normal((SSS.size, final.shape[1], epochs))
     curves *= cal.sigma[hp] * (1.0 - x)
     curves -= (final - cal.chance)[:, :, None] * rise[:, None, :]
     curves += final[:, :, None]

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from nasfilter.bench.spaces.sss import N_ARCHS, Arch, index_of
+from nasfilter.bench.spaces.sss import Arch, index_of
 from nasfilter.checks import check_positive_int, check_real
 from nasfilter.filters.base import Filter
 from nasfilter.pareto import nondominated_mask, nondominated_ranks
@@ -48,10 +48,11 @@ _FULL_SCAN_RANKS: dict[bytes, np.ndarray] = {}
 _FULL_SCAN_KEEP = 4
 
 
-def scan_ranks(answered: np.ndarray, readings: np.ndarray, size: int = N_ARCHS) -> np.ndarray:
+def scan_ranks(answered: np.ndarray, readings: np.ndarray, size: int) -> np.ndarray:
     """Front layer (:func:`~nasfilter.pareto.nondominated_ranks` of throughput and
     utilization, both maximized) of every index, int64 (size,), -1 where ``answered`` (k,)
-    holds no reading (``readings`` (k, 2), utilization and throughput).
+    holds no reading (``readings`` (k, 2), utilization and throughput); ``size`` is the
+    space's size.
 
     The layers are a function of the set of points, not of their order, so a full scan of
     finite readings is layered once per process (:data:`_FULL_SCAN_RANKS`); the same

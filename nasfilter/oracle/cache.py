@@ -29,7 +29,6 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.files import check_sqlite_writable, connect_sqlite_readonly, sqlite_uri
 from nasfilter.oracle.measurement import (
     SCHEMA_VERSION,
@@ -37,6 +36,7 @@ from nasfilter.oracle.measurement import (
     Measurement,
     Status,
     canonical_json,
+    config_space,
 )
 
 APPLICATION_ID = 0x4E415346  # "NASF" in the SQLite header: marks a nasfilter cache
@@ -355,8 +355,9 @@ class MeasurementCache:
             raise InvalidMeasurement(
                 f"architecture {m.arch}: throughput {thr!r} is not finite and > 0; not cached"
             )
-        if not 0 <= m.arch < N_ARCHS:
-            raise InvalidMeasurement(f"architecture index {m.arch} is not in [0, {N_ARCHS - 1}]")
+        size = config_space(m.config).size
+        if not 0 <= m.arch < size:
+            raise InvalidMeasurement(f"architecture index {m.arch} is not in [0, {size - 1}]")
 
     def _group_id(self, group: Group, create: bool = False) -> int:
         """The id of ``group`` (created inside the caller's transaction if ``create``)."""
@@ -447,9 +448,11 @@ class MeasurementCache:
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
     def columns(self, group: Group) -> tuple[np.ndarray, np.ndarray]:
-        """(throughput, utilization), each float64 (32768,), NaN where not cached."""
-        thr = np.full(N_ARCHS, np.nan)
-        util = np.full(N_ARCHS, np.nan)
+        """(throughput, utilization), each float64 (size,) of the group's space (sss:
+        32768), NaN where not cached."""
+        size = config_space(group.config_dict).size
+        thr = np.full(size, np.nan)
+        util = np.full(size, np.nan)
         rows = self._conn.execute(
             "SELECT arch, throughput, utilization FROM measurements WHERE group_id=?",
             (self._group_id(group),),

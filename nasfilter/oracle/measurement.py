@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nasfilter.bench.spaces import Space, get_space
+
 # Bumped whenever the meaning of a stored row changes; part of every cache key.
 SCHEMA_VERSION = 1
 
@@ -29,6 +31,15 @@ class Status(str, enum.Enum):
 
 class InvalidMeasurement(ValueError):
     """A row that must not be stored: NaN, infinite or non-positive throughput, and the like."""
+
+
+def config_space(config: Mapping[str, Any]) -> Space:
+    """The search space a backend config's rows index: its ``"space"`` (tss measurements
+    carry ``"tss"``), sss when absent; InvalidMeasurement naming an unknown one."""
+    try:
+        return get_space(config.get("space", "sss"))
+    except ValueError as exc:
+        raise InvalidMeasurement(f"backend config {dict(config)!r}: {exc}") from None
 
 
 def canonical_json(value: Mapping[str, Any]) -> str:

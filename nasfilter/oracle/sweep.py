@@ -6,6 +6,9 @@ measured backend commits row by row; the roofline in large batches), so an inter
 sweep loses only the architectures in flight and resumes where it stopped. With Ray, one
 task measures one chunk of architectures (asking for a GPU per task for GPU backends) and
 returns its rows; the driver alone writes them.
+
+Sweeps index the sss space (:data:`~nasfilter.bench.spaces.SSS`: its size and channel
+choices); ``measure --space tss`` goes through :mod:`nasfilter.oracle.tss_measure`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from nasfilter.bench.datasets import Dataset, get_dataset
-from nasfilter.bench.spaces.sss import CHANNEL_CHOICES, N_ARCHS, as_arch, channels_to_index
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import as_arch, channels_to_index
 from nasfilter.checks import check_positive_int
 from nasfilter.oracle.base import Backend, BackendSpec
 from nasfilter.oracle.cache import Group, MeasurementCache
@@ -31,8 +35,8 @@ MAX_FAILURES_KEPT = 20
 
 # ----------------------------------------------------------------- choosing architectures
 def corner_indices() -> np.ndarray:
-    """The 32 corners of the space: every layer at 8 or 64 channels (int64, sorted)."""
-    lo, hi = CHANNEL_CHOICES[0], CHANNEL_CHOICES[-1]
+    """The 32 corners of the sss space: every layer at 8 or 64 channels (int64, sorted)."""
+    lo, hi = SSS.choices[0], SSS.choices[-1]
     bits = (np.arange(32)[:, None] >> np.arange(4, -1, -1)) & 1
     return np.sort(channels_to_index(np.where(bits == 1, hi, lo)))
 
@@ -58,7 +62,7 @@ def stratified_sample(
     ds = get_dataset(dataset)
     n_macs, n_ai = strata
     cells = n_macs * n_ai
-    n = check_positive_int(n, "sample size", minimum=0, maximum=N_ARCHS)
+    n = check_positive_int(n, "sample size", minimum=0, maximum=SSS.size)
     macs = network_costs(ds).macs
     intensity = roofline("v100", ds).network_intensity
     order = np.argsort(macs, kind="stable")
@@ -88,16 +92,17 @@ def select_archs(
     dropped."""
     spec = text.strip()
     if spec == "all":
-        return np.arange(N_ARCHS, dtype=np.int64)
+        return np.arange(SSS.size, dtype=np.int64)
     for prefix in ("sample:", "stratified:"):
         if spec.startswith(prefix):
             count = spec[len(prefix) :]
-            if not count.isdigit() or not 0 < int(count) <= N_ARCHS:
+            if not count.isdigit() or not 0 < int(count) <= SSS.size:
                 raise ValueError(
-                    f"--archs {spec!r}: N must be an integer in [1, {N_ARCHS}], e.g. {prefix}256"
+                    f"--archs {spec!r}: N must be an integer in [1, {SSS.size}], e.g. {prefix}256"
                 )
             if prefix == "sample:":
-                return np.sort(rng.choice(N_ARCHS, size=int(count), replace=False)).astype(np.int64)
+                picked = rng.choice(SSS.size, size=int(count), replace=False)
+                return np.sort(picked).astype(np.int64)
             return stratified_sample(int(count), rng, dataset)
     path = Path(spec)
     if not path.is_file():
@@ -236,8 +241,8 @@ def sweep(
     ds = get_dataset(dataset)
     start = time.perf_counter()
     order = np.asarray(list(dict.fromkeys(int(a) for a in archs)), dtype=np.int64)
-    if order.size and (order.min() < 0 or order.max() >= N_ARCHS):
-        raise ValueError(f"architecture indices must be in [0, {N_ARCHS - 1}]")
+    if order.size and (order.min() < 0 or order.max() >= SSS.size):
+        raise ValueError(f"architecture indices must be in [0, {SSS.size - 1}]")
 
     if executor == "ray":
         return _ray_sweep(backend, order, ds, cache, progress, chunk_size, ray_init, on_row, start)

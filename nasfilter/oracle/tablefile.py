@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from nasfilter.bench.proxy import ProxyTable
-from nasfilter.bench.spaces.sss import N_ARCHS
+from nasfilter.bench.spaces import MAX_SIZE, Space
 from nasfilter.files import MAX_META_BYTES, atomic_write, read_npz
-from nasfilter.oracle.measurement import SCHEMA_VERSION, Measurement, device_label
+from nasfilter.oracle.measurement import SCHEMA_VERSION, Measurement, config_space, device_label
 
 FORMAT = "nasfilter-oracle-table"
 FORMAT_VERSION = 1
@@ -81,10 +81,18 @@ class MeasurementTable:
     def label(self) -> str:
         return str(self.meta.get("label", self.backend))
 
+    @property
+    def space(self) -> Space:
+        """The search space the rows index: the config's ``"space"``, sss when absent."""
+        config = self.meta.get("config")
+        return config_space(config if isinstance(config, dict) else {})
+
     def proxy_table(self) -> ProxyTable:
-        """Columns (32768,) for the simulator, NaN where not measured."""
-        util = np.full(N_ARCHS, np.nan)
-        thr = np.full(N_ARCHS, np.nan)
+        """Columns (size,) of the table's space (sss: 32768) for the simulator, NaN where not
+        measured."""
+        space = self.space
+        util = np.full(space.size, np.nan)
+        thr = np.full(space.size, np.nan)
         util[self.arch] = self.utilization
         thr[self.arch] = self.throughput
         provenance: dict[str, Any] = {
@@ -94,7 +102,7 @@ class MeasurementTable:
         }
         provenance["synthetic"] = self.backend in ("roofline", "calibrated")
         provenance["n_measured"] = len(self)
-        return ProxyTable(util, thr, self.label, provenance)
+        return ProxyTable(util, thr, self.label, provenance, space=space)
 
 
 def table_label(backend: str, device: dict[str, Any]) -> str:
@@ -162,7 +170,7 @@ def save_table(table: MeasurementTable, path: str | os.PathLike[str]) -> Path:
 def load_table_file(path: str | os.PathLike[str]) -> MeasurementTable:
     """Read a file written by :func:`save_table`; ValueError on a foreign or corrupt file."""
     source = Path(path)
-    limits = {"meta": MAX_META_BYTES, **{c: 8 * N_ARCHS for c in _COLUMNS}}  # <= 1 row per arch
+    limits = {"meta": MAX_META_BYTES, **{c: 8 * MAX_SIZE for c in _COLUMNS}}  # <= 1 row per arch
     data = read_npz(source, "nasfilter measurement table", "`nasfilter measure --export`", limits)
     try:
         meta = json.loads(str(data["meta"]))
@@ -185,8 +193,12 @@ def load_table_file(path: str | os.PathLike[str]) -> MeasurementTable:
     n = len(table.arch)
     if any(getattr(table, c).shape != (n,) for c in _COLUMNS):
         raise ValueError(f"{str(source)!r} has columns of different lengths")
-    if n and (table.arch.min() < 0 or table.arch.max() >= N_ARCHS):
-        raise ValueError(f"{str(source)!r} holds architecture indices outside [0, {N_ARCHS - 1}]")
+    try:
+        size = table.space.size
+    except ValueError as exc:
+        raise ValueError(f"{str(source)!r}: {exc}") from None
+    if n and (table.arch.min() < 0 or table.arch.max() >= size):
+        raise ValueError(f"{str(source)!r} holds architecture indices outside [0, {size - 1}]")
     if not (np.isfinite(table.throughput).all() and (table.throughput > 0).all()):
         raise ValueError(f"{str(source)!r} holds non-finite or non-positive throughputs")
     return table

@@ -28,24 +28,24 @@ from typing import ClassVar
 import numpy as np
 
 from nasfilter.bench.spaces import SSS
-from nasfilter.bench.spaces.sss import N_ARCHS, N_CHOICES, N_LAYERS
 from nasfilter.checks import check_positive_int, check_real
 from nasfilter.searchers.kde import CategoricalKDE, best_ratio, split_good_bad
 from nasfilter.searchers.successive_halving import Hyperband
 from nasfilter.sim.trial import Trial
 
-_PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # base-8 place values, layer 1 first
+# sss base-8 place values, layer 1 first
+_PLACE = SSS.n_choices ** np.arange(SSS.n_positions - 1, -1, -1)
 
 
 def codes_of(indices: np.ndarray) -> np.ndarray:
     """Channel-choice codes (n, 5), each 0..7, of architecture indices (n,)."""
-    return (np.asarray(indices, dtype=np.int64)[:, None] // _PLACE) % N_CHOICES
+    return (np.asarray(indices, dtype=np.int64)[:, None] // _PLACE) % SSS.n_choices
 
 
 @cache
 def _all_codes() -> np.ndarray:
     """:func:`codes_of` every architecture, (32768, 5), computed once (read-only)."""
-    codes = codes_of(np.arange(N_ARCHS))
+    codes = codes_of(np.arange(SSS.size))
     codes.flags.writeable = False
     return codes
 

@@ -18,21 +18,24 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nasfilter.bench.spaces import SSS
-from nasfilter.bench.spaces.sss import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
+from nasfilter.bench.spaces import MAX_SIZE, SSS
+from nasfilter.bench.spaces.sss import Arch, arch_from_index, index_of
 from nasfilter.checks import check_positive_int
 from nasfilter.searchers.base import Searcher
 from nasfilter.sim.trial import Trial
 
 _BLOCK_NUMBERS = 4096  # numbers drawn per generator call once the population is full
+# sss index step of one channel code at each layer (base 8, layer 1 most significant)
+_SSS_PLACE = tuple(SSS.n_choices ** (SSS.n_positions - 1 - k) for k in range(SSS.n_positions))
 
 
 class RegularizedEvolution(Searcher):
     """Aging evolution with tournament selection.
 
     Args:
-        population_size: members kept, in [1, 32768]; NATS-Bench uses 10.
-        tournament_size: members drawn per tournament, in [1, 32768]; NATS-Bench uses 3.
+        population_size: members kept, in [1, the space's size]; NATS-Bench uses 10.
+        tournament_size: members drawn per tournament, in [1, the space's size]; NATS-Bench
+            uses 3.
 
     On a space other than sss the population holds indices (the space's ``arch`` objects are
     proposed) and the mutation works on :meth:`~nasfilter.bench.spaces.Space.digits`.
@@ -43,12 +46,12 @@ class RegularizedEvolution(Searcher):
 
     def __init__(self, population_size: int = 10, tournament_size: int = 3) -> None:
         self.population_size = check_positive_int(
-            population_size, "population_size", maximum=N_ARCHS, why="at most the space size"
+            population_size, "population_size", maximum=MAX_SIZE, why="at most the space size"
         )
         self.tournament_size = check_positive_int(
             tournament_size,
             "tournament_size",
-            maximum=N_ARCHS,
+            maximum=MAX_SIZE,
             why="at most the space size: draws are with replacement, so a larger tournament "
             "only repeats members, at a cost per proposal that grows with it",
         )
@@ -58,6 +61,12 @@ class RegularizedEvolution(Searcher):
         width = self.tournament_size + 2  # the tournament's picks, the layer, the new value
         self._rows = max(1, _BLOCK_NUMBERS // width)
         space = self.space
+        for name in ("population_size", "tournament_size"):
+            if getattr(self, name) > space.size:
+                raise ValueError(
+                    f"{name} must be at most the {space.name} space's size {space.size}, "
+                    f"got {getattr(self, name)}"
+                )
         self._sss = space is SSS
         self._highs = np.tile(
             np.array(
@@ -74,7 +83,7 @@ class RegularizedEvolution(Searcher):
         if len(population) < self.population_size:
             if not self._sss:
                 return self.space.arch(int(rng.integers(self.space.size)))
-            return arch_from_index(int(rng.integers(N_ARCHS)))
+            return arch_from_index(int(rng.integers(SSS.size)))
         draws = self._draws
         if not draws:
             # The draws of many proposals in one call (the population stays full from now
@@ -93,7 +102,7 @@ class RegularizedEvolution(Searcher):
             return self._mutate(parent, layer, pick)
         digit = parent.channels[layer] // 8 - 1
         new_digit = pick + (pick >= digit)  # uniform over the 7 other values
-        index = index_of(parent) + (new_digit - digit) * N_CHOICES ** (N_LAYERS - 1 - layer)
+        index = index_of(parent) + (new_digit - digit) * _SSS_PLACE[layer]
         return arch_from_index(index)
 
     def _mutate(self, parent: Any, position: int, pick: int) -> Any:

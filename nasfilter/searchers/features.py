@@ -17,7 +17,7 @@ import numpy as np
 
 from nasfilter.bench.costs import network_costs
 from nasfilter.bench.spaces import SSS, TSS, Space
-from nasfilter.bench.spaces.sss import CHANNEL_CHOICES, N_LAYERS, all_channels
+from nasfilter.bench.spaces.sss import all_channels
 from nasfilter.bench.tss_data import load_tss_arrays
 
 RIDGE_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the GCV grid, standardized units
@@ -27,8 +27,8 @@ RIDGE_PENALTIES = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)  # the GCV grid, standard
 def _base_features() -> np.ndarray:
     ch = all_channels()
     logc = np.log2(ch / 8.0)  # 0..3 per layer
-    onehot = (ch[:, :, None] == np.asarray(CHANNEL_CHOICES)[None, None, :]).reshape(
-        len(ch), N_LAYERS * len(CHANNEL_CHOICES)
+    onehot = (ch[:, :, None] == np.asarray(SSS.choices)[None, None, :]).reshape(
+        len(ch), SSS.n_positions * SSS.n_choices
     )
     costs = network_costs("cifar10")  # 32x32 inputs; another input size shifts logs only
     cols = [

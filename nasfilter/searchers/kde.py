@@ -13,8 +13,9 @@ and the density of a configuration is ``mean_i prod_d k_d(x_d, x_id)``. Bandwidt
 statsmodels' ``normal_reference`` rule, ``1.06 * std(codes_d) * n ** (-1 / (4 + d))``,
 clipped to ``[min_bandwidth, (c - 1) / c]`` (the upper end is the uniform kernel).
 
-Configurations are integer codes (n, 5), each in ``0 .. levels - 1`` (the index of a channel
-count in :data:`nasfilter.bench.spaces.sss.CHANNEL_CHOICES`).
+Configurations are integer codes (n, positions), each in ``0 .. levels - 1``: the choice
+codes of :meth:`nasfilter.bench.spaces.Space.digits` (on sss, the index of a layer's channel
+count in ``SSS.choices``).
 """
 
 from __future__ import annotations

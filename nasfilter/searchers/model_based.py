@@ -46,8 +46,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from nasfilter.bench.spaces import SSS
-from nasfilter.bench.spaces.sss import N_ARCHS, Arch, arch_from_index, index_of
+from nasfilter.bench.spaces import MAX_SIZE, SSS
+from nasfilter.bench.spaces.sss import Arch, arch_from_index, index_of
 from nasfilter.checks import check_positive_int, check_real
 from nasfilter.pareto import nondominated_mask
 from nasfilter.searchers.accuracy_model import AccuracyFit, ProxyReadings, fit_accuracy
@@ -119,7 +119,7 @@ class ModelBased(Searcher):
         self.hardware = hardware
         self.uses_utilization = hardware  # utilization is an accuracy feature
         self.beta = check_real(beta, "beta (valid range: [0, 10])", low=0.0, high=10.0)
-        top = N_ARCHS  # no setting needs more than the space holds
+        top = MAX_SIZE  # no setting needs more than the (largest) space holds
         self.batch = check_positive_int(batch, f"batch (valid range: [1, {top}])", maximum=top)
         self.init = check_positive_int(
             init, f"init (valid range: [3, {top}])", minimum=3, maximum=top

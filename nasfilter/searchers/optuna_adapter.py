@@ -32,21 +32,21 @@ import numpy as np
 
 from nasfilter.bench.fidelity import Fidelity, is_full
 from nasfilter.bench.spaces import SSS, Space
-from nasfilter.bench.spaces.sss import CHANNEL_CHOICES, N_LAYERS, Arch, arch_from_index, index_of
+from nasfilter.bench.spaces.sss import Arch, arch_from_index, index_of
 from nasfilter.checks import check_positive_int
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.successive_halving import check_epochs_in_table, check_schedule
 from nasfilter.sim.trial import Proposal, Trial
 
 SAMPLERS = ("nsga2", "tpe", "random")
-PARAMS = tuple(f"c{k + 1}" for k in range(N_LAYERS))
+PARAMS = tuple(f"c{k + 1}" for k in range(SSS.n_positions))  # c1..c5: sss channel counts
 
 
 def space_params(space: Space) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     """The Optuna parameter names and their choices for ``space``: ``c1..c5`` over the
     channel counts on sss, ``e1..e6`` (one per edge) over the operation names on tss."""
     if space is SSS:
-        return PARAMS, CHANNEL_CHOICES
+        return PARAMS, SSS.choices
     return tuple(f"e{k + 1}" for k in range(space.n_positions)), tuple(space.choices)
 
 
@@ -353,7 +353,7 @@ class OptunaHyperband(Searcher):
             sampler=optuna.samplers.TPESampler(seed=seed, multivariate=True),
         )
         self._space = {
-            p: optuna.distributions.CategoricalDistribution(CHANNEL_CHOICES) for p in PARAMS
+            p: optuna.distributions.CategoricalDistribution(SSS.choices) for p in PARAMS
         }
         self._pruned = optuna.trial.TrialState.PRUNED
         self._steps = report_steps(self.report, self.max_epochs, self.min_epochs, self.eta)

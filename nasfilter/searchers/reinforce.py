@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nasfilter.bench.spaces import SSS, Space
-from nasfilter.bench.spaces.sss import N_ARCHS, N_CHOICES, N_LAYERS, Arch, arch_from_index
+from nasfilter.bench.spaces.sss import Arch, arch_from_index
 from nasfilter.checks import check_real
 from nasfilter.searchers.base import Searcher
 from nasfilter.sim.trial import Trial
@@ -49,15 +49,17 @@ DEFAULT_W = 0.07
 
 _BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8  # torch.optim.Adam defaults
 _ROOT_1MB2 = math.sqrt(1.0 - _BETA2)
-_ROW_OFFSET = np.arange(N_LAYERS) * N_CHOICES  # (5,) flat offset of each layer's logits
+_SSS_SHAPE = (SSS.n_positions, SSS.n_choices)  # (5, 8): the sss policy's logits, layer x choice
+_ROW_OFFSET = np.arange(SSS.n_positions) * SSS.n_choices  # (5,) flat offset of each layer's logits
 # (40, 40) block-diagonal ones: its product with the flat exp(theta) is each layer's row sum
 # at each of that layer's logits. One gemv, in the order of a (5, 8) row-sum gemv
 # (((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7))): the other layers' zeros add nothing
-_ROW_SUMS = np.kron(np.eye(N_LAYERS), np.ones((N_CHOICES, N_CHOICES)))
+_ROW_SUMS = np.kron(np.eye(SSS.n_positions), np.ones((SSS.n_choices, SSS.n_choices)))
 _ROW_SUMS.setflags(write=False)
 _BLOCK = 256  # draws of Gumbel noise (5, 8) per call of the generator
 _AHEAD = 32  # draws taken at once while theta is unchanged
-_PLACE = N_CHOICES ** np.arange(N_LAYERS - 1, -1, -1)  # (5,) base-8 place values, layer 1 first
+# (5,) sss base-8 place values, layer 1 first
+_PLACE = SSS.n_choices ** np.arange(SSS.n_positions - 1, -1, -1)
 _RECENTER = 1024  # steps between subtracting each row's max from theta (softmax-invariant)
 # The ufuncs of the update, called with a positional output: on arrays of 40 numbers the
 # call overhead is the whole cost, and a keyword argument or a module look-up adds to it.
@@ -93,7 +95,7 @@ def _adam_constants(
 
 # Per index once built, shared by every run: the flat logits (layer * 8 + choice) of the
 # architecture's actions as a tuple of five ints, and the architecture
-_ROWS: list[tuple[tuple[int, int, int, int, int], Arch] | None] = [None] * N_ARCHS
+_ROWS: list[tuple[tuple[int, int, int, int, int], Arch] | None] = [None] * SSS.size
 
 
 def _row(index: int) -> tuple[tuple[int, int, int, int, int], Arch]:
@@ -175,9 +177,9 @@ class Reinforce(Searcher):
             self._best: tuple[float, Any] | None = None
             self._proposed: list[tuple[tuple[int, ...], float]] = []
             return
-        self.theta = 1e-3 * self.rng.standard_normal((N_LAYERS, N_CHOICES))
+        self.theta = 1e-3 * self.rng.standard_normal(_SSS_SHAPE)
         self._flat = self.theta.reshape(-1)  # a view: updates write through to theta
-        n = N_LAYERS * N_CHOICES
+        n = SSS.n_positions * SSS.n_choices
         # Preallocated buffers, so that the update is a chain of ufuncs writing in place:
         # on arrays of 40 numbers the call overhead is the whole cost, so the update makes
         # as few calls as it can. Rows of one (4, 40) array: the gradient g, g**2 and Adam's
@@ -202,8 +204,8 @@ class Reinforce(Searcher):
         self._step = 0
         self._numerator = 0.0
         self._denominator = 0.0
-        self._pick = np.zeros((N_LAYERS, N_CHOICES))
-        self._noise = np.empty((0, N_LAYERS, N_CHOICES))  # a block of Gumbel draws (n, 5, 8)
+        self._pick = np.zeros(_SSS_SHAPE)
+        self._noise = np.empty((0, *_SSS_SHAPE))  # a block of Gumbel draws (n, 5, 8)
         self._draws: list[np.ndarray] = []  # its draws, each a (5, 8) view
         self._pos = 0  # the block's next unused draw
         self._key = b""  # theta's bytes at the last draw
@@ -264,7 +266,7 @@ class Reinforce(Searcher):
         return indices[::-1]
 
     def _refill(self) -> None:
-        self._noise = self.rng.gumbel(size=(_BLOCK, N_LAYERS, N_CHOICES))
+        self._noise = self.rng.gumbel(size=(_BLOCK, *_SSS_SHAPE))
         self._draws = list(self._noise)  # views, made once a block rather than once a draw
         self._pos = 0
 

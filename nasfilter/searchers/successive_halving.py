@@ -34,7 +34,7 @@ import numpy as np
 
 from nasfilter.bench.fidelity import Fidelity, is_full
 from nasfilter.bench.spaces import SSS
-from nasfilter.bench.spaces.sss import N_ARCHS, Arch, arch_from_index, index_of
+from nasfilter.bench.spaces.sss import Arch, arch_from_index, index_of
 from nasfilter.searchers.base import Searcher
 from nasfilter.sim.trial import WAIT, Proposal, Trial, Wait
 
@@ -43,11 +43,12 @@ HP = "12"
 
 class RandomIndices:
     """Architecture indices in a uniformly random order from ``rng``, each once (a new
-    architecture for every bracket or rung 0); None once all 32768 were handed out."""
+    architecture for every bracket or rung 0) of a space of ``size`` architectures; None
+    once all were handed out."""
 
     __slots__ = ("_order",)
 
-    def __init__(self, rng: np.random.Generator, size: int = N_ARCHS) -> None:
+    def __init__(self, rng: np.random.Generator, size: int) -> None:
         self._order: list[int] = rng.permutation(size).tolist()
 
     def next(self) -> int | None:

@@ -15,7 +15,6 @@ import numpy as np
 from tqdm import tqdm
 
 from nasfilter.bench.proxy import ProxyTable
-from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.render.drawing import FigureContext, FigureFiles, save_figure
 from nasfilter.study import plots
@@ -34,7 +33,7 @@ def figure_context(summary: StudySummary) -> FigureContext:
 
 
 def draw_fig3(s: StudySummary, table: BenchmarkTable, proxy: ProxyTable) -> Figure:
-    on_front = np.zeros(N_ARCHS, dtype=bool)
+    on_front = np.zeros(table.space.size, dtype=bool)
     on_front[s.fig3.pareto_set] = True
     return plots.fig3_utilization_space(
         proxy.utilization, proxy.throughput, table.test_acc, on_front,

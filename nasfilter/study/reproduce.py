@@ -42,7 +42,6 @@ import numpy as np
 from nasfilter.bench.fidelity import NoCurvesError, curves_for
 from nasfilter.bench.lookup import load_table
 from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
-from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.bench.timm_data import read_benchmark, shipped_benchmark
 from nasfilter.defaults import DEFAULT_BUDGET, DEFAULT_SEEDS, DEFAULT_TICKS
@@ -178,21 +177,23 @@ def require_columns(table: BenchmarkTable) -> None:
     for name, column, purpose in needs:
         ok = np.isfinite(column) if column.ndim == 1 else np.isfinite(column).any(axis=1)
         ok &= table.present
-        missing = N_ARCHS - int(ok.sum())
+        size = table.space.size
+        missing = size - int(ok.sum())
         if missing:
             raise MissingColumnError(
-                f"table {table.label!r} lacks column {name!r} for {missing} of {N_ARCHS} "
+                f"table {table.label!r} lacks column {name!r} for {missing} of {size} "
                 f"architectures; reproduce needs it for the whole space ({purpose}). {how}"
             )
 
 
 def require_proxy(proxy: ProxyTable, backend: str) -> None:
     """Raise MissingColumnError unless ``proxy`` covers every architecture."""
-    missing = N_ARCHS - int(proxy.measured.sum())
+    size = proxy.space.size
+    missing = size - int(proxy.measured.sum())
     if missing:
         raise MissingColumnError(
             f"oracle {proxy.label!r} lacks columns 'utilization' and 'throughput' for {missing} "
-            f"of {N_ARCHS} architectures; Fig. 3 and approximate filtering need the whole space. "
+            f"of {size} architectures; Fig. 3 and approximate filtering need the whole space. "
             f"Measure it: `nasfilter measure --backend {backend} --archs all --cache CACHE.db`, "
             "then pass --oracle-cache CACHE.db, or use an analytic backend (calibrated, roofline)."
         )

@@ -15,7 +15,8 @@ In a plugin's own tests (pytest collects the ``test_*`` methods of a ``Test*`` s
 or call :func:`check_searcher` / :func:`check_filter`, which run every check and raise
 AssertionError naming the one that failed. The checks:
 
-- proposals are valid architectures (an :class:`~nasfilter.bench.spaces.sss.Arch` that validates),
+- proposals are valid architectures of the table's space (on sss an
+  :class:`~nasfilter.bench.spaces.sss.Arch`) that read back from their arch string,
   handed out as trials with distinct ids; a filter answers True or False;
 - the same seed gives an identical trace (two fresh instances, and one instance reused);
 - pending trials: a searcher asked again before earlier trials are told (several trials
@@ -43,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.bench.proxy import ProxyTable
-from nasfilter.bench.spaces.sss import N_ARCHS, Arch
+from nasfilter.bench.spaces.sss import Arch
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.filters import DropAll, Filter
 from nasfilter.filters.base import validate_filter
@@ -73,6 +74,7 @@ class _Recording(Filter):
     """Wraps a filter (or passes everything) and records what it saw and answered."""
 
     name = "recording"
+    spaces = ("sss", "tss")  # any space: a wrapped filter checks its own in setup
 
     def __init__(self, inner: Filter | None = None) -> None:
         self.inner = None if inner is None else validate_filter(inner)
@@ -100,6 +102,7 @@ class _Spy(Searcher):
     """Wraps a searcher and records its trials and tells."""
 
     name = "spy"
+    spaces = ("sss", "tss")  # any space: the wrapped searcher checks its own in setup
 
     def __init__(self, inner: Searcher) -> None:
         self.inner = validate_searcher(inner)
@@ -192,13 +195,17 @@ class SearcherContract:
 
     def test_proposals_are_valid_architectures(self) -> None:
         recorder = _Recording()
-        result = _run(
-            self.make_problem_inputs(), self.make_searcher(), recorder, self.seed, self.budget
-        )
+        inputs = self.make_problem_inputs()
+        result = _run(inputs, self.make_searcher(), recorder, self.seed, self.budget)
         assert recorder.seen, f"{self._who()} proposed nothing"
+        space = inputs[0].space
+        kind = type(space.arch(0))  # sss: Arch; tss: Cell
         for arch in recorder.seen:
-            assert type(arch) is Arch, f"{self._who()} proposed {arch!r}, not an Arch"
-            assert Arch(arch.channels) == arch and 0 <= arch.index < N_ARCHS
+            assert type(arch) is kind, (
+                f"{self._who()} proposed {arch!r}, not a {kind.__name__} of the {space.name} space"
+            )
+            assert space.parse(space.format(arch)) == arch
+            assert 0 <= space.index_of(arch) < space.size
         assert result.n_asked == len(recorder.seen)
         ev = result.events
         trials = ev["trial"][np.isin(ev["kind"], ("ask", "drop", "evaluate", "partial"))]

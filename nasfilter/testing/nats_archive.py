@@ -42,7 +42,8 @@ from nasfilter.bench.convert import (
     WRITTEN_MARK,
     record_file_name,
 )
-from nasfilter.bench.spaces.sss import N_ARCHS, all_channels
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import all_channels
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.version import __version__
 
@@ -215,7 +216,7 @@ def _indices(table: BenchmarkTable, indices: Iterable[int] | None) -> list[int]:
     if indices is None:
         return np.flatnonzero(table.present).tolist()
     out = sorted({int(i) for i in indices})
-    bad = [i for i in out if not (0 <= i < N_ARCHS) or not table.present[i]]
+    bad = [i for i in out if not (0 <= i < SSS.size) or not table.present[i]]
     if bad:
         raise ValueError(
             f"indices {bad[:5]} are out of range or absent from table {table.label!r}; "
@@ -258,10 +259,15 @@ def write_nats_archive(
     fast_mode=True)``. ``datasets`` are the archive records to keep: the table dataset's
     search and final records (``cifar10-valid`` and ``cifar10`` for CIFAR-10; ``cifar100``
     alone for CIFAR-100). Raises ValueError for a non-empty target folder, a template that
-    lacks the datasets or hps, or indices absent from the table.
+    lacks the datasets or hps, indices absent from the table, or a table of another space.
     """
     from tqdm import tqdm
 
+    if table.space is not SSS:
+        raise ValueError(
+            f"write_nats_archive writes a NATS-Bench size-space (sss) archive; table "
+            f"{table.label!r} is of the {table.space.name} space ({table.space.title})"
+        )
     template = _Template(Path(template_record_path), table, datasets, hps)
     rows = _indices(table, indices)
     target = Path(folder) / ARCHIVE_DIR_NAME
@@ -271,7 +277,7 @@ def write_nats_archive(
     names = [":".join(str(c) for c in row) for row in all_channels().tolist()]
     meta = {
         "meta_archs": names,
-        "total_archs": N_ARCHS,
+        "total_archs": SSS.size,
         "arch2infos": None,
         "evaluated_indexes": set(),
         WRITTEN_MARK: written_mark(table),

@@ -42,7 +42,8 @@ import numpy as np
 from nasfilter.bench.archive_pickle import load_archive_pickle
 from nasfilter.bench.convert import ARCHIVE_DIR_NAME, META_FILE_NAME, WRITTEN_MARK, record_file_name
 from nasfilter.bench.fullbench import convert_full
-from nasfilter.bench.spaces.sss import N_ARCHS, all_channels
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import all_channels
 
 _EXTRA_SEEDS = {"12": (777, 888, 999), "01": (777, 888), "90": (777, 888)}
 
@@ -180,15 +181,15 @@ def write_varied_archive(
     target.mkdir(parents=True, exist_ok=True)
     names = [":".join(str(c) for c in row) for row in all_channels().tolist()]
     meta = {
-        "meta_archs": names, "total_archs": N_ARCHS, "arch2infos": None,
+        "meta_archs": names, "total_archs": SSS.size, "arch2infos": None,
         "evaluated_indexes": set(),
         WRITTEN_MARK: {"writer": "nasfilter.testing.write_varied_archive", "synthetic": True,
                        "table_label": "varied template records (SYNTHETIC)"},
     }
     _write_pickle(meta, target / META_FILE_NAME, compresslevel)
     for index in sorted({int(i) for i in indices}):
-        if not 0 <= index < N_ARCHS:
-            raise ValueError(f"index {index} is outside 0..{N_ARCHS - 1}")
+        if not 0 <= index < SSS.size:
+            raise ValueError(f"index {index} is outside 0..{SSS.size - 1}")
         record = _record(template, index, names[index], rng, constant_times, keep, even_seeds)
         _write_pickle(record, target / record_file_name(index), compresslevel)
     return target
@@ -220,7 +221,7 @@ def search_benchmark(
     staging = Path(tempfile.mkdtemp(prefix=".nats-full-search-", dir=cache_dir))
     try:
         archive = write_varied_archive(staging / "archive", template_record_path,
-                                       range(N_ARCHS), np.random.default_rng(seed),
+                                       range(SSS.size), np.random.default_rng(seed),
                                        compresslevel=1, keep=CIFAR10_SEARCH, even_seeds=True)
         convert_full(archive, staging / "full", progress=False)
         if not keep_archive:

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nasfilter.bench.spaces.sss import N_ARCHS, all_channels
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import all_channels
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.testing.structured_table import DEFAULT_SEED, SEEDS, structured_table
 
@@ -46,12 +47,12 @@ def build_structured_curves(table: BenchmarkTable, seed: int) -> np.ndarray:
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_CURVE_KEY,)))
     logc = np.log2(all_channels() / 8.0).sum(axis=1)
     width = (logc - logc.min()) / (logc.max() - logc.min())
-    tau = TAU * (1.0 + WIDTH_SLOWDOWN * width) * np.exp(SD_LOG_TAU * rng.standard_normal(N_ARCHS))
+    tau = TAU * (1.0 + WIDTH_SLOWDOWN * width) * np.exp(SD_LOG_TAU * rng.standard_normal(SSS.size))
     x = np.arange(1, EPOCHS + 1) / EPOCHS
     t = (EPOCHS / tau)[:, None]  # (N, 1)
     rise = (np.exp(-t * x) - np.exp(-t)) / (1.0 - np.exp(-t))  # (N, E): 1 -> 0
     final = np.asarray(table.valid_acc, dtype=np.float64)  # (N, 3)
-    z = rng.standard_normal((N_ARCHS, len(SEEDS), EPOCHS))
+    z = rng.standard_normal((SSS.size, len(SEEDS), EPOCHS))
     for e in range(1, EPOCHS):
         z[:, :, e] = AR * z[:, :, e - 1] + np.sqrt(1.0 - AR**2) * z[:, :, e]
     curves = final[:, :, None] - (final - CHANCE)[:, :, None] * rise[:, None, :]

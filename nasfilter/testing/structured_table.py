@@ -27,7 +27,8 @@ import numpy as np
 
 from nasfilter.bench.costs import network_costs
 from nasfilter.bench.datasets import get_dataset
-from nasfilter.bench.spaces.sss import N_ARCHS, all_channels
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import all_channels
 from nasfilter.bench.table import BenchmarkTable, Provenance
 
 SOURCE = "nasfilter structured synthetic test table v1"
@@ -54,19 +55,20 @@ def structured_table(seed: int = DEFAULT_SEED) -> BenchmarkTable:
         + 0.12 * logc[:, 3] * logc[:, 4]
     )
     test_smooth = 78.0 + 16.0 / (1.0 + np.exp(-(s - 1.2) / 0.9))
-    test_acc = test_smooth + 0.25 * g_test.standard_normal(N_ARCHS)
+    test_acc = test_smooth + 0.25 * g_test.standard_normal(SSS.size)
     gap = 8.0 + 2.5 * (1.0 - np.exp(-0.6 * s))
-    offset = 0.35 * g_arch.standard_t(4, N_ARCHS)
+    offset = 0.35 * g_arch.standard_t(4, SSS.size)
     seed_sd = 0.25 + 0.5 * np.exp(-0.5 * s)
     valid_acc = (test_smooth - gap + offset)[:, None] + seed_sd[:, None] * g_seed.standard_normal(
-        (N_ARCHS, len(SEEDS))
+        (SSS.size, len(SEEDS))
     )
 
     costs = network_costs(ds)
-    scatter = np.exp(0.12 * g_time.standard_normal(N_ARCHS))
+    scatter = np.exp(0.12 * g_time.standard_normal(SSS.size))
     train_time = (1.8 + 0.11 * costs.macs**0.85 + 0.006 * ch.sum(axis=1)) * scatter
-    valid_time = (0.6 + 0.3 * train_time / scatter) * np.exp(0.05 * g_time.standard_normal(N_ARCHS))
-    latency = (0.009 + 0.0011 * np.sqrt(costs.macs)) * np.exp(0.05 * g_lat.standard_normal(N_ARCHS))
+    n = SSS.size
+    valid_time = (0.6 + 0.3 * train_time / scatter) * np.exp(0.05 * g_time.standard_normal(n))
+    latency = (0.009 + 0.0011 * np.sqrt(costs.macs)) * np.exp(0.05 * g_lat.standard_normal(n))
     return BenchmarkTable(
         dataset=ds,
         seeds=SEEDS,
@@ -77,7 +79,7 @@ def structured_table(seed: int = DEFAULT_SEED) -> BenchmarkTable:
         latency=latency,
         params=costs.params,
         macs=costs.macs,
-        present=np.ones(N_ARCHS, dtype=bool),
+        present=np.ones(SSS.size, dtype=bool),
         provenance=Provenance(
             synthetic=True,
             source=SOURCE,

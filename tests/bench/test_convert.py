@@ -25,6 +25,7 @@ from nasfilter.bench.convert import WRITTEN_MARK, MissingDependencyError, conver
 from nasfilter.bench.datasets import get_dataset
 from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.bench.table import BenchmarkTable, Provenance
+from nasfilter.bench.tss_real import tss_table
 from nasfilter.testing.nats_archive import write_nats_archive
 from tests.paths import NATS_SSS_FIXTURE
 from tests.tables import random_table
@@ -434,6 +435,12 @@ def test_written_meta_equals_the_official_one(tmp_path: Path) -> None:
     assert WRITTEN_MARK not in official
     assert ours == official
     assert sorted(p.name for p in folder.iterdir()) == ["000005.pickle.pbz2", "meta.pickle.pbz2"]
+
+
+def test_a_tss_table_is_refused_naming_its_space(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"size-space \(sss\) archive; table .* is of the tss "):
+        write_nats_archive(tss_table("cifar10"), tmp_path, TEMPLATE, indices=[5])
+    assert list(tmp_path.iterdir()) == []  # nothing written
 
 
 def test_written_archive_is_read_by_nats_bench_and_converts_back(

@@ -107,7 +107,7 @@ def test_bad_schedules_name_the_valid_range(cls) -> None:
 
 
 def test_random_indices_hand_out_each_architecture_once() -> None:
-    draws = RandomIndices(np.random.default_rng(0))
+    draws = RandomIndices(np.random.default_rng(0), 32768)
     seen = [draws.next() for _ in range(32768)]
     assert sorted(seen) == list(range(32768)) and draws.next() is None
 

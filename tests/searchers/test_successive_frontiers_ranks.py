@@ -27,7 +27,7 @@ def test_a_full_scan_gets_the_layers_of_its_own_order_whatever_the_order() -> No
     for _ in range(3):
         answered = rng.permutation(N_ARCHS)
         readings = table[answered]
-        got = scan_ranks(answered, readings)
+        got = scan_ranks(answered, readings, N_ARCHS)
         np.testing.assert_array_equal(got, in_scan_order(answered, readings), strict=True)
     assert len(builtins._FULL_SCAN_RANKS) == 1  # layered once for the three scans
     assert int(got.max()) > 10  # many layers, so the comparison means something
@@ -40,11 +40,11 @@ def test_other_readings_and_partial_scans_are_layered_afresh() -> None:
     for noise in (0.0, 1e-9):  # a noisy proxy's readings: another key, other layers
         readings = rng.random((N_ARCHS, 2)) + noise
         np.testing.assert_array_equal(
-            scan_ranks(answered, readings), in_scan_order(answered, readings), strict=True
+            scan_ranks(answered, readings, N_ARCHS), in_scan_order(answered, readings), strict=True
         )
     assert len(builtins._FULL_SCAN_RANKS) == 2
     part = answered[:1000]
-    ranks = scan_ranks(part, readings[:1000])
+    ranks = scan_ranks(part, readings[:1000], N_ARCHS)
     np.testing.assert_array_equal(ranks, in_scan_order(part, readings[:1000]), strict=True)
     assert (ranks == -1).sum() == N_ARCHS - 1000
     assert len(builtins._FULL_SCAN_RANKS) == 2  # a partial scan is not cached

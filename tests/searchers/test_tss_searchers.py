@@ -4,6 +4,8 @@ and the space."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -14,9 +16,10 @@ from nasfilter.bench.tss_real import VALID_PASS_RATIO, tss_table
 from nasfilter.oracle.measured import measured_proxy
 from nasfilter.runs.records import RunRecord
 from nasfilter.runs.runner import make_problem, run_search
-from nasfilter.searchers import make_searcher
+from nasfilter.searchers import RandomSearch, Searcher, arch_from_index, make_searcher
 from nasfilter.sim.problem import Problem
 from nasfilter.sim.proxy_handle import ProxyHandle, SearchContext
+from nasfilter.testing.contracts import Inputs, SearcherContract
 
 MF = "[min_epochs=12,max_epochs=200,eta=16]"
 SEARCHERS = (
@@ -84,6 +87,42 @@ def test_tss_evolution_mutates_exactly_one_edge_operation() -> None:
             assert _edge_differences(child, parent) == 1, (step, parent, child)
         searcher.tell(trial, 50.0)
         parent = child
+
+
+def test_evolution_settings_larger_than_the_tss_space_are_refused_naming_it() -> None:
+    # 20000 is within the sss space (32768): accepted before the space is known
+    searcher = make_searcher("evolution[population_size=20000]")
+    problem = make_problem(tss_table("cifar10"), 1_000.0, 0)
+    with pytest.raises(ValueError, match=r"population_size must be at most the tss space's "
+                       r"size 15625, got 20000"):
+        searcher.setup(SearchContext(np.random.default_rng(0), ProxyHandle(problem)))
+
+
+class TestRandomSearchContractOnTss(SearcherContract):
+    """The shipped contract's proposal check on a tss table: Cells, valid tss indices."""
+
+    budget = 3_000.0
+
+    def make_searcher(self) -> Searcher:
+        return make_searcher("random")
+
+    def make_problem_inputs(self) -> Inputs:
+        return tss_table("cifar10"), measured_proxy("2080ti")
+
+
+def test_the_contract_refuses_an_sss_arch_proposed_on_tss() -> None:
+    class SssOnTss(RandomSearch):
+        spaces = ("sss", "tss")
+
+        def propose(self) -> Any:
+            return arch_from_index(int(self.rng.integers(TSS.size)))
+
+    class Contract(TestRandomSearchContractOnTss):
+        def make_searcher(self) -> Searcher:
+            return SssOnTss()
+
+    with pytest.raises(AssertionError, match="not a Cell of the tss space"):
+        Contract().test_proposals_are_valid_architectures()
 
 
 def test_reinforce_on_tss_has_a_six_by_five_policy() -> None:

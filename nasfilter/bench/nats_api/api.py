@@ -29,7 +29,8 @@ from typing import Any
 from nasfilter.bench.nats_api.records import MissingEpochError
 from nasfilter.bench.nats_api.results import NO_WEIGHTS, ArchInfo
 from nasfilter.bench.nats_api.text import print_information
-from nasfilter.bench.spaces.sss import N_ARCHS, all_channels
+from nasfilter.bench.spaces import SSS
+from nasfilter.bench.spaces.sss import all_channels
 
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 _RECORDS = ("cifar10-valid", "cifar10", "cifar100", "ImageNet16-120")
@@ -79,12 +80,12 @@ def _arch_name(index: int) -> str:
     return ":".join(reversed(digits))
 
 
-def check_index(index: Any) -> int:
+def check_index(index: Any, size: int = SSS.size) -> int:
     """``index`` as an int: TypeError unless it is an integer (int or numpy integer, not a
-    bool), as nats_bench's list lookup raises for a float."""
+    bool), as nats_bench's list lookup raises for a float; ``size``: the space's (sss)."""
     if isinstance(index, bool) or not isinstance(index, numbers.Integral):
         raise TypeError(f"architecture index {index!r} ({type(index).__name__}): an index is "
-                        f"an integer (int or numpy integer) in [0, {N_ARCHS})")
+                        f"an integer (int or numpy integer) in [0, {size})")
     return int(index)
 
 
@@ -157,7 +158,7 @@ class NATSsize:
     # The space: the size space here; NATStopologyFull overrides these five.
     _space_word = "size"
     _paper_epochs = 90
-    _n_archs = N_ARCHS
+    _n_archs = SSS.size
 
     @staticmethod
     def _names() -> tuple[list[str], dict[str, int]]:
@@ -190,7 +191,7 @@ class NATSsize:
                 f"architectures, fast_mode={self.fast_mode}, file={self.filename}{tail})")
 
     def arch(self, index: int) -> str:
-        index = check_index(index)
+        index = check_index(index, self._n_archs)
         if index < 0 or index >= self._n_archs:
             raise ValueError(f"invalid index : {index} vs. {self._n_archs}.")
         return self._name(index)

@@ -18,7 +18,7 @@ from nasfilter.bench.datasets import get_dataset
 from nasfilter.bench.fullbench.bench import FullBenchmark
 from nasfilter.bench.nats_api.api import NATSsize
 from nasfilter.bench.nats_api.records import FullRecords
-from nasfilter.bench.spaces.sss import N_ARCHS
+from nasfilter.bench.spaces import SSS
 from nasfilter.bench.table import BenchmarkTable, Provenance
 
 _COLUMNS = ("test_acc", "train_time", "valid_time", "latency", "params", "macs")
@@ -42,8 +42,8 @@ def compact_table(bench: FullBenchmark | str | os.PathLike[str], dataset: str) -
     ds = get_dataset(dataset)
     api = NATSsize(FullRecords(full), full.root.name, fast_mode=True, verbose=False)
     seeds = sorted(set(full.record("12", ds.search_record)["seeds"]))
-    valid = np.full((N_ARCHS, len(seeds)), np.nan)
-    cols = {name: np.full(N_ARCHS, np.nan) for name in _COLUMNS}
+    valid = np.full((SSS.size, len(seeds)), np.nan)
+    cols = {name: np.full(SSS.size, np.nan) for name in _COLUMNS}
     present = np.asarray(full.present, dtype=bool).copy()
     for index in np.flatnonzero(present).tolist():
         times = api.get_more_info(index, ds.search_record, hp="12", is_random=False)

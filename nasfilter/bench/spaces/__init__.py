@@ -282,6 +282,8 @@ def _tss_cells() -> tuple[Cell, ...]:
 SSS: Space = SizeSpace()
 TSS: Space = TopologySpace()
 SPACES: dict[str, Space] = {"sss": SSS, "tss": TSS}
+# The largest space's size: the bound of a plugin setting checked before its space is known
+MAX_SIZE: int = max(space.size for space in SPACES.values())
 
 
 def get_space(name: str | Space) -> Space:
