@@ -12,6 +12,8 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -125,28 +127,72 @@ class RunInputs(NamedTuple):
     reference: FrontReference
 
 
+INPUT_PARTS = ("table", "oracle")  # what an error of inputs() is marked with (input_part)
+
+
+@contextmanager
+def _resolving(part: str) -> Iterator[None]:
+    """Mark an exception raised inside with the input it is about (``part``, one of
+    :data:`INPUT_PARTS`), unless a nested block marked it already; it is re-raised as is."""
+    try:
+        yield
+    except Exception as exc:
+        if input_part(exc) is None:
+            exc.input_part = part  # type: ignore[attr-defined]
+        raise
+
+
+def input_part(exc: BaseException) -> str | None:
+    """Which input of a spec an exception of :func:`inputs` is about: ``"table"`` (the
+    table, or the table and the proxy disagreeing), ``"oracle"`` (the proxy), or None for
+    an exception raised elsewhere. A command line maps it to its flag."""
+    return getattr(exc, "input_part", None)
+
+
 def inputs(spec: RunSpec) -> RunInputs:
     """The table, proxy and front reference of ``spec`` (loaded once per process): the one
-    place a spec is resolved.
+    place a spec is resolved, for the runs, their scoring and the command line alike.
 
     Raises ValueError for a partial table, for one without test accuracy for every
     architecture, and for a proxy of another dataset or search space than the table's
-    (naming both).
+    (naming both). Every exception is marked with the input it is about
+    (:func:`input_part`).
     """
     table_id, cache_id = table_identity(spec.table), file_identity(spec.oracle_cache)
-    table = _table_at(table_id, spec.dataset)
-    _check_table(table)
-    proxy = _proxy_at(spec.oracle, spec.device, spec.dataset, cache_id)
-    check_same_dataset(table, proxy)
-    if proxy.space is not table.space:
-        raise ValueError(
-            f"oracle {spec.oracle!r} gives a {proxy.space.name} proxy but table "
-            f"{table.label!r} is of the {table.space.name} space; use an oracle of the "
-            f"{table.space.name} space (docs/tss.md: oracle='measured', device='2080ti' on "
-            "tss, as --space tss does; 'calibrated' or 'roofline' on sss)"
-        )
-    ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
+    with _resolving("table"):
+        table = _table_at(table_id, spec.dataset)
+        _check_table(table)
+    with _resolving("oracle"):
+        proxy = _proxy_at(spec.oracle, spec.device, spec.dataset, cache_id)
+    with _resolving("table"):  # the table must suit the proxy: a --table error, as before
+        check_same_dataset(table, proxy)
+        if proxy.space is not table.space:
+            raise ValueError(
+                f"oracle {spec.oracle!r} gives a {proxy.space.name} proxy but table "
+                f"{table.label!r} is of the {table.space.name} space; use an oracle of the "
+                f"{table.space.name} space (docs/tss.md: oracle='measured', device='2080ti' "
+                "on tss, as --space tss does; 'calibrated' or 'roofline' on sss)"
+            )
+        ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
     return RunInputs(table, proxy, ref)
+
+
+def input_key(spec: RunSpec) -> tuple[Any, ...]:
+    """What identifies ``spec``'s inputs (its table's and oracle cache's file identities,
+    dataset, oracle and device): specs of one key resolve into one :class:`RunInputs`."""
+    return (
+        table_identity(spec.table),
+        spec.dataset,
+        spec.oracle,
+        spec.device,
+        file_identity(spec.oracle_cache),
+    )
+
+
+def clear_caches() -> None:
+    """Empty this process's caches of tables, proxies and front references (tests)."""
+    for cached in (_table_at, _proxy_at, _reference_at):
+        cached.cache_clear()
 
 
 def content_digest(*arrays: np.ndarray) -> str:
