@@ -319,7 +319,7 @@ def empty_run_lines(records: Sequence[Any]) -> list[str]:
     for record in records:
         by_label.setdefault(record.spec.label, []).append(record)
     return [
-        empty_run_warning(label, n_empty, len(mine), mine[0].spec.budget)
+        empty_run_warning(label, n_empty, len(mine), mine[0].spec.budget.seconds)
         for label, mine in by_label.items()
         if (n_empty := sum(evaluated_nothing(r.summary) for r in mine))
     ]

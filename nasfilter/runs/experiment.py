@@ -363,7 +363,7 @@ class _RunBar:
         total = budget.horizon
         if self.bar is None:
             self.bar = tqdm(total=total, unit="s", desc="run", leave=False)
-        clock = problem.clock if budget.seconds is None else problem.worker_seconds
+        clock = problem.clock if budget.clock == "wall" else problem.worker_seconds
         self.bar.n = min(clock, total)
         self.bar.set_postfix_str(
             f"{problem.n_evaluations:,} evaluations of {n_distinct:,} architectures",

@@ -63,7 +63,7 @@ from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.results import load_results
 from nasfilter.runs.runner import check_workers
 from nasfilter.runs.storage.base import InMemoryStorage
-from nasfilter.sim.problem import DEFAULT_PROXY_COST
+from nasfilter.sim.problem import DEFAULT_PROXY_COST, Budget
 from nasfilter.study.figures import FIGURE_STEMS, draw_figures
 from nasfilter.study.methods import (
     FILTERING,
@@ -274,7 +274,7 @@ def _plan(
             RunSpec(
                 searcher=m.searcher,
                 filter=m.filter,
-                budget=budget,
+                budget=Budget(budget),
                 n_ticks=N_TICKS,
                 workers=k,
                 **fields,

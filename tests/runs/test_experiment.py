@@ -127,7 +127,7 @@ def test_the_study_budget_covers_a_full_scan_and_the_whole_front() -> None:
     record = run_one(spec, 0)
     assert record.status == "searcher-done"  # the front ran out, not the budget
     assert record.summary["proxy_seconds"] == 2.0 * 32768
-    assert record.summary["clock"] < spec.budget
+    assert record.summary["clock"] < spec.budget.seconds
 
 
 # --------------------------------------------------------------------------- experiment
@@ -259,7 +259,7 @@ def test_metric_curves_equal_scores_of_each_prefix() -> None:
     table, _, ref = inputs(spec)
     record = run_one(spec, 0)
     ev = record.events
-    times = tick_times(spec.budget, 7)
+    times = tick_times(spec.budget.seconds, 7)
     final, curves = score_events(ref, table, ev, times)
     is_eval = ev["kind"] == EVALUATE
     for i, t in enumerate(times):
