@@ -144,7 +144,7 @@ def _run(
     table, proxy = inputs
     problem = make_problem(table, Budget(budget, max_evaluations), seed, proxy=proxy)
     return run_search(
-        searcher, problem, filter=filter, seed=seed, max_idle=max_idle, workers=workers
+        searcher, problem, filter=filter, max_idle=max_idle, workers=workers
     )
 
 

@@ -44,7 +44,7 @@ def test_run_search_refuses_a_seed_other_than_the_problem_s_naming_both() -> Non
 def test_search_takes_the_seed_once_and_equals_the_two_step_run() -> None:
     one = search("random", _table("cifar10"), BUDGET, seed=5, proxy=_proxy("cifar10"))
     problem = make_problem(_table("cifar10"), BUDGET, 5, proxy=_proxy("cifar10"))
-    two = run_search(make_searcher("random"), problem, seed=5)
+    two = run_search(make_searcher("random"), problem)
     assert one.n_evaluations == two.n_evaluations > 0
     for name, column in two.events.items():
         np.testing.assert_array_equal(one.events[name], column)

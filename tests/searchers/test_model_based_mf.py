@@ -139,7 +139,7 @@ def _run(exact: bool, budget: float = 16_000.0) -> ModelBasedMF:
     searcher = ModelBasedMF()
     problem = make_problem(TABLE, Budget(budget), 3, curves=_Curves(exact),
                            proxy=cached_proxy("roofline", "v100", "cifar10", None))
-    run_search(searcher, problem, seed=3)
+    run_search(searcher, problem)
     return searcher
 
 
