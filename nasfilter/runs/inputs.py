@@ -22,7 +22,7 @@ import numpy as np
 
 from nasfilter.bench.fullbench.layout import INDEX_FILE
 from nasfilter.bench.lookup import load_table, table_name
-from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
+from nasfilter.bench.proxy import ProxyTable
 from nasfilter.bench.table import ARRAY_COLUMNS, BenchmarkTable
 from nasfilter.oracle import proxy_table
 from nasfilter.runs.metrics import FrontReference
@@ -60,34 +60,9 @@ def _table_at(identity: FileIdentity, dataset: str) -> BenchmarkTable:
     return load_table(None if identity is None else identity[0], dataset)
 
 
-def cached_table(path: str | os.PathLike[str] | None, dataset: str) -> BenchmarkTable:
-    """:func:`~nasfilter.bench.lookup.load_table`, cached per process by file identity."""
-    return _table_at(table_identity(path), dataset)
-
-
-def load_proxy(
-    oracle: str = DEFAULT_ORACLE,
-    device: str | None = "v100",
-    dataset: str = "cifar10",
-    cache: str | None = None,
-) -> ProxyTable:
-    """The proxy table of an oracle backend (:func:`nasfilter.oracle.proxy_table`)."""
-    # Imported here: the oracle package (and its backends) loads only when a proxy is
-    # needed, which keeps the CLI's startup short (docs/architecture.md, local imports).
-
-    return proxy_table(backend=oracle, device=device, dataset=dataset, cache=cache)
-
-
 @functools.lru_cache(maxsize=16)
 def _proxy_at(oracle: str, device: str | None, dataset: str, cache: FileIdentity) -> ProxyTable:
-    return load_proxy(oracle, device, dataset, None if cache is None else cache[0])
-
-
-def cached_proxy(
-    oracle: str, device: str | None, dataset: str, cache: str | os.PathLike[str] | None
-) -> ProxyTable:
-    """:func:`load_proxy`, cached per process by the cache file's identity."""
-    return _proxy_at(oracle, device, dataset, file_identity(cache))
+    return proxy_table(oracle, device, dataset, None if cache is None else cache[0])
 
 
 @functools.lru_cache(maxsize=16)
@@ -159,11 +134,9 @@ def inputs(spec: RunSpec) -> RunInputs:
     (:func:`input_part`).
     """
     table_id, cache_id = table_identity(spec.table), file_identity(spec.oracle_cache)
+    table, proxy = spec_table(spec), spec_proxy(spec)
     with _resolving("table"):
-        table = _table_at(table_id, spec.dataset)
         _check_table(table)
-    with _resolving("oracle"):
-        proxy = _proxy_at(spec.oracle, spec.device, spec.dataset, cache_id)
     with _resolving("table"):  # the table must suit the proxy: a --table error, as before
         check_same_dataset(table, proxy)
         if proxy.space is not table.space:
@@ -175,6 +148,22 @@ def inputs(spec: RunSpec) -> RunInputs:
             )
         ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
     return RunInputs(table, proxy, ref)
+
+
+def spec_table(spec: RunSpec) -> BenchmarkTable:
+    """The table of ``spec`` alone, loaded once per process (:func:`nasfilter.load_table`,
+    the one public face to load a table), without its proxy or :func:`inputs`' checks: for
+    what needs only the table (its labels, its columns). Errors are marked ``"table"``."""
+    with _resolving("table"):
+        return _table_at(table_identity(spec.table), spec.dataset)
+
+
+def spec_proxy(spec: RunSpec) -> ProxyTable:
+    """The proxy of ``spec``'s oracle alone, loaded once per process
+    (:func:`nasfilter.proxy_table`, the one public face to name a proxy). Errors are marked
+    ``"oracle"``."""
+    with _resolving("oracle"):
+        return _proxy_at(spec.oracle, spec.device, spec.dataset, file_identity(spec.oracle_cache))
 
 
 def input_key(spec: RunSpec) -> tuple[Any, ...]:
@@ -193,6 +182,31 @@ def clear_caches() -> None:
     """Empty this process's caches of tables, proxies and front references (tests)."""
     for cached in (_table_at, _proxy_at, _reference_at):
         cached.cache_clear()
+
+
+# The spellings that went (issue 30: one face to load a table, one to name a proxy), each
+# with the face that replaces it; nasfilter, this module and the experiment module name it.
+GONE = {
+    "embedded_table": "nasfilter.load_table('synthetic', dataset)",
+    "cached_table": "nasfilter.load_table(name_or_path, dataset)",
+    "load_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
+    "cached_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
+}
+
+
+def gone(module: str, name: str) -> AttributeError:
+    """The AttributeError for ``module.name``: a spelling that went (:data:`GONE`), naming
+    its replacement; any other name, the usual error."""
+    if name not in GONE:
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    return AttributeError(
+        f"{module}.{name} is gone: load a table with nasfilter.load_table and name a proxy "
+        f"with nasfilter.proxy_table; here: {GONE[name]}"
+    )
+
+
+def __getattr__(name: str) -> Any:
+    raise gone(__name__, name)
 
 
 def content_digest(*arrays: np.ndarray) -> str:

@@ -117,11 +117,10 @@ class RunSpec:
         object.__setattr__(self, "searcher_factory", s_factory or self.searcher_factory)
         object.__setattr__(self, "filter_factory", f_factory or self.filter_factory)
         object.__setattr__(self, "dataset", get_dataset(self.dataset).name)
-        budget = self.budget
-        if isinstance(budget, numbers.Real) and not isinstance(budget, (bool, Budget)):
-            budget = float(budget)  # numpy numbers too
         if budget_clock is not None and budget_clock not in BUDGET_CLOCKS:
             raise ValueError(f"budget_clock must be one of {BUDGET_CLOCKS}, got {budget_clock!r}")
+        real = isinstance(self.budget, numbers.Real) and not isinstance(self.budget, bool)
+        budget = float(self.budget) if real else self.budget  # numpy numbers too
         object.__setattr__(self, "budget", Budget.of(budget, budget_clock))  # raises for <= 0
         if (
             isinstance(self.proxy_cost, bool)
@@ -148,11 +147,9 @@ class RunSpec:
             )
 
     def key(self) -> str:
-        """A canonical JSON text of the spec: equal keys mean the same runs.
-
-        The budget is written as it always was (``budget``: seconds, ``budget_clock``:
-        its clock; ``max_evaluations`` only when capped), so keys stored before the
-        :class:`~nasfilter.sim.clock.Budget` type name the same runs."""
+        """A canonical JSON text of the spec: equal keys mean the same runs. The budget is
+        written as before the Budget type (``budget``: seconds, ``budget_clock``; and
+        ``max_evaluations`` when capped), so stored keys name the same runs."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.compare}
         budget = fields.pop("budget")
         fields.update(budget=float(budget.seconds), budget_clock=budget.clock)
@@ -218,11 +215,8 @@ class RunSpec:
 
 # Read back, the older ``budget_clock`` is the budget's clock (set after the class: the
 # name is also the constructor's InitVar, whose default the dataclass reads from the class).
-setattr(  # noqa: B010 (an attribute mypy knows as the InitVar)
-    RunSpec,
-    "budget_clock",
-    property(lambda self: self.budget.clock, doc="The clock the budget counts (``budget.clock``)."),
-)
+_CLOCK = property(lambda self: self.budget.clock, doc="The clock the budget counts.")
+setattr(RunSpec, "budget_clock", _CLOCK)  # noqa: B010 (mypy knows the name as the InitVar)
 
 
 RUN_INFO = ("searcher_config", "filter_config", "wall_seconds")  # what info always holds

@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 
 from nasfilter.bench.fidelity import NoCurvesError, curves_for
-from nasfilter.bench.lookup import load_table
 from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.bench.table import BenchmarkTable
@@ -55,10 +54,10 @@ from nasfilter.runs.experiment import (
     RunSpec,
     check_seeds,
     inputs,
-    load_proxy,
     provenance,
     run_experiment,
 )
+from nasfilter.runs.inputs import spec_proxy, spec_table
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.results import load_results
 from nasfilter.runs.runner import check_workers
@@ -214,7 +213,7 @@ def _methods(
     """``methods``, else the study's for the table (the multi-fidelity searchers only with
     learning curves); with ``peers_every_k`` the peers at every K."""
     if methods is None:
-        methods = study_methods(has_curves(load_table(fields["table"], fields["dataset"])))
+        methods = study_methods(has_curves(spec_table(RunSpec("random", **fields))))
     return peers_at_every_k(tuple(methods)) if peers_every_k else tuple(methods)
 
 
@@ -302,9 +301,8 @@ class _Inputs:
 def _load_inputs(plan: _Plan, fields: dict[str, Any]) -> _Inputs:
     """The inputs, after naming any column the table or the proxy lacks and how to get it."""
     first = plan.specs[plan.workers[0]][0]
-    require_columns(load_table(fields["table"], fields["dataset"]))
-    proxy = load_proxy(fields["oracle"], fields["device"], fields["dataset"], first.oracle_cache)
-    require_proxy(proxy, fields["oracle"])
+    require_columns(spec_table(first))  # each loaded once, then served to inputs() below
+    require_proxy(spec_proxy(first), fields["oracle"])
     return _Inputs(*inputs(first), *provenance(first))
 
 

@@ -24,7 +24,7 @@ from tests.tables import random_table
 def loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     """Counts of table loads, proxy loads and front references built, from empty caches."""
     counts: Counter[str] = Counter()
-    load_table, load_proxy = inputs_module.load_table, inputs_module.load_proxy
+    load_table, proxy_table = inputs_module.load_table, inputs_module.proxy_table
     build = FrontReference.build
 
     def counted(name: str, fn: Any) -> Any:
@@ -35,7 +35,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
         return wrapper
 
     monkeypatch.setattr(inputs_module, "load_table", counted("table", load_table))
-    monkeypatch.setattr(inputs_module, "load_proxy", counted("proxy", load_proxy))
+    monkeypatch.setattr(inputs_module, "proxy_table", counted("proxy", proxy_table))
     monkeypatch.setattr(FrontReference, "build", counted("reference", build))
     inputs_module.clear_caches()
     yield counts

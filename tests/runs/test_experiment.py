@@ -375,8 +375,12 @@ def test_run_experiment_with_workers_is_independent_of_processes() -> None:
 
 
 def test_the_table_cache_serves_a_rewritten_file_afresh(tmp_path: Path) -> None:
-    from nasfilter.runs.experiment import cached_table, file_identity
+    from nasfilter.runs.experiment import file_identity
+    from nasfilter.runs.inputs import spec_table
     from tests.tables import random_table
+
+    def cached_table(path: Path | str, dataset: str) -> object:
+        return spec_table(RunSpec("random", dataset=dataset, table=str(path)))
 
     path = tmp_path / "t.npz"
     random_table(1).save(path)

@@ -25,7 +25,7 @@ BUDGET = 3000.0
 
 @functools.lru_cache(maxsize=4)
 def _table(dataset: str) -> nasfilter.BenchmarkTable:
-    return nasfilter.embedded_table(dataset)
+    return nasfilter.load_table("synthetic", dataset)
 
 
 @functools.lru_cache(maxsize=4)
@@ -106,7 +106,7 @@ def test_a_spec_s_inputs_refuse_a_proxy_of_another_dataset(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     spec = RunSpec("random", dataset="cifar100", table="synthetic", oracle="roofline")
-    monkeypatch.setattr(inputs_module, "load_proxy", lambda *args: _proxy("cifar10"))
+    monkeypatch.setattr(inputs_module, "proxy_table", lambda *args: _proxy("cifar10"))
     inputs_module._proxy_at.cache_clear()
     inputs_module._reference_at.cache_clear()
     try:
@@ -193,5 +193,5 @@ def test_inputs_names_its_parts() -> None:
     resolved = inputs(spec)
     table, proxy, reference = resolved
     assert (resolved.table, resolved.proxy, resolved.reference) == (table, proxy, reference)
-    assert table.label == nasfilter.embedded_table("cifar10").label
+    assert table.label == nasfilter.load_table("synthetic", "cifar10").label
     assert proxy.space is table.space

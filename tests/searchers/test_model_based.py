@@ -10,13 +10,13 @@ import pytest
 
 from nasfilter.filters import DropAll
 from nasfilter.pareto import hypervolume_2d, nondominated_mask
-from nasfilter.runs.experiment import cached_proxy, cached_table
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.results import score_events
 from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.searchers import SEARCHERS, ModelBased, RandomSearch
 from nasfilter.searchers.features import RidgeModel, base_features
 from nasfilter.searchers.model_based import behind, front_height, hypervolume_gain
+from nasfilter.testing.contracts import default_inputs
 
 
 def _front(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -112,7 +112,7 @@ def test_bad_parameters_name_their_valid_range(params: dict[str, object], match:
 
 
 def _inputs() -> tuple[object, object]:
-    return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
+    return default_inputs()  # the synthetic table and the roofline proxy, once per process
 
 
 @pytest.mark.parametrize(

@@ -13,13 +13,14 @@ import pytest
 
 from nasfilter.cli import main
 from nasfilter.filters import ProxyThreshold, SuccessiveFrontiers
-from nasfilter.runs.experiment import RunSpec, cached_proxy, cached_table, run_one
+from nasfilter.runs.experiment import RunSpec, run_one
 from nasfilter.runs.results import NOTHING_EVALUATED
 from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.searchers import SEARCHERS, OptunaSearcher, RandomSearch, UtilizationPareto
 from nasfilter.searchers.optuna_adapter import OptunaMissingError
 from nasfilter.sim.scan import check_scan_share, scan_size
 from nasfilter.study.metrics_table import format_summary, summarize
+from nasfilter.testing.contracts import default_inputs
 from nasfilter.testing.structured_table import structured_table
 from tests.paths import NATS_SSS_FIXTURE
 
@@ -27,7 +28,7 @@ FIXTURE = NATS_SSS_FIXTURE
 
 
 def _inputs() -> tuple[Any, Any]:
-    return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
+    return default_inputs()  # the synthetic table and the roofline proxy, once per process
 
 
 # ------------------------------------------------------------------------------ Optuna
@@ -214,7 +215,7 @@ def test_structured_table_is_synthetic_and_unlike_the_surrogate() -> None:
     assert t.is_complete
     again = structured_table()
     assert np.array_equal(t.valid_acc, again.valid_acc)
-    surrogate = cached_table("synthetic", "cifar10")
+    surrogate = default_inputs()[0]
     from scipy.stats import spearmanr
 
     # Another accuracy model and time model: rankings differ from the surrogate's.
