@@ -357,7 +357,7 @@ def test_more_workers_spend_the_same_worker_seconds_in_less_wall_time() -> None:
     # A wall-clock budget gives K workers about K times the work.
     wall = run_search(
         RandomSearch(),
-        make_problem(table, Budget(None, wall_seconds=20_000.0), 0),
+        make_problem(table, Budget(20_000.0, clock="wall"), 0),
         workers=4,
     )
     assert wall.clock >= 20_000.0 and wall.worker_seconds > 3 * 20_000.0
