@@ -169,6 +169,6 @@ def serial_seconds() -> float:
 
     def one() -> None:
         seed = next(seeds)
-        run_search(ModelBased(), make_problem(table, TIMES[-1], seed, proxy=proxy), seed=seed)
+        run_search(ModelBased(), make_problem(table, TIMES[-1], seed, proxy=proxy))
 
     return median_seconds(one, repeat=5)

@@ -183,7 +183,7 @@ def one_run(
     searcher, spent = make_searcher(method.searcher), [0.0]
     searcher.propose = _timed(searcher.propose, spent)  # type: ignore[method-assign]
     searcher.observe = _timed(searcher.observe, spent)  # type: ignore[method-assign]
-    out = run_search(searcher, problem, seed=seed, filter=flt, workers=workers)
+    out = run_search(searcher, problem, filter=flt, workers=workers)
     return out, spent[0]
 
 

@@ -57,7 +57,7 @@ def _one_run(name: str, workers: int, seed: int) -> tuple[float, float]:
     searcher.propose = _timed(searcher.propose, spent)  # type: ignore[method-assign]
     searcher.observe = _timed(searcher.observe, spent)  # type: ignore[method-assign]
     problem = make_problem(embedded_table("cifar10"), Budget(BUDGET), seed, proxy=_proxy())
-    run = run_search(searcher, problem, seed=seed, workers=workers)
+    run = run_search(searcher, problem, workers=workers)
     return spent[0], run.wall_seconds
 
 

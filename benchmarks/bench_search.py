@@ -223,7 +223,7 @@ def run() -> Iterator[dict[str, Any]]:
 
     def reinforce(reward: str) -> int:
         problem = make_problem(table, BUDGET, 0, proxy=proxy)
-        return run_search(Reinforce(reward=reward), problem, seed=0).n_evaluations
+        return run_search(Reinforce(reward=reward), problem).n_evaluations
 
     steps = reinforce("accuracy")
     ours = median_seconds(lambda: reinforce("accuracy"), repeat=9)
@@ -249,7 +249,7 @@ def run() -> Iterator[dict[str, Any]]:
 
     def approximate() -> int:
         problem = make_problem(table, BUDGET, 0, proxy=proxy)
-        return run_search(UtilizationPareto(), problem, seed=0).n_evaluations
+        return run_search(UtilizationPareto(), problem).n_evaluations
 
     n_front = approximate()
     approx = median_seconds(approximate, repeat=9)

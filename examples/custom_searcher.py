@@ -1,6 +1,7 @@
 """A complete custom searcher: greedy local search over single-layer changes.
 
-Use it from Python (``run_search(LocalSearch(), problem, seed=0)``) or from the command line:
+Use it from Python (``run_search(LocalSearch(), make_problem(table, budget, seed=0))``, the
+seed given once, to the problem) or from the command line:
 
     nasfilter run --searchers examples.custom_searcher:LocalSearch --seeds 0-2 --db r.db
     nasfilter run --searchers 'examples/custom_searcher.py:LocalSearch[patience=50]' ...

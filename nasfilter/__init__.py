@@ -2,8 +2,8 @@
 
 The entry points, from ``import nasfilter``::
 
-    table = nasfilter.load_table(None, "cifar10")          # or embedded_table("cifar10")
-    proxy = nasfilter.proxy_table("calibrated", "v100", "cifar10")
+    table = nasfilter.load_table(None, "cifar10")          # or "synthetic", or a path
+    proxy = nasfilter.proxy_table("calibrated", "v100", "cifar10")  # the one way to a proxy
     run = nasfilter.search("reinforce-mnas", table, 110_000.0, seed=0, proxy=proxy)
     run.metrics["hv_ratio"], run.front.rows()               # scored, with its front
 
@@ -34,7 +34,6 @@ from nasfilter.bench.datasets import DATASETS, Dataset, get_dataset
 from nasfilter.bench.lookup import load_table
 from nasfilter.bench.spaces import SSS, TSS, Space, get_space
 from nasfilter.bench.spaces.sss import Arch, as_arch
-from nasfilter.bench.surrogate import embedded_table  # light (numpy): load_table needs it anyway
 from nasfilter.bench.table import BenchmarkTable, MissingArchitectureError, Provenance
 from nasfilter.version import __version__
 
@@ -96,6 +95,15 @@ _LAZY = {
 # DeprecationWarning on access): ``nasfilter.N_ARCHS`` is ``nasfilter.SSS.size``.
 _MOVED = {"N_ARCHS": ("SSS.size", SSS.size), "CHANNEL_CHOICES": ("SSS.choices", SSS.choices)}
 
+# Spellings that went (issue 30: one face to load a table, one to name a proxy) -> the face
+# (nasfilter.runs.inputs.GONE says the same for the modules they lived in).
+GONE = {
+    "embedded_table": "nasfilter.load_table('synthetic', dataset)",
+    "cached_table": "nasfilter.load_table(name_or_path, dataset)",
+    "load_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
+    "cached_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
+}
+
 
 def __getattr__(name: str) -> Any:
     """Import a lazy entry point (:data:`_LAZY`) on first access."""
@@ -110,6 +118,11 @@ def __getattr__(name: str) -> Any:
         return value
     module = _LAZY.get(name)
     if module is None:
+        if name in GONE:
+            raise AttributeError(
+                f"nasfilter.{name} is gone: load a table with nasfilter.load_table and name "
+                f"a proxy with nasfilter.proxy_table; here: {GONE[name]}"
+            )
         raise AttributeError(f"module 'nasfilter' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
@@ -147,7 +160,6 @@ __all__ = [
     "Store",
     "__version__",
     "as_arch",
-    "embedded_table",
     "get_dataset",
     "get_space",
     "get_storage",

@@ -85,10 +85,10 @@ def sss_rows(dataset: str) -> None:
     against the real hp-90 validation accuracy (x-valid, seed 777), all 32768."""
     from nasfilter.bench.costs import network_costs
     from nasfilter.bench.sss_real import read_accuracies
-    from nasfilter.runs.inputs import load_proxy
+    from nasfilter.oracle import proxy_table
 
     acc = np.asarray(read_accuracies(dataset), dtype=np.float64)
-    hw = load_proxy("calibrated", "v100", dataset)
+    hw = proxy_table("calibrated", "v100", dataset)
     costs = network_costs(dataset)
     signals = {
         "utilization (modelled: calibrated GPU model, V100)": hw.utilization,

@@ -19,7 +19,7 @@ def test_numpy_numbers_are_settings() -> None:
                    max_idle=np.int64(5), n_ticks=np.int32(8), workers=np.int64(2))
     plain = RunSpec("random", budget=20_000.0, proxy_cost=1.5, max_idle=5, n_ticks=8, workers=2)
     assert spec == plain and spec.key() == plain.key()  # the same runs, the same stored key
-    assert type(spec.n_ticks) is int and type(spec.budget) is float
+    assert type(spec.n_ticks) is int and type(spec.budget.seconds) is float
     assert check_seeds([np.int64(3), np.uint8(1)]) == [3, 1]
     evolution = SEARCHERS.create("evolution", population_size=np.int64(10))
     assert evolution.population_size == 10  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ get_storage picks the in-memory or SQLite storage by path."""
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,37 @@ def test_get_storage_refuses_bad_input(tmp_path: Path) -> None:
         nasfilter.get_storage("")
     with pytest.raises(ValueError, match="readonly must be True or False, got 'yes'"):
         nasfilter.get_storage(None, readonly="yes")
+
+
+@pytest.mark.parametrize(
+    ("name", "face"),
+    [
+        ("embedded_table", "nasfilter.load_table('synthetic', dataset)"),
+        ("cached_table", "nasfilter.load_table(name_or_path, dataset)"),
+        ("load_proxy", "nasfilter.proxy_table(oracle, device, dataset, cache)"),
+        ("cached_proxy", "nasfilter.proxy_table(oracle, device, dataset, cache)"),
+    ],
+)
+def test_a_spelling_that_went_names_the_one_face(name: str, face: str) -> None:
+    import nasfilter.runs.experiment as experiment
+    import nasfilter.runs.inputs as inputs
+
+    named = rf"{name} is gone: .*here: {re.escape(face)}"
+    for module in (nasfilter, experiment, inputs):
+        with pytest.raises(AttributeError, match=named) as info:
+            getattr(module, name)
+        assert module.__name__ in str(info.value)
+        assert name not in getattr(module, "__all__", ())
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = experiment.nope
+
+
+def test_one_face_loads_a_table_and_one_names_a_proxy() -> None:
+    from nasfilter.bench.lookup import load_table
+    from nasfilter.oracle import proxy_table
+
+    assert nasfilter.load_table is load_table and nasfilter.proxy_table is proxy_table
+    table = nasfilter.load_table("synthetic", "cifar100")
+    assert table.synthetic and table.dataset.name == "cifar100"
+    proxy = nasfilter.proxy_table("roofline", "v100", "cifar100")
+    assert proxy.provenance["dataset"] == "cifar100" and proxy.label.startswith("roofline v100")

@@ -24,21 +24,20 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from nasfilter.cli.args import apply_space, int_at_least, naming
+from nasfilter.cli.args import apply_space, int_at_least
 from nasfilter.cli.run import (
     add_common,
     build_specs,
-    check_inputs,
     parse_seeds,
     plan_jobs,
     resolve_device,
+    resolve_inputs,
     worker_died,
 )
 from nasfilter.defaults import DEFAULT_BUDGET
 from nasfilter.runs.experiment import (
     WorkerDied,
     check_seeds,
-    inputs,
     pool_context,
     run_grids,
     start_pool,
@@ -107,7 +106,7 @@ def _demo(args: argparse.Namespace) -> int:
     if args.db is None:  # nothing but the tables below reads the curves: score at FRACTIONS
         study, peers = _at_fractions(study), _at_fractions(peers)
     jobs, capped = plan_jobs(args.jobs, len(study) * len(seeds) + len(peers) * len(peer_seeds))
-    with _pool(jobs, study[0], lambda: _load_inputs(args, study[0])) as (pool, loaded):
+    with _pool(jobs, study[0], lambda: resolve_inputs(study)) as (pool, loaded):
         table, proxy, ref = loaded
         print(f"nasfilter demo: the comparison of arXiv 2212.07936 on {table.dataset.name}")
         print(f"  table : {table.provenance.label}")
@@ -134,14 +133,6 @@ def _at_fractions(specs: list[Any]) -> list[Any]:
     (a run's scoring computes the front at every tick: a tenth of the time of the default
     ticks, for the same printed numbers)."""
     return [dataclasses.replace(spec, n_ticks=len(FRACTIONS)) for spec in specs]
-
-
-def _load_inputs(args: argparse.Namespace, spec: Any) -> Any:
-    """The table, proxy and front reference of ``spec``, each error naming its flag."""
-
-    check_inputs(args)
-    with naming("--table"):  # the oracle is loaded: what can fail now is the table's
-        return inputs(spec)
 
 
 @contextmanager

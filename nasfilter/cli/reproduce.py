@@ -15,10 +15,10 @@ from nasfilter.cli.args import (
     dataset_name,
     seconds,
 )
-from nasfilter.cli.run import add_jobs, check_inputs, parse_seeds, worker_died
+from nasfilter.cli.run import add_jobs, parse_seeds, resolve_inputs, worker_died
 from nasfilter.defaults import DEFAULT_BUDGET
 from nasfilter.files import check_path_text
-from nasfilter.runs.experiment import WorkerDied, default_jobs
+from nasfilter.runs.experiment import RunSpec, WorkerDied, default_jobs
 from nasfilter.runs.runner import MAX_WORKERS
 from nasfilter.study.reproduce import check_out_dir, reproduce
 
@@ -203,14 +203,17 @@ def run_sss(args: argparse.Namespace) -> int:
     args.dataset = _one(args.dataset, "--dataset", "cifar10")
     args.device = _one(args.device, "--device", "v100")
     args.backend = args.backend or DEFAULT_ORACLE
-    check_inputs(
-        argparse.Namespace(
-            table=args.table,
-            dataset=args.dataset,
-            oracle=args.backend,
-            device=args.device,
-            oracle_cache=args.oracle_cache,
-        )
+    resolve_inputs(  # the inputs every run of the study shares, each error naming its flag
+        [
+            RunSpec(
+                "random",
+                dataset=args.dataset,
+                table=args.table,
+                oracle=args.backend,
+                device=args.device,
+                oracle_cache=args.oracle_cache,
+            )
+        ]
     )
     try:
         summary = reproduce(

@@ -40,7 +40,7 @@ from nasfilter.runs.experiment import (
     inputs,
     run_experiment,
 )
-from nasfilter.runs.inputs import cached_proxy, cached_table
+from nasfilter.runs.inputs import RunInputs, input_key, input_part
 from nasfilter.runs.results import empty_run_warning, evaluated_nothing
 from nasfilter.runs.runner import MAX_WORKERS
 from nasfilter.runs.storage.sqlite_store import Store
@@ -270,14 +270,26 @@ def build_specs(
     )
 
 
-def check_inputs(args: argparse.Namespace) -> None:
-    """Load ``--table`` and the oracle once, so that an error names the flag at fault (into
-    the process's caches, which the runs made here read again)."""
+INPUT_FLAGS = {"table": "--table", "oracle": ORACLE_FLAGS}  # input_part -> its flags
 
-    with naming("--table"):  # cached: the run loads it again (a full benchmark's is derived)
-        cached_table(args.table, args.dataset)
-    with naming(ORACLE_FLAGS):
-        cached_proxy(args.oracle, args.device, args.dataset, args.oracle_cache)
+
+def resolve_inputs(specs: Sequence[RunSpec]) -> RunInputs:
+    """Resolve the inputs of ``specs`` once per distinct input
+    (:func:`nasfilter.runs.inputs.inputs`, the same resolution, cached per process, that
+    the runs made here read), each error naming the flag at fault (:data:`INPUT_FLAGS`).
+
+    Returns the first spec's inputs."""
+    resolved: dict[tuple[Any, ...], RunInputs] = {}
+    for spec in specs:
+        key = input_key(spec)
+        if key in resolved:
+            continue
+        try:
+            resolved[key] = inputs(spec)
+        except (ValueError, LookupError) as exc:
+            with naming(INPUT_FLAGS[input_part(exc) or "table"]):
+                raise
+    return resolved[input_key(specs[0])]
 
 
 def curves_line(specs: Sequence[Any], table: Any) -> str:
@@ -307,7 +319,7 @@ def empty_run_lines(records: Sequence[Any]) -> list[str]:
     for record in records:
         by_label.setdefault(record.spec.label, []).append(record)
     return [
-        empty_run_warning(label, n_empty, len(mine), mine[0].spec.budget)
+        empty_run_warning(label, n_empty, len(mine), mine[0].spec.budget.seconds)
         for label, mine in by_label.items()
         if (n_empty := sum(evaluated_nothing(r.summary) for r in mine))
     ]
@@ -329,9 +341,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"{flag} names nothing; give at least one name, e.g. random")
     resolve_device(args)
     specs = build_specs(args, split_specs(args.searchers), split_specs(args.filters))
-    check_inputs(args)
-    with naming("--table"):  # the oracle is loaded: what can fail now is the table's
-        table, proxy, _ = inputs(specs[0])  # fail on a bad table or oracle before the database
+    table, proxy, _ = resolve_inputs(specs)  # fail on a bad table or oracle before the database
+    with naming("--table"):
         curves = curves_line(specs, table)  # NoCurvesError for a table without curves
     total = len(specs) * len(seeds)
     jobs, capped = plan_jobs(args.jobs, total)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
+from nasfilter.bench.proxy import ProxyTable
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.filters import Filter, make_filter
 from nasfilter.runs.blas_threads import apply_thread_env
@@ -38,13 +38,12 @@ from nasfilter.runs.fronts import SearchRun, score_search
 from nasfilter.runs.inputs import (
     FileIdentity,
     RunInputs,
-    cached_proxy,
-    cached_table,
     content_digest,
     file_identity,
+    gone,
     inputs,
-    load_proxy,
     provenance,
+    spec_proxy,
     table_identity,
 )
 from nasfilter.runs.records import (
@@ -140,7 +139,7 @@ def search(
         workers=workers,
     )
     if proxy is None:  # the throughput axis of the front: the default oracle's
-        proxy = cached_proxy(DEFAULT_ORACLE, "v100", table.dataset.name, None)
+        proxy = spec_proxy(RunSpec("random", dataset=table.dataset.name))
     return score_search(record, table, proxy, problem.budget.horizon)
 
 
@@ -363,7 +362,7 @@ class _RunBar:
         total = budget.horizon
         if self.bar is None:
             self.bar = tqdm(total=total, unit="s", desc="run", leave=False)
-        clock = problem.clock if budget.seconds is None else problem.worker_seconds
+        clock = problem.clock if budget.clock == "wall" else problem.worker_seconds
         self.bar.n = min(clock, total)
         self.bar.set_postfix_str(
             f"{problem.n_evaluations:,} evaluations of {n_distinct:,} architectures",
@@ -465,6 +464,10 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def __getattr__(name: str) -> Any:
+    raise gone(__name__, name)  # a spelling that went names its replacement
+
+
 __all__ = [  # the experiment's names, and those of the leaf types it runs with
     "BUDGET_CLOCKS",
     "DEFAULT_BUDGET",
@@ -475,8 +478,6 @@ __all__ = [  # the experiment's names, and those of the leaf types it runs with
     "RunSpec",
     "ScoredRun",
     "WorkerDied",
-    "cached_proxy",
-    "cached_table",
     "check_seeds",
     "content_digest",
     "default_jobs",
@@ -484,7 +485,6 @@ __all__ = [  # the experiment's names, and those of the leaf types it runs with
     "fork_blocker",
     "grid",
     "inputs",
-    "load_proxy",
     "pool_context",
     "provenance",
     "run_experiment",

@@ -18,7 +18,7 @@ import numpy as np
 
 from nasfilter.extras import require
 from nasfilter.files import atomic_write, check_not_input, write_csv
-from nasfilter.runs.inputs import cached_table
+from nasfilter.runs.inputs import spec_table
 from nasfilter.runs.metrics import METRICS
 from nasfilter.runs.records import ScoredRun
 from nasfilter.runs.results import GROUP_FIELDS, group_rows, load_results
@@ -193,7 +193,7 @@ def _accuracy(run: ScoredRun, known: dict[tuple[str | None, str], str]) -> str:
     assert spec is not None
     key = (spec.table, spec.dataset)
     if key not in known:
-        known[key] = cached_table(spec.table, spec.dataset).score_label
+        known[key] = spec_table(spec).score_label
     return known[key]
 
 

@@ -12,6 +12,8 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,7 +22,7 @@ import numpy as np
 
 from nasfilter.bench.fullbench.layout import INDEX_FILE
 from nasfilter.bench.lookup import load_table, table_name
-from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
+from nasfilter.bench.proxy import ProxyTable
 from nasfilter.bench.table import ARRAY_COLUMNS, BenchmarkTable
 from nasfilter.oracle import proxy_table
 from nasfilter.runs.metrics import FrontReference
@@ -58,34 +60,9 @@ def _table_at(identity: FileIdentity, dataset: str) -> BenchmarkTable:
     return load_table(None if identity is None else identity[0], dataset)
 
 
-def cached_table(path: str | os.PathLike[str] | None, dataset: str) -> BenchmarkTable:
-    """:func:`~nasfilter.bench.lookup.load_table`, cached per process by file identity."""
-    return _table_at(table_identity(path), dataset)
-
-
-def load_proxy(
-    oracle: str = DEFAULT_ORACLE,
-    device: str | None = "v100",
-    dataset: str = "cifar10",
-    cache: str | None = None,
-) -> ProxyTable:
-    """The proxy table of an oracle backend (:func:`nasfilter.oracle.proxy_table`)."""
-    # Imported here: the oracle package (and its backends) loads only when a proxy is
-    # needed, which keeps the CLI's startup short (docs/architecture.md, local imports).
-
-    return proxy_table(backend=oracle, device=device, dataset=dataset, cache=cache)
-
-
 @functools.lru_cache(maxsize=16)
 def _proxy_at(oracle: str, device: str | None, dataset: str, cache: FileIdentity) -> ProxyTable:
-    return load_proxy(oracle, device, dataset, None if cache is None else cache[0])
-
-
-def cached_proxy(
-    oracle: str, device: str | None, dataset: str, cache: str | os.PathLike[str] | None
-) -> ProxyTable:
-    """:func:`load_proxy`, cached per process by the cache file's identity."""
-    return _proxy_at(oracle, device, dataset, file_identity(cache))
+    return proxy_table(oracle, device, dataset, None if cache is None else cache[0])
 
 
 @functools.lru_cache(maxsize=16)
@@ -125,28 +102,111 @@ class RunInputs(NamedTuple):
     reference: FrontReference
 
 
+INPUT_PARTS = ("table", "oracle")  # what an error of inputs() is marked with (input_part)
+
+
+@contextmanager
+def _resolving(part: str) -> Iterator[None]:
+    """Mark an exception raised inside with the input it is about (``part``, one of
+    :data:`INPUT_PARTS`), unless a nested block marked it already; it is re-raised as is."""
+    try:
+        yield
+    except Exception as exc:
+        if input_part(exc) is None:
+            exc.input_part = part  # type: ignore[attr-defined]
+        raise
+
+
+def input_part(exc: BaseException) -> str | None:
+    """Which input of a spec an exception of :func:`inputs` is about: ``"table"`` (the
+    table, or the table and the proxy disagreeing), ``"oracle"`` (the proxy), or None for
+    an exception raised elsewhere. A command line maps it to its flag."""
+    return getattr(exc, "input_part", None)
+
+
 def inputs(spec: RunSpec) -> RunInputs:
     """The table, proxy and front reference of ``spec`` (loaded once per process): the one
-    place a spec is resolved.
+    place a spec is resolved, for the runs, their scoring and the command line alike.
 
     Raises ValueError for a partial table, for one without test accuracy for every
     architecture, and for a proxy of another dataset or search space than the table's
-    (naming both).
+    (naming both). Every exception is marked with the input it is about
+    (:func:`input_part`).
     """
     table_id, cache_id = table_identity(spec.table), file_identity(spec.oracle_cache)
-    table = _table_at(table_id, spec.dataset)
-    _check_table(table)
-    proxy = _proxy_at(spec.oracle, spec.device, spec.dataset, cache_id)
-    check_same_dataset(table, proxy)
-    if proxy.space is not table.space:
-        raise ValueError(
-            f"oracle {spec.oracle!r} gives a {proxy.space.name} proxy but table "
-            f"{table.label!r} is of the {table.space.name} space; use an oracle of the "
-            f"{table.space.name} space (docs/tss.md: oracle='measured', device='2080ti' on "
-            "tss, as --space tss does; 'calibrated' or 'roofline' on sss)"
-        )
-    ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
+    table, proxy = spec_table(spec), spec_proxy(spec)
+    with _resolving("table"):
+        _check_table(table)
+    with _resolving("table"):  # the table must suit the proxy: a --table error, as before
+        check_same_dataset(table, proxy)
+        if proxy.space is not table.space:
+            raise ValueError(
+                f"oracle {spec.oracle!r} gives a {proxy.space.name} proxy but table "
+                f"{table.label!r} is of the {table.space.name} space; use an oracle of the "
+                f"{table.space.name} space (docs/tss.md: oracle='measured', device='2080ti' "
+                "on tss, as --space tss does; 'calibrated' or 'roofline' on sss)"
+            )
+        ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
     return RunInputs(table, proxy, ref)
+
+
+def spec_table(spec: RunSpec) -> BenchmarkTable:
+    """The table of ``spec`` alone, loaded once per process (:func:`nasfilter.load_table`,
+    the one public face to load a table), without its proxy or :func:`inputs`' checks: for
+    what needs only the table (its labels, its columns). Errors are marked ``"table"``."""
+    with _resolving("table"):
+        return _table_at(table_identity(spec.table), spec.dataset)
+
+
+def spec_proxy(spec: RunSpec) -> ProxyTable:
+    """The proxy of ``spec``'s oracle alone, loaded once per process
+    (:func:`nasfilter.proxy_table`, the one public face to name a proxy). Errors are marked
+    ``"oracle"``."""
+    with _resolving("oracle"):
+        return _proxy_at(spec.oracle, spec.device, spec.dataset, file_identity(spec.oracle_cache))
+
+
+def input_key(spec: RunSpec) -> tuple[Any, ...]:
+    """What identifies ``spec``'s inputs (its table's and oracle cache's file identities,
+    dataset, oracle and device): specs of one key resolve into one :class:`RunInputs`."""
+    return (
+        table_identity(spec.table),
+        spec.dataset,
+        spec.oracle,
+        spec.device,
+        file_identity(spec.oracle_cache),
+    )
+
+
+def clear_caches() -> None:
+    """Empty this process's caches of tables, proxies and front references (tests)."""
+    for cached in (_table_at, _proxy_at, _reference_at):
+        cached.cache_clear()
+
+
+# The spellings that went (issue 30: one face to load a table, one to name a proxy), each
+# with the face that replaces it; nasfilter, this module and the experiment module name it.
+GONE = {
+    "embedded_table": "nasfilter.load_table('synthetic', dataset)",
+    "cached_table": "nasfilter.load_table(name_or_path, dataset)",
+    "load_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
+    "cached_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
+}
+
+
+def gone(module: str, name: str) -> AttributeError:
+    """The AttributeError for ``module.name``: a spelling that went (:data:`GONE`), naming
+    its replacement; any other name, the usual error."""
+    if name not in GONE:
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    return AttributeError(
+        f"{module}.{name} is gone: load a table with nasfilter.load_table and name a proxy "
+        f"with nasfilter.proxy_table; here: {GONE[name]}"
+    )
+
+
+def __getattr__(name: str) -> Any:
+    raise gone(__name__, name)
 
 
 def content_digest(*arrays: np.ndarray) -> str:

@@ -22,7 +22,7 @@ import json
 import math
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +38,15 @@ from nasfilter.filters import Filter, make_filter
 from nasfilter.registry import resolve_plugin
 from nasfilter.runs.run_summary import run_summary
 from nasfilter.searchers import Searcher, make_searcher
+from nasfilter.sim.clock import BUDGET_CLOCKS
 from nasfilter.sim.problem import DEFAULT_PROXY_COST, EVALUATE, Budget
 
 DEFAULT_MAX_IDLE = 10_000  # consecutive proposals without an evaluation before "stalled"
-BUDGET_CLOCKS = ("worker", "wall")  # what RunSpec.budget counts
 # Fields left out of RunSpec.key() at their default, so keys written before they existed
 # still name the same runs.
 _KEY_DEFAULTS = {"workers": 1, "budget_clock": "worker", "charging": "retrain"}
+
+_DEFAULT_BUDGET = Budget(DEFAULT_BUDGET)  # the study's: worker-seconds, no evaluation cap
 
 SearcherArg = str | Searcher | Callable[[], Searcher]
 FilterArg = str | Filter | Callable[[], Filter]
@@ -62,7 +64,11 @@ class RunSpec:
             must be picklable: a module-level class or function).
         filter: the same for a filter; ``"none"`` evaluates every proposal.
         dataset: the dataset name.
-        budget: simulated seconds (> 0), counted on the clock ``budget_clock`` names.
+        budget: the run's :class:`~nasfilter.sim.clock.Budget`: simulated seconds (> 0),
+            the clock they count (``"worker"``: worker-seconds, all workers' charged
+            seconds together, the same compute for every K; ``"wall"``: simulated
+            wall-clock seconds) and an optional cap on evaluations. A number is
+            ``Budget(number)``, worker-seconds.
         proxy_cost: simulated seconds per proxy query (>= 0).
         table: a table's name (``"real"``, the default; ``"synthetic"``, the embedded
             surrogate) or the path of a table converted with ``nasfilter convert``; None
@@ -75,9 +81,9 @@ class RunSpec:
         n_ticks: points of each metric curve over simulated wall-clock time, up to
             ``budget`` seconds.
         workers: simulated parallel workers K (1 = one evaluation at a time).
-        budget_clock: ``"worker"``: the budget is worker-seconds (all workers' charged
-            seconds together; the same compute for every K); ``"wall"``: simulated
-            wall-clock seconds.
+        budget_clock: the older spelling of the budget's clock, with a number ``budget``
+            (``budget=S, budget_clock="wall"`` is ``budget=Budget(S, clock="wall")``);
+            read back, it is ``budget.clock``.
         charging: how evaluations at a fidelity below the full one are charged
             (``nasfilter.bench.fidelity.CHARGINGS``): ``"retrain"`` from scratch (NATS-Bench's) or
             ``"resume"`` from the last epoch trained (:meth:`Problem.start_at_fidelity`).
@@ -86,7 +92,7 @@ class RunSpec:
     searcher: str
     filter: str = "none"
     dataset: str = "cifar10"
-    budget: float = DEFAULT_BUDGET
+    budget: Budget = _DEFAULT_BUDGET
     proxy_cost: float = DEFAULT_PROXY_COST
     table: str | None = None
     oracle: str = DEFAULT_ORACLE
@@ -95,7 +101,7 @@ class RunSpec:
     max_idle: int = DEFAULT_MAX_IDLE
     n_ticks: int = DEFAULT_TICKS
     workers: int = 1
-    budget_clock: str = "worker"
+    budget_clock: InitVar[str | None] = None  # the older spelling: the clock of a number budget
     charging: str = "retrain"
     # In-process plugins (not stored, not compared: the spec strings name them).
     searcher_factory: Callable[[], Searcher] | None = field(
@@ -103,7 +109,7 @@ class RunSpec:
     )
     filter_factory: Callable[[], Filter] | None = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, budget_clock: str | None) -> None:
         searcher, s_factory = resolve_plugin(self.searcher, Searcher, "searcher")
         filt, f_factory = resolve_plugin(self.filter, Filter, "filter")
         object.__setattr__(self, "searcher", searcher)
@@ -111,10 +117,11 @@ class RunSpec:
         object.__setattr__(self, "searcher_factory", s_factory or self.searcher_factory)
         object.__setattr__(self, "filter_factory", f_factory or self.filter_factory)
         object.__setattr__(self, "dataset", get_dataset(self.dataset).name)
-        if isinstance(self.budget, bool) or not isinstance(self.budget, numbers.Real):
-            raise ValueError(f"budget must be a number of seconds, got {self.budget!r}")
-        Budget(float(self.budget))  # raises for <= 0, NaN, inf
-        object.__setattr__(self, "budget", float(self.budget))
+        if budget_clock is not None and budget_clock not in BUDGET_CLOCKS:
+            raise ValueError(f"budget_clock must be one of {BUDGET_CLOCKS}, got {budget_clock!r}")
+        real = isinstance(self.budget, numbers.Real) and not isinstance(self.budget, bool)
+        budget = float(self.budget) if real else self.budget  # numpy numbers too
+        object.__setattr__(self, "budget", Budget.of(budget, budget_clock))  # raises for <= 0
         if (
             isinstance(self.proxy_cost, bool)
             or not isinstance(self.proxy_cost, numbers.Real)
@@ -138,14 +145,16 @@ class RunSpec:
                 f"charging must be one of {list(CHARGINGS)} (how evaluations at a fidelity "
                 f"are charged: retrain from scratch, or resume), got {self.charging!r}"
             )
-        if self.budget_clock not in BUDGET_CLOCKS:
-            raise ValueError(
-                f"budget_clock must be one of {BUDGET_CLOCKS}, got {self.budget_clock!r}"
-            )
 
     def key(self) -> str:
-        """A canonical JSON text of the spec: equal keys mean the same runs."""
+        """A canonical JSON text of the spec: equal keys mean the same runs. The budget is
+        written as before the Budget type (``budget``: seconds, ``budget_clock``; and
+        ``max_evaluations`` when capped), so stored keys name the same runs."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.compare}
+        budget = fields.pop("budget")
+        fields.update(budget=float(budget.seconds), budget_clock=budget.clock)
+        if budget.max_evaluations is not None:
+            fields["max_evaluations"] = budget.max_evaluations
         for name, default in _KEY_DEFAULTS.items():
             if fields[name] == default:
                 del fields[name]
@@ -160,6 +169,12 @@ class RunSpec:
         fields = json.loads(key)
         if "table" in fields and fields["table"] is None:
             fields["table"] = "synthetic"
+        if "budget" in fields:  # seconds, clock and cap, as key() writes them
+            fields["budget"] = Budget(
+                fields.pop("budget"),
+                fields.pop("max_evaluations", None),
+                fields.pop("budget_clock", "worker"),
+            )
         return cls(**fields)
 
     @classmethod
@@ -169,10 +184,9 @@ class RunSpec:
         return cls(searcher, filter, **fields)  # type: ignore[arg-type]
 
     def make_budget(self) -> Budget:
-        """The :class:`~nasfilter.sim.problem.Budget` of a run of this spec."""
-        if self.budget_clock == "wall":
-            return Budget(None, wall_seconds=self.budget)
-        return Budget(self.budget)
+        """The :class:`~nasfilter.sim.clock.Budget` of a run of this spec (:attr:`budget`;
+        kept for older callers)."""
+        return self.budget
 
     def make_searcher(self) -> Searcher:
         """A fresh searcher of this spec (from its factory, or its spec string)."""
@@ -197,6 +211,12 @@ class RunSpec:
         if self.charging != "retrain":
             label = f"{label} [{self.charging}]"
         return label if self.workers == 1 else f"{label} (K={self.workers})"
+
+
+# Read back, the older ``budget_clock`` is the budget's clock (set after the class: the
+# name is also the constructor's InitVar, whose default the dataclass reads from the class).
+_CLOCK = property(lambda self: self.budget.clock, doc="The clock the budget counts.")
+setattr(RunSpec, "budget_clock", _CLOCK)  # noqa: B010 (mypy knows the name as the InitVar)
 
 
 RUN_INFO = ("searcher_config", "filter_config", "wall_seconds")  # what info always holds
@@ -415,12 +435,15 @@ class ScoredRun:
     def row(self) -> dict[str, Any]:
         """A flat dict: the spec's fields, seed, status, summary and metrics."""
         spec = self.spec
-        fields: tuple[str, ...] = ("searcher", "filter", "dataset", "budget", "budget_clock")
+        fields: tuple[str, ...] = ("searcher", "filter", "dataset")
         fields += ("workers", "proxy_cost", "max_idle", "n_ticks", "oracle", "device")
         return {
             "run_id": self.run_id,
             "spec_key": spec.key(),
-            **{name: getattr(spec, name) for name in fields},
+            **{name: getattr(spec, name) for name in fields[:3]},
+            "budget": float(spec.budget.seconds),
+            "budget_clock": spec.budget.clock,
+            **{name: getattr(spec, name) for name in fields[3:]},
             "seed": self.seed,
             "status": self.status,
             "table_label": self.table_label,

@@ -142,7 +142,7 @@ def score_spec_events(
     the spec's inputs the run ran on (None: :func:`~nasfilter.runs.inputs.inputs` of the
     spec, loaded once per process)."""
     table, _, reference = inputs(spec) if resolved is None else resolved
-    times = tick_times(spec.budget, spec.n_ticks)
+    times = tick_times(spec.budget.horizon, spec.n_ticks)
     metrics, curves = score_events(reference, table, events, times)
     return run_summary(events, unlogged), metrics, curves
 

@@ -1,4 +1,4 @@
-"""The simulated clocks of a run and its budget.
+"""The simulated clocks of a run and its budget (:class:`Budget`, the one budget type).
 
 Two clocks, never confused: **worker-seconds** (:attr:`SimClock.spent`), the simulated
 seconds charged by every query summed over all workers, and the **wall clock**
@@ -25,59 +25,123 @@ def _check_seconds(value: object, what: str) -> None:
         raise ValueError(f"{what} must be finite and > 0, got {value!r}")
 
 
-@dataclass(frozen=True)
+BUDGET_CLOCKS = ("worker", "wall")  # what a Budget's seconds count
+
+
+@dataclass(frozen=True, init=False)
 class Budget:
-    """The search budget, in either clock (or both; the first spent ends the run).
+    """The search budget: simulated seconds on one clock, and optionally a cap on
+    evaluations (the first limit reached ends the run). The one budget type of the
+    simulator and of a run spec (:class:`~nasfilter.runs.records.RunSpec`).
 
     Attributes:
-        seconds: worker-seconds: the total simulated seconds charged (evaluations and proxy
-            queries), whatever the number of workers. None: no such limit.
+        seconds: simulated seconds (finite, > 0), counted on ``clock``.
         max_evaluations: a cap on accuracy evaluations, or None.
-        wall_seconds: simulated wall-clock seconds (with K workers, evaluations overlap),
-            or None: no such limit.
+        clock: ``"worker"``: worker-seconds, the total simulated seconds charged
+            (evaluations and proxy queries) by all workers together (the same compute for
+            every K); ``"wall"``: simulated wall-clock seconds (with K workers,
+            evaluations overlap).
 
+    ``Budget(None, wall_seconds=S)``, the older spelling, is ``Budget(S, clock="wall")``.
     No query starts once a limit is reached; one started before may end past it.
     """
 
-    seconds: float | None
+    seconds: float
     max_evaluations: int | None = None
-    wall_seconds: float | None = None
+    clock: str = "worker"
 
-    def __post_init__(self) -> None:
-        if self.seconds is None and self.wall_seconds is None:
-            raise ValueError("a budget needs seconds (worker-seconds) or wall_seconds")
-        if self.seconds is not None:
-            _check_seconds(self.seconds, "budget seconds")
-        if self.wall_seconds is not None:
-            _check_seconds(self.wall_seconds, "budget wall_seconds")
-        if self.max_evaluations is not None and (
-            isinstance(self.max_evaluations, bool)
-            or not isinstance(self.max_evaluations, (int, np.integer))
-            or self.max_evaluations < 1
+    def __init__(
+        self,
+        seconds: float | None,
+        max_evaluations: int | None = None,
+        clock: str = "worker",
+        *,
+        wall_seconds: float | None = None,
+    ) -> None:
+        if wall_seconds is not None:  # the older spelling of a wall-clock budget
+            if seconds is not None or clock != "worker":
+                raise ValueError(
+                    f"a budget counts one clock, got seconds={seconds!r} and "
+                    f"wall_seconds={wall_seconds!r}; write Budget(seconds) for "
+                    "worker-seconds or Budget(seconds, clock='wall') for wall-clock seconds"
+                )
+            seconds, clock = wall_seconds, "wall"
+        if seconds is None:
+            raise ValueError("a budget needs seconds, e.g. Budget(20000.0)")
+        _check_seconds(seconds, "budget seconds")
+        if not isinstance(clock, str) or clock not in BUDGET_CLOCKS:
+            raise ValueError(
+                f"a budget's clock must be one of {BUDGET_CLOCKS}, got {clock!r} (a wall-clock "
+                "budget is Budget(seconds, clock='wall'); wall_seconds= is its older spelling)"
+            )
+        if max_evaluations is not None and (
+            isinstance(max_evaluations, bool)
+            or not isinstance(max_evaluations, (int, np.integer))
+            or max_evaluations < 1
         ):
             raise ValueError(
-                f"max_evaluations must be a positive integer or None, got {self.max_evaluations!r}"
+                f"max_evaluations must be a positive integer or None, got {max_evaluations!r}"
             )
         # numpy scalars become Python numbers, so a Budget always serialises as plain JSON
-        for name in ("seconds", "max_evaluations", "wall_seconds"):
-            value = getattr(self, name)
-            if isinstance(value, np.generic):
-                object.__setattr__(self, name, value.item())
+        for name, value in (("seconds", seconds), ("max_evaluations", max_evaluations)):
+            object.__setattr__(self, name, value.item() if isinstance(value, np.generic) else value)
+        object.__setattr__(self, "clock", clock)
+
+    @classmethod
+    def of(cls, value: Budget | float, clock: str | None = None) -> Budget:
+        """``value`` as a Budget: a Budget as is, a number of seconds on ``clock`` (None:
+        ``"worker"``). ValueError for anything else, or for a ``clock`` that contradicts
+        ``value``'s."""
+        if isinstance(value, Budget):
+            if clock is not None and clock != value.clock:
+                raise ValueError(
+                    f"budget {value!r} counts {value.clock}-seconds but the clock given is "
+                    f"{clock!r}; give the clock in the Budget only"
+                )
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(
+                f"budget must be a number of seconds or a Budget, got {value!r}"
+            )
+        return cls(value, clock="worker" if clock is None else clock)
+
+    @property
+    def worker_seconds(self) -> float | None:
+        """The limit in worker-seconds, or None when the budget counts the wall clock."""
+        return self.seconds if self.clock == "worker" else None
+
+    @property
+    def wall_seconds(self) -> float | None:
+        """The limit in wall-clock seconds, or None when the budget counts worker-seconds."""
+        return self.seconds if self.clock == "wall" else None
 
     @property
     def horizon(self) -> float:
-        """The simulated time axis of this budget's curves: wall_seconds if given, else
-        seconds (with one worker the two clocks agree)."""
-        value = self.wall_seconds if self.wall_seconds is not None else self.seconds
-        assert value is not None
-        return float(value)
+        """The simulated time axis of this budget's curves: its seconds (with one worker
+        the two clocks agree)."""
+        return float(self.seconds)
+
+    def __float__(self) -> float:
+        """The seconds (so ``float(spec.budget)``, as when the budget was a number)."""
+        return float(self.seconds)
+
+    def __format__(self, format_spec: str) -> str:
+        """A number's format spec formats the seconds (``f"{budget:g}"``, as when the
+        budget was a number); none gives the repr."""
+        return format(self.seconds, format_spec) if format_spec else repr(self)
+
+    def _refuse_order(self, other: object) -> bool:
+        raise TypeError(
+            f"a Budget is not ordered (it counts {self.clock}-seconds and may cap "
+            "evaluations); compare budget.seconds"
+        )
+
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse_order
 
     def describe(self) -> str:
-        parts = []
-        if self.seconds is not None:
-            parts.append(f"{self.seconds:g} worker-seconds")
-        if self.wall_seconds is not None:
-            parts.append(f"{self.wall_seconds:g} wall-clock seconds")
+        """What the budget allows, e.g. ``"20000 worker-seconds or 50 evaluations"``."""
+        clock = "worker-seconds" if self.clock == "worker" else "wall-clock seconds"
+        parts = [f"{self.seconds:g} {clock}"]
         if self.max_evaluations is not None:
             parts.append(f"{self.max_evaluations} evaluations")
         return " or ".join(parts)
@@ -96,8 +160,9 @@ class SimClock:
         self.now = 0.0  # simulated wall clock, s
         # The limits of the two clocks, NaN for "no such limit": every comparison with NaN
         # is False, so the checks on the hot path need no None test
-        self.limit = math.nan if budget.seconds is None else budget.seconds
-        self.wall_limit = math.nan if budget.wall_seconds is None else budget.wall_seconds
+        worker, wall = budget.worker_seconds, budget.wall_seconds
+        self.limit = math.nan if worker is None else worker
+        self.wall_limit = math.nan if wall is None else wall
 
     @property
     def time_spent(self) -> bool:
@@ -144,24 +209,21 @@ class SimClock:
         wall clock before each (s, shape (k,), nondecreasing): each one may start while
         both clocks are below their limits."""
         k = len(spent_before)
-        if self.budget.seconds is not None:
+        if self.budget.clock == "worker":
             k = min(k, int(np.searchsorted(spent_before, self.limit, side="left")))
-        if self.budget.wall_seconds is not None:
+        else:
             k = min(k, int(np.searchsorted(now_before, self.wall_limit, side="left")))
         return k
 
     @property
     def overshoot(self) -> float:
         """Worker-seconds charged past the budget (0 if within, or without that limit)."""
-        limit = self.budget.seconds
+        limit = self.budget.worker_seconds
         return 0.0 if limit is None else max(0.0, self.spent - limit)
 
     @property
     def remaining(self) -> float:
         """Seconds left before a limit of the budget is reached (>= 0), in its own clock."""
-        left = math.inf
-        if self.budget.seconds is not None:
-            left = self.budget.seconds - self.spent
-        if self.budget.wall_seconds is not None:
-            left = min(left, self.budget.wall_seconds - self.now)
-        return max(0.0, left)
+        if self.budget.clock == "worker":
+            return max(0.0, self.budget.seconds - self.spent)
+        return max(0.0, self.budget.seconds - self.now)

@@ -67,7 +67,7 @@ class ProxyHandle:
     @property
     def budget_seconds(self) -> float | None:
         """The budget in worker-seconds, or None when the run is limited by wall clock."""
-        return self.__problem.budget.seconds
+        return self.__problem.budget.worker_seconds
 
     @property
     def remaining(self) -> float:

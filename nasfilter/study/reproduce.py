@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 
 from nasfilter.bench.fidelity import NoCurvesError, curves_for
-from nasfilter.bench.lookup import load_table
 from nasfilter.bench.proxy import DEFAULT_ORACLE, ProxyTable
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.bench.timm_data import read_benchmark, shipped_benchmark
@@ -54,15 +53,15 @@ from nasfilter.runs.experiment import (
     RunSpec,
     check_seeds,
     inputs,
-    load_proxy,
     provenance,
     run_experiment,
 )
+from nasfilter.runs.inputs import spec_proxy, spec_table
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.results import load_results
 from nasfilter.runs.runner import check_workers
 from nasfilter.runs.storage.base import InMemoryStorage
-from nasfilter.sim.problem import DEFAULT_PROXY_COST
+from nasfilter.sim.problem import DEFAULT_PROXY_COST, Budget
 from nasfilter.study.figures import FIGURE_STEMS, draw_figures
 from nasfilter.study.methods import (
     FILTERING,
@@ -215,7 +214,7 @@ def _methods(
     """``methods``, else the study's for the table (the multi-fidelity searchers only with
     learning curves); with ``peers_every_k`` the peers at every K."""
     if methods is None:
-        methods = study_methods(has_curves(load_table(fields["table"], fields["dataset"])))
+        methods = study_methods(has_curves(spec_table(RunSpec("random", **fields))))
     return peers_at_every_k(tuple(methods)) if peers_every_k else tuple(methods)
 
 
@@ -275,7 +274,7 @@ def _plan(
             RunSpec(
                 searcher=m.searcher,
                 filter=m.filter,
-                budget=budget,
+                budget=Budget(budget),
                 n_ticks=N_TICKS,
                 workers=k,
                 **fields,
@@ -303,9 +302,8 @@ class _Inputs:
 def _load_inputs(plan: _Plan, fields: dict[str, Any]) -> _Inputs:
     """The inputs, after naming any column the table or the proxy lacks and how to get it."""
     first = plan.specs[plan.workers[0]][0]
-    require_columns(load_table(fields["table"], fields["dataset"]))
-    proxy = load_proxy(fields["oracle"], fields["device"], fields["dataset"], first.oracle_cache)
-    require_proxy(proxy, fields["oracle"])
+    require_columns(spec_table(first))  # each loaded once, then served to inputs() below
+    require_proxy(spec_proxy(first), fields["oracle"])
     return _Inputs(*inputs(first), *provenance(first))
 
 

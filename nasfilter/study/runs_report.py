@@ -51,7 +51,7 @@ class Comparison:
 def _key(spec: RunSpec) -> tuple[Any, ...]:
     return (
         spec.table, spec.dataset, spec.oracle, spec.device, spec.oracle_cache,
-        spec.budget, spec.budget_clock, spec.n_ticks,
+        spec.budget, spec.n_ticks,
     )  # fmt: skip
 
 
@@ -98,7 +98,7 @@ def _figures(out: Path, k: int, comp: Comparison) -> list[ReportFigure]:
 def _caption(comp: Comparison) -> str:
     spec = comp.spec
     return (
-        f"{spec.dataset}, {spec.budget:g} simulated {spec.budget_clock}-seconds per run; "
+        f"{spec.dataset}, {spec.budget.seconds:g} simulated {spec.budget.clock}-seconds per run; "
         f"{len(comp.runs)} runs of {len(comp.methods)} method(s)."
     )
 

@@ -65,9 +65,10 @@ Inputs = tuple[BenchmarkTable, ProxyTable]
 
 def default_inputs() -> Inputs:
     """The embedded synthetic CIFAR-10 table and the V100 roofline proxy."""
-    from nasfilter.runs.experiment import cached_proxy, cached_table
+    from nasfilter.runs.experiment import RunSpec, inputs
 
-    return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
+    table, proxy, _ = inputs(RunSpec("random", table="synthetic", oracle="roofline"))
+    return table, proxy
 
 
 class _Recording(Filter):
@@ -147,7 +148,7 @@ def _run(
     table, proxy = inputs
     problem = make_problem(table, Budget(budget, max_evaluations), seed, proxy=proxy)
     return run_search(
-        searcher, problem, filter=filter, seed=seed, max_idle=max_idle, workers=workers
+        searcher, problem, filter=filter, max_idle=max_idle, workers=workers
     )
 
 

@@ -52,20 +52,21 @@ import numpy as np
 
 from nasfilter.runs.experiment import RunRecord, RunSpec, ScoredRun, provenance, run_one
 from nasfilter.runs.storage.base import Storage
+from nasfilter.sim.clock import Budget
 
 # Three kinds of run: evaluations only; proxy queries and drops; nothing evaluated (NaNs).
 SPECS = (
-    RunSpec("random", budget=2000.0, oracle="roofline", n_ticks=5),
+    RunSpec("random", budget=Budget(2000.0), oracle="roofline", n_ticks=5),
     RunSpec(
         "random",
         filter="proxy-threshold",
-        budget=2500.0,
+        budget=Budget(2500.0),
         proxy_cost=0.05,
         oracle="roofline",
         n_ticks=5,
         workers=4,
     ),
-    RunSpec("random", filter="drop-all", budget=2000.0, oracle="roofline", max_idle=50),
+    RunSpec("random", filter="drop-all", budget=Budget(2000.0), oracle="roofline", max_idle=50),
 )
 
 

@@ -17,7 +17,8 @@ from nasfilter.bench.costs import network_costs
 from nasfilter.bench.datasets import get_dataset
 from nasfilter.bench.lookup import load_table
 from nasfilter.bench.table import BenchmarkTable
-from nasfilter.runs.experiment import RunSpec, cached_table
+from nasfilter.runs.experiment import RunSpec
+from nasfilter.runs.inputs import spec_table
 from tests.paths import NATS_SSS_FIXTURE
 
 FIXTURE = NATS_SSS_FIXTURE
@@ -114,8 +115,9 @@ def test_the_default_and_the_names() -> None:
         assert load_table(None, dataset) is rt.real_table(dataset)
         assert load_table(" Real ", dataset) is rt.real_table(dataset)
         assert load_table("synthetic", dataset) is surrogate.embedded_table(dataset)
-    assert cached_table(None, "cifar10") is cached_table("real", "cifar10")
-    assert cached_table("synthetic", "cifar10").synthetic
+    real = spec_table(RunSpec("random", table=None))  # a spec's table, cached per process
+    assert real is spec_table(RunSpec("random", table="real"))
+    assert spec_table(RunSpec("random", table="synthetic")).synthetic
 
 
 def test_run_specs_name_their_table(tmp_path: Path) -> None:

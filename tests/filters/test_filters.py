@@ -133,7 +133,7 @@ def test_successive_frontiers_moves_to_the_next_layer_when_one_is_used_up() -> N
     script = [int(layer1[0]), *layer0.tolist(), int(layer0[0]), int(layer1[0])]
     searcher = Scripted(script)
     problem = make_problem(TABLE, 1e9, 0, proxy=PROXY)
-    result = run_search(searcher, problem, filter=SuccessiveFrontiers(patience=None), seed=0)
+    result = run_search(searcher, problem, filter=SuccessiveFrontiers(patience=None))
     outcomes = [(i, acc is not None) for i, acc in searcher.told]
     assert outcomes[0] == (int(layer1[0]), False)
     assert all(passed for _, passed in outcomes[1 : 1 + len(layer0)])
@@ -158,7 +158,7 @@ def test_successive_frontiers_patience_opens_the_next_layer() -> None:
 
 def test_filters_compose_with_any_searcher() -> None:
     problem = make_problem(TABLE, 80_000, 0, proxy=PROXY)
-    result = run_search(RandomSearch(), problem, filter=ProxyThreshold(0.02), seed=0)
+    result = run_search(RandomSearch(), problem, filter=ProxyThreshold(0.02))
     near = set(
         np.flatnonzero(
             log_epsilon(POINTS, POINTS[brute_ranks(POINTS) == 0]) <= np.log1p(0.02)
@@ -198,7 +198,7 @@ def test_a_filter_of_the_earlier_interface_is_refused_at_setup() -> None:
     with pytest.raises(ValueError, match=r"Liar defines select.*replace select.*with keep"):
         Liar().setup(context)
     with pytest.raises(ValueError, match="Liar defines select"):
-        run_search(Scripted([5]), problem, filter=Liar(), seed=0)
+        run_search(Scripted([5]), problem, filter=Liar())
     assert problem.n_evaluations == 0
 
 
@@ -211,4 +211,4 @@ def test_a_filter_must_answer_true_or_false() -> None:
 
     problem = make_problem(TABLE, 1e5, 0, proxy=PROXY)
     with pytest.raises(ValueError, match="returned None; expected True or False"):
-        run_search(Scripted([5]), problem, filter=Vague(), seed=0)
+        run_search(Scripted([5]), problem, filter=Vague())

@@ -78,7 +78,7 @@ def test_seed_streams_are_independent_and_reproducible() -> None:
 def test_a_run_never_outlives_its_budget_and_reports_proxy_time_apart() -> None:
     table, proxy, _ = inputs(RunSpec("random"))
     problem = make_problem(table, 110_000, 0, proxy=proxy)
-    result = run_search(Reinforce(reward="mnas"), problem, seed=0)
+    result = run_search(Reinforce(reward="mnas"), problem)
     ev = result.events
     assert result.status == "budget"
     assert np.all(ev["worker_seconds"] - ev["cost"] < 110_000) and result.clock >= 110_000
@@ -96,7 +96,7 @@ def test_a_run_never_outlives_its_budget_and_reports_proxy_time_apart() -> None:
     reward = accuracy * (np.array([throughput[i] for i in evaluated]) / 175_000.0) ** 0.07
     assert result.best_index == evaluated[int(np.argmax(reward))]
     assert result.best_valid_acc == accuracy[evaluated == result.best_index].max()
-    plain = run_search(Reinforce(), make_problem(table, 110_000, 0), seed=0)
+    plain = run_search(Reinforce(), make_problem(table, 110_000, 0))
     plain_eval = plain.events["kind"] == EVALUATE
     plain_acc = plain.events["accuracy"][plain_eval]
     assert plain.best_valid_acc == plain_acc.max()
@@ -110,16 +110,15 @@ def test_stop_conditions_are_recorded() -> None:
         make_problem(table, 1e6, 0, proxy=proxy),
         filter=DropAll(),
         max_idle=50,
-        seed=0,
     )
     assert stalled.status == "stalled" and stalled.n_asked == 50 and stalled.clock == 0
-    done = run_search(UtilizationPareto(), make_problem(table, 1e6, 0, proxy=proxy), seed=0)
+    done = run_search(UtilizationPareto(), make_problem(table, 1e6, 0, proxy=proxy))
     assert done.status == "searcher-done" and done.n_evaluations > 0
     with pytest.raises(ValueError, match="max_idle must be an integer >= 1"):
-        run_search(RandomSearch(), make_problem(table, 1e6, 0), max_idle=0, seed=0)
+        run_search(RandomSearch(), make_problem(table, 1e6, 0), max_idle=0)
     for bad in (0, -3, 1.5, True):
         with pytest.raises(ValueError, match="workers must be an integer from 1 to 4096"):
-            run_search(RandomSearch(), make_problem(table, 1e6, 0), workers=bad, seed=0)
+            run_search(RandomSearch(), make_problem(table, 1e6, 0), workers=bad)
 
 
 def test_the_study_budget_covers_a_full_scan_and_the_whole_front() -> None:
@@ -127,7 +126,7 @@ def test_the_study_budget_covers_a_full_scan_and_the_whole_front() -> None:
     record = run_one(spec, 0)
     assert record.status == "searcher-done"  # the front ran out, not the budget
     assert record.summary["proxy_seconds"] == 2.0 * 32768
-    assert record.summary["clock"] < spec.budget
+    assert record.summary["clock"] < spec.budget.seconds
 
 
 # --------------------------------------------------------------------------- experiment
@@ -259,7 +258,7 @@ def test_metric_curves_equal_scores_of_each_prefix() -> None:
     table, _, ref = inputs(spec)
     record = run_one(spec, 0)
     ev = record.events
-    times = tick_times(spec.budget, 7)
+    times = tick_times(spec.budget.seconds, 7)
     final, curves = score_events(ref, table, ev, times)
     is_eval = ev["kind"] == EVALUATE
     for i, t in enumerate(times):
@@ -297,7 +296,7 @@ def test_a_recommendation_must_have_been_evaluated() -> None:
     seen: set[int] = set()
     table, _, _ = inputs(RunSpec("random"))
     with pytest.raises(ValueError, match="which this run did not evaluate"):
-        run_search(RecommendsAnother(), make_problem(table, 500, 0), seed=0)
+        run_search(RecommendsAnother(), make_problem(table, 500, 0))
 
 
 # ------------------------------------------------------------------- parallel workers
@@ -326,7 +325,6 @@ def test_k_workers_run_every_builtin_deterministically() -> None:
                     SEARCHERS.create(s_name),
                     make_problem(table, 80_000.0, 1, proxy=proxy),
                     filter=FILTERS.create(f_name),
-                    seed=1,
                     workers=4,
                     max_idle=500,
                 )
@@ -348,8 +346,8 @@ def test_k_workers_run_every_builtin_deterministically() -> None:
 
 def test_more_workers_spend_the_same_worker_seconds_in_less_wall_time() -> None:
     table, _, _ = inputs(RunSpec("random"))
-    one = run_search(RandomSearch(), make_problem(table, 50_000.0, 0), seed=0)
-    four = run_search(RandomSearch(), make_problem(table, 50_000.0, 0), seed=0, workers=4)
+    one = run_search(RandomSearch(), make_problem(table, 50_000.0, 0))
+    four = run_search(RandomSearch(), make_problem(table, 50_000.0, 0), workers=4)
     # Random search ignores outcomes: K only changes when each proposal runs.
     n = min(one.n_evaluations, four.n_evaluations)
     assert np.array_equal(one.evaluated[:n], four.evaluated[:n])
@@ -359,8 +357,7 @@ def test_more_workers_spend_the_same_worker_seconds_in_less_wall_time() -> None:
     # A wall-clock budget gives K workers about K times the work.
     wall = run_search(
         RandomSearch(),
-        make_problem(table, Budget(None, wall_seconds=20_000.0), 0),
-        seed=0,
+        make_problem(table, Budget(20_000.0, clock="wall"), 0),
         workers=4,
     )
     assert wall.clock >= 20_000.0 and wall.worker_seconds > 3 * 20_000.0
@@ -378,8 +375,12 @@ def test_run_experiment_with_workers_is_independent_of_processes() -> None:
 
 
 def test_the_table_cache_serves_a_rewritten_file_afresh(tmp_path: Path) -> None:
-    from nasfilter.runs.experiment import cached_table, file_identity
+    from nasfilter.runs.experiment import file_identity
+    from nasfilter.runs.inputs import spec_table
     from tests.tables import random_table
+
+    def cached_table(path: Path | str, dataset: str) -> object:
+        return spec_table(RunSpec("random", dataset=dataset, table=str(path)))
 
     path = tmp_path / "t.npz"
     random_table(1).save(path)

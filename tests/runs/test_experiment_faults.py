@@ -146,7 +146,7 @@ class Told(Reinforce):
 def test_searchers_are_told_validation_accuracy_only() -> None:
     table, proxy = random_table(5), random_proxy(5)  # test and valid ranges differ
     searcher = Told(reward="mnas")
-    result = run_search(searcher, make_problem(table, 30_000.0, 0, proxy=proxy), seed=0)
+    result = run_search(searcher, make_problem(table, 30_000.0, 0, proxy=proxy))
     assert result.n_evaluations == len(searcher.told) > 10
     for index, accuracy in searcher.told:
         assert accuracy in table.valid_acc[index].tolist()

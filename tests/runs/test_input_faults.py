@@ -417,10 +417,10 @@ def test_run_search_twice_on_one_problem_is_refused() -> None:
     from nasfilter.searchers import make_searcher
 
     problem = make_problem(random_table(), 2000.0, 0)
-    first = run_search(make_searcher("random"), problem, seed=0)
+    first = run_search(make_searcher("random"), problem)
     assert first.n_evaluations > 0
     with pytest.raises(ValueError, match=r"this Problem was used already .* fresh one"):
-        run_search(make_searcher("random"), problem, seed=1)
+        run_search(make_searcher("random"), problem)
 
 
 @pytest.mark.parametrize("proxy_dataset", ["cifar100", "ImageNet16-120"])

@@ -60,8 +60,7 @@ def test_selected_is_the_searchers_recommendation() -> None:
     """REINFORCE with the MnasNet reward returns its best-reward architecture: the selected
     test accuracy is that architecture's, not the best validation accuracy's."""
     table, proxy, ref = inputs(RunSpec("random"))
-    result = run_search(Reinforce(reward="mnas"), make_problem(table, 60_000, 2, proxy=proxy),
-                        seed=2)  # fmt: skip
+    result = run_search(Reinforce(reward="mnas"), make_problem(table, 60_000, 2, proxy=proxy))
     ev = result.events
     is_eval, is_proxy = ev["kind"] == EVALUATE, ev["kind"] == PROXY
     thr = dict(zip(ev["index"][is_proxy].tolist(), ev["throughput"][is_proxy], strict=True))
@@ -84,7 +83,7 @@ def test_selected_is_the_searchers_recommendation() -> None:
 
 def test_without_a_recommendation_selected_is_the_best_validation_accuracy() -> None:
     table, _, ref = inputs(RunSpec("random"))
-    result = run_search(RandomSearch(), make_problem(table, 30_000, 0), seed=0)
+    result = run_search(RandomSearch(), make_problem(table, 30_000, 0))
     ev = result.events
     assert not np.any(ev["kind"] == RECOMMEND)
     is_eval = ev["kind"] == EVALUATE
@@ -96,7 +95,7 @@ def test_without_a_recommendation_selected_is_the_best_validation_accuracy() -> 
 
 def test_curves_of_k_workers_count_evaluations_when_they_complete() -> None:
     table, _, ref = inputs(RunSpec("random"))
-    result = run_search(RandomSearch(), make_problem(table, 60_000, 0), seed=0, workers=4)
+    result = run_search(RandomSearch(), make_problem(table, 60_000, 0), workers=4)
     ev = result.events
     is_eval = ev["kind"] == EVALUATE
     end = ev["end"][is_eval]

@@ -25,7 +25,7 @@ BUDGET = 3000.0
 
 @functools.lru_cache(maxsize=4)
 def _table(dataset: str) -> nasfilter.BenchmarkTable:
-    return nasfilter.embedded_table(dataset)
+    return nasfilter.load_table("synthetic", dataset)
 
 
 @functools.lru_cache(maxsize=4)
@@ -44,7 +44,7 @@ def test_run_search_refuses_a_seed_other_than_the_problem_s_naming_both() -> Non
 def test_search_takes_the_seed_once_and_equals_the_two_step_run() -> None:
     one = search("random", _table("cifar10"), BUDGET, seed=5, proxy=_proxy("cifar10"))
     problem = make_problem(_table("cifar10"), BUDGET, 5, proxy=_proxy("cifar10"))
-    two = run_search(make_searcher("random"), problem, seed=5)
+    two = run_search(make_searcher("random"), problem)
     assert one.n_evaluations == two.n_evaluations > 0
     for name, column in two.events.items():
         np.testing.assert_array_equal(one.events[name], column)
@@ -106,7 +106,7 @@ def test_a_spec_s_inputs_refuse_a_proxy_of_another_dataset(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     spec = RunSpec("random", dataset="cifar100", table="synthetic", oracle="roofline")
-    monkeypatch.setattr(inputs_module, "load_proxy", lambda *args: _proxy("cifar10"))
+    monkeypatch.setattr(inputs_module, "proxy_table", lambda *args: _proxy("cifar10"))
     inputs_module._proxy_at.cache_clear()
     inputs_module._reference_at.cache_clear()
     try:
@@ -193,5 +193,5 @@ def test_inputs_names_its_parts() -> None:
     resolved = inputs(spec)
     table, proxy, reference = resolved
     assert (resolved.table, resolved.proxy, resolved.reference) == (table, proxy, reference)
-    assert table.label == nasfilter.embedded_table("cifar10").label
+    assert table.label == nasfilter.load_table("synthetic", "cifar10").label
     assert proxy.space is table.space

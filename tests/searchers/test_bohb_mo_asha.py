@@ -23,7 +23,7 @@ needs_optuna = pytest.mark.skipif(not optuna_available(), reason="optuna not ins
 
 def _run(searcher, budget: float = 20_000.0, seed: int = 1, workers: int = 1, **kw):
     problem = make_problem(TABLE, Budget(budget), seed, proxy=PROXY, **kw)
-    return run_search(searcher, problem, seed=seed, workers=workers), problem
+    return run_search(searcher, problem, workers=workers), problem
 
 
 def _epochs(events: dict[str, np.ndarray]) -> list[int]:
@@ -98,7 +98,7 @@ def test_bad_input_names_the_valid_range(cls) -> None:
         cls(eta=1)
     compact = make_problem(random_table(), Budget(1e4), 0, proxy=PROXY)
     with pytest.raises(NoCurvesError, match="nasfilter convert"):
-        run_search(cls(), compact, seed=0)
+        run_search(cls(), compact)
 
 
 def test_bohb_arguments_are_checked() -> None:
@@ -113,7 +113,7 @@ def test_bohb_arguments_are_checked() -> None:
 def test_mo_asha_on_the_structured_tables_curves() -> None:
     curves = StructuredCurves()
     problem = make_problem(curves.table, Budget(5_000.0), 2, proxy=PROXY, curves=curves)
-    result = run_search(MOASHA(), problem, seed=2)
+    result = run_search(MOASHA(), problem)
     for e in problem.fidelity_evaluations:
         seed_pos = (777, 888, 999).index(e.seed)
         assert e.accuracy == curves.curves()[e.arch, seed_pos, e.iepoch]

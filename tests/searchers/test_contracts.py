@@ -324,9 +324,9 @@ def test_the_earlier_interface_is_refused_before_a_run_saying_how_to_migrate() -
     table, proxy = default_inputs()
     problem = make_problem(table, 5000.0, 0, proxy=proxy)
     with pytest.raises(ValueError, match=f"OldStyleSearcher overrides.*{MIGRATE_SEARCHER_TEXT}"):
-        run_search(OldStyleSearcher(), problem, seed=0)
+        run_search(OldStyleSearcher(), problem)
     with pytest.raises(ValueError, match=f"OldStyleFilter defines select.*{MIGRATE_FILTER_TEXT}"):
-        run_search(RandomSearch(), problem, filter=OldStyleFilter(), seed=0)
+        run_search(RandomSearch(), problem, filter=OldStyleFilter())
     assert problem.n_evaluations == 0  # refused before anything was charged
 
 
@@ -338,4 +338,4 @@ def test_a_searcher_with_no_proposal_method_is_refused() -> None:
         name = "empty"
 
     with pytest.raises(ValueError, match="must implement propose"):
-        run_search(Empty(), make_problem(default_inputs()[0], 5000.0, 0), seed=0)
+        run_search(Empty(), make_problem(default_inputs()[0], 5000.0, 0))

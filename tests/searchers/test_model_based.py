@@ -10,13 +10,13 @@ import pytest
 
 from nasfilter.filters import DropAll
 from nasfilter.pareto import hypervolume_2d, nondominated_mask
-from nasfilter.runs.experiment import cached_proxy, cached_table
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.results import score_events
 from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.searchers import SEARCHERS, ModelBased, RandomSearch
 from nasfilter.searchers.features import RidgeModel, base_features
 from nasfilter.searchers.model_based import behind, front_height, hypervolume_gain
+from nasfilter.testing.contracts import default_inputs
 
 
 def _front(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -112,7 +112,7 @@ def test_bad_parameters_name_their_valid_range(params: dict[str, object], match:
 
 
 def _inputs() -> tuple[object, object]:
-    return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
+    return default_inputs()  # the synthetic table and the roofline proxy, once per process
 
 
 @pytest.mark.parametrize(
@@ -121,7 +121,7 @@ def _inputs() -> tuple[object, object]:
 def test_it_never_proposes_an_architecture_twice(hardware: bool) -> None:
     table, proxy = _inputs()
     problem = make_problem(table, 30_000, seed=4, proxy=proxy)  # type: ignore[arg-type]
-    result = run_search(ModelBased(hardware=hardware), problem, seed=4)
+    result = run_search(ModelBased(hardware=hardware), problem)
     assert result.n_evaluations > 100
     assert len(np.unique(result.evaluated)) == len(result.evaluated)
 
@@ -130,7 +130,7 @@ def test_too_few_evaluations_fall_back_to_the_exploratory_rule() -> None:
     table, proxy = _inputs()
     searcher = ModelBased(init=3, init_proxy=0)
     problem = make_problem(table, 5_000, seed=0, proxy=proxy)  # type: ignore[arg-type]
-    result = run_search(searcher, problem, filter=DropAll(), seed=0, max_idle=40)
+    result = run_search(searcher, problem, filter=DropAll(), max_idle=40)
     assert result.status == "stalled" and result.n_evaluations == 0
     assert searcher.fallbacks >= 30  # no evaluation, no fit: the stratified rule chose
 
@@ -143,7 +143,7 @@ def test_a_failing_fit_falls_back_instead_of_crashing(monkeypatch: pytest.Monkey
     table, proxy = _inputs()
     searcher = ModelBased()
     problem = make_problem(table, 10_000, seed=1, proxy=proxy)  # type: ignore[arg-type]
-    result = run_search(searcher, problem, seed=1)
+    result = run_search(searcher, problem)
     assert result.status == "budget" and result.n_evaluations > 50
     assert searcher.fallbacks > 10
 
@@ -157,7 +157,7 @@ def test_it_beats_random_search_on_the_embedded_table() -> None:
         hv = []
         for seed in (0, 1):
             problem = make_problem(table, 40_000, seed, proxy=proxy)  # type: ignore[arg-type]
-            result = run_search(factory(), problem, seed=seed)
+            result = run_search(factory(), problem)
             metrics, _ = score_events(reference, table, result.events, np.array([40_000.0]))  # type: ignore[arg-type]
             hv.append(metrics["hv_ratio"])
         scores[name] = min(hv) if name == "model" else max(hv)
@@ -174,7 +174,7 @@ def test_runs_are_deterministic_per_seed() -> None:
     traces = []
     for _ in range(2):
         problem = make_problem(table, 8_000, seed=5, proxy=proxy)  # type: ignore[arg-type]
-        traces.append(run_search(ModelBased(), problem, seed=5).events["index"])
+        traces.append(run_search(ModelBased(), problem).events["index"])
     assert np.array_equal(*traces)
     assert list(itertools.islice(traces[0], 3))  # it did something
 
@@ -190,7 +190,7 @@ def test_the_other_settings_run_without_repeats(params: dict[str, object]) -> No
     table, proxy = _inputs()
     problem = make_problem(table, 15_000, seed=2, proxy=proxy)  # type: ignore[arg-type]
     searcher = ModelBased(**params)  # type: ignore[arg-type]
-    result = run_search(searcher, problem, seed=2)
+    result = run_search(searcher, problem)
     assert result.n_evaluations > 100 and searcher.fallbacks == 0
     assert len(np.unique(result.evaluated)) == len(result.evaluated)
 
@@ -218,7 +218,7 @@ def test_native_trial_searchers_run_four_workers_deterministically(name: str) ->
         problem = make_problem(table, 6_000, seed=3, proxy=proxy)  # type: ignore[arg-type]
         with warnings.catch_warnings():
             warnings.simplefilter("error", FutureWarning)
-            result = run_search(SEARCHERS.create(name), problem, seed=3, workers=4)
+            result = run_search(SEARCHERS.create(name), problem, workers=4)
         assert result.workers == 4 and result.n_evaluations > 5
         traces.append((result.events["index"].tolist(), result.events["worker"].tolist()))
     assert traces[0] == traces[1]

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from nasfilter.bench.surrogate import embedded_table
-from nasfilter.runs.experiment import cached_proxy
 from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.searchers import ModelBasedMF, make_searcher
 from nasfilter.searchers.accuracy_model import fit_accuracy
@@ -20,6 +19,7 @@ from nasfilter.searchers.screening import (
     screen_rates,
 )
 from nasfilter.sim.problem import Budget
+from nasfilter.testing.contracts import default_inputs
 
 TABLE = embedded_table("cifar10")
 
@@ -138,8 +138,8 @@ class _Curves:
 def _run(exact: bool, budget: float = 16_000.0) -> ModelBasedMF:
     searcher = ModelBasedMF()
     problem = make_problem(TABLE, Budget(budget), 3, curves=_Curves(exact),
-                           proxy=cached_proxy("roofline", "v100", "cifar10", None))
-    run_search(searcher, problem, seed=3)
+                           proxy=default_inputs()[1])
+    run_search(searcher, problem)
     return searcher
 
 

@@ -22,7 +22,7 @@ TABLE = embedded_table("cifar10")
 
 def _run(searcher, workers: int = 1, budget: float = 20_000.0, seed: int = 1):
     problem = make_problem(TABLE, Budget(budget), seed)
-    return run_search(searcher, problem, seed=seed, workers=workers)
+    return run_search(searcher, problem, workers=workers)
 
 
 def _epochs(events: dict[str, np.ndarray]) -> list[int]:
@@ -103,7 +103,7 @@ def test_bad_schedules_name_the_valid_range(cls) -> None:
         _run(cls(max_epochs=13))
     compact = make_problem(random_table(), Budget(1e4), 0)
     with pytest.raises(NoCurvesError, match="nasfilter convert"):
-        run_search(cls(), compact, seed=0)
+        run_search(cls(), compact)
 
 
 def test_random_indices_hand_out_each_architecture_once() -> None:

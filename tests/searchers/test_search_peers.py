@@ -13,13 +13,14 @@ import pytest
 
 from nasfilter.cli import main
 from nasfilter.filters import ProxyThreshold, SuccessiveFrontiers
-from nasfilter.runs.experiment import RunSpec, cached_proxy, cached_table, run_one
+from nasfilter.runs.experiment import RunSpec, run_one
 from nasfilter.runs.results import NOTHING_EVALUATED
 from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.searchers import SEARCHERS, OptunaSearcher, RandomSearch, UtilizationPareto
 from nasfilter.searchers.optuna_adapter import OptunaMissingError
 from nasfilter.sim.scan import check_scan_share, scan_size
 from nasfilter.study.metrics_table import format_summary, summarize
+from nasfilter.testing.contracts import default_inputs
 from nasfilter.testing.structured_table import structured_table
 from tests.paths import NATS_SSS_FIXTURE
 
@@ -27,7 +28,7 @@ FIXTURE = NATS_SSS_FIXTURE
 
 
 def _inputs() -> tuple[Any, Any]:
-    return cached_table("synthetic", "cifar10"), cached_proxy("roofline", "v100", "cifar10", None)
+    return default_inputs()  # the synthetic table and the roofline proxy, once per process
 
 
 # ------------------------------------------------------------------------------ Optuna
@@ -35,7 +36,7 @@ def _inputs() -> tuple[Any, Any]:
 def test_optuna_searchers_are_registered_and_run(name: str) -> None:
     table, proxy = _inputs()
     searcher = SEARCHERS.create(name)
-    result = run_search(searcher, make_problem(table, 6_000, 2, proxy=proxy), seed=2)
+    result = run_search(searcher, make_problem(table, 6_000, 2, proxy=proxy))
     assert result.n_evaluations > 20
     # Throughput was asked of the proxy (charged) for every evaluated architecture.
     events = result.events
@@ -49,7 +50,7 @@ def test_optuna_is_seeded_from_the_run_generator() -> None:
 
     def trace(seed: int) -> list[int]:
         problem = make_problem(table, 5_000, seed, proxy=proxy)
-        return run_search(OptunaSearcher("nsga2"), problem, seed=seed).evaluated.tolist()
+        return run_search(OptunaSearcher("nsga2"), problem).evaluated.tolist()
 
     assert trace(3) == trace(3)
     assert trace(3) != trace(4)
@@ -59,7 +60,7 @@ def test_optuna_is_seeded_from_the_run_generator() -> None:
 def test_optuna_repeats_are_answered_from_memory() -> None:
     table, proxy = _inputs()
     problem = make_problem(table, 60_000, 0, proxy=proxy)
-    result = run_search(OptunaSearcher("nsga2", max_repeats=100), problem, seed=0)
+    result = run_search(OptunaSearcher("nsga2", max_repeats=100), problem)
     evaluated = result.evaluated
     # NSGA-II re-proposes converged architectures often; none of them is charged again.
     assert len(np.unique(evaluated)) == len(evaluated)
@@ -68,7 +69,7 @@ def test_optuna_repeats_are_answered_from_memory() -> None:
 def test_optuna_study_holds_both_objectives() -> None:
     table, proxy = _inputs()
     searcher = OptunaSearcher("random")
-    run_search(searcher, make_problem(table, 3_000, 1, proxy=proxy), seed=1)
+    run_search(searcher, make_problem(table, 3_000, 1, proxy=proxy))
     trial = searcher._study.trials[0]
     assert len(trial.values) == 2
     assert 0 < trial.values[0] < 100  # validation accuracy, percent
@@ -139,8 +140,7 @@ def test_small_budgets_still_evaluate(budget: float) -> None:
     ]
     for searcher, filt in cases:
         result = run_search(
-            searcher, make_problem(table, budget, 0, proxy=proxy), filter=filt, seed=0
-        )
+            searcher, make_problem(table, budget, 0, proxy=proxy), filter=filt)
         assert result.n_evaluations > 0, (searcher, filt)
         # The default share keeps the scan to 60 % of the budget (plus single queries).
         assert result.proxy_seconds <= 0.6 * budget + 2.0 * result.n_asked + 2.0
@@ -149,12 +149,11 @@ def test_small_budgets_still_evaluate(budget: float) -> None:
 def test_the_study_full_scan_is_still_available() -> None:
     table, proxy = _inputs()
     problem = make_problem(table, 55_000, 0, proxy=proxy)
-    result = run_search(UtilizationPareto(scan_share=None), problem, seed=0)
+    result = run_search(UtilizationPareto(scan_share=None), problem)
     assert result.n_evaluations == 0 and result.proxy_seconds >= 55_000
-    big = run_search(UtilizationPareto(), make_problem(table, 110_000, 0, proxy=proxy), seed=0)
+    big = run_search(UtilizationPareto(), make_problem(table, 110_000, 0, proxy=proxy))
     full = run_search(
-        UtilizationPareto(scan_share=None), make_problem(table, 110_000, 0, proxy=proxy), seed=0
-    )
+        UtilizationPareto(scan_share=None), make_problem(table, 110_000, 0, proxy=proxy))
     assert big.events["index"].tolist() == full.events["index"].tolist()  # same at 110000 s
 
 
@@ -216,7 +215,7 @@ def test_structured_table_is_synthetic_and_unlike_the_surrogate() -> None:
     assert t.is_complete
     again = structured_table()
     assert np.array_equal(t.valid_acc, again.valid_acc)
-    surrogate = cached_table("synthetic", "cifar10")
+    surrogate = default_inputs()[0]
     from scipy.stats import spearmanr
 
     # Another accuracy model and time model: rankings differ from the surrogate's.

@@ -250,7 +250,7 @@ def brute_front(points: np.ndarray) -> np.ndarray:
 def test_utilization_pareto_scans_everything_then_evaluates_the_front_once() -> None:
     table = random_table(2)
     problem = make_problem(table, 1e9, 0, proxy=PROXY)
-    result = run_search(UtilizationPareto(), problem, seed=0)
+    result = run_search(UtilizationPareto(), problem)
     points = np.stack([PROXY.throughput, PROXY.utilization], axis=1)
     front = brute_front(points)
     assert result.status == "searcher-done"

@@ -36,7 +36,7 @@ def _run(
     problem = make_problem(
         tss_table(dataset, table), BUDGET, seed, proxy=measured_proxy("2080ti")
     )
-    return run_search(make_searcher(spec), problem, seed=seed), problem
+    return run_search(make_searcher(spec), problem), problem
 
 
 @pytest.mark.parametrize("spec", SEARCHERS)
@@ -62,7 +62,7 @@ def test_utilization_pareto_on_tss_evaluates_the_measured_throughput_utilization
         if not np.any((thr >= thr[i]) & (util >= util[i]) & ((thr > thr[i]) | (util > util[i])))
     }  # fmt: skip
     problem = make_problem(tss_table("cifar10"), 60_000.0, 0, proxy=proxy)
-    record = run_search(make_searcher("utilization-pareto[scan_share=None]"), problem, seed=0)
+    record = run_search(make_searcher("utilization-pareto[scan_share=None]"), problem)
     assert set(np.asarray(record.evaluated).tolist()) == front
 
 
@@ -128,7 +128,7 @@ def test_the_contract_refuses_an_sss_arch_proposed_on_tss() -> None:
 def test_reinforce_on_tss_has_a_six_by_five_policy() -> None:
     searcher = make_searcher("reinforce")
     problem = make_problem(tss_table("cifar100"), 3_000.0, 0)
-    run_search(searcher, problem, seed=0)
+    run_search(searcher, problem)
     probs = searcher.probabilities()  # type: ignore[attr-defined]
     assert probs.shape == (6, 5)
     assert np.allclose(probs.sum(axis=1), 1.0)

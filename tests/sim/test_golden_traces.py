@@ -157,7 +157,6 @@ def run_combo(
     result = run_search(
         make_searcher(searcher),
         problem,
-        seed=SEED,
         filter=make_filter(filt),
         workers=workers,
         max_idle=MAX_IDLE,

@@ -126,7 +126,7 @@ def test_wait_with_nothing_running_names_the_searcher() -> None:
 
     problem = make_problem(TABLE, Budget(1e5), 0)
     with pytest.raises(ValueError, match=r"Waits.*WAIT with no trial running"):
-        run_search(Waits([]), problem, seed=0)
+        run_search(Waits([]), problem)
 
 
 def test_wait_lets_other_workers_idle_until_an_outcome() -> None:
@@ -170,7 +170,7 @@ def test_bad_fidelities_name_the_valid_range() -> None:
             return Proposal(Arch.from_index(A), 4)  # type: ignore[arg-type]
 
     with pytest.raises(ValueError, match=r"expected an Arch or None, a Proposal"):
-        run_search(BadFidelity([]), make_problem(TABLE, Budget(1e5), 0), seed=0)
+        run_search(BadFidelity([]), make_problem(TABLE, Budget(1e5), 0))
 
 
 def test_stored_summary_counts_every_trial_and_full_evaluations_only() -> None:

@@ -203,7 +203,7 @@ class Store(ResultsFile, Storage):
                 spec.searcher,
                 spec.filter,
                 spec.dataset,
-                spec.budget,
+                float(spec.budget.seconds),
                 spec.proxy_cost,
                 spec.table,
                 spec.oracle,
@@ -212,7 +212,7 @@ class Store(ResultsFile, Storage):
                 spec.max_idle,
                 spec.n_ticks,
                 spec.workers,
-                spec.budget_clock,
+                spec.budget.clock,
             )
             con.execute(
                 f"INSERT OR IGNORE INTO specs (key, {', '.join(_SPEC_COLUMNS)}, "

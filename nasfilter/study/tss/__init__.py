@@ -136,7 +136,7 @@ def run_method(
         overrides["target_throughput"] = mnas_target(proxy)
     searcher = make_searcher(method.searcher, **overrides)
     problem = make_problem(table, budget, seed, proxy=proxy)
-    record = run_search(searcher, problem, seed=seed, filter=make_filter(method.filter))
+    record = run_search(searcher, problem, filter=make_filter(method.filter))
     return record.require_events()
 
 
