@@ -21,7 +21,15 @@ from nasfilter.oracle.base import BackendSpec, BackendUnavailable
 from nasfilter.oracle.cache import Group, MeasurementCache
 from nasfilter.oracle.registry import backend_name, create
 from nasfilter.oracle.sweep import export_table, select_archs, sweep
-from nasfilter.oracle.tss_measure import export_tss, predict, select_tss_archs, store
+from nasfilter.oracle.tss_measure import (
+    REAL_BACKENDS,
+    export_tss,
+    predict,
+    processor,
+    real_backend,
+    select_tss_archs,
+    store,
+)
 from nasfilter.registry import parse_spec
 
 if TYPE_CHECKING:  # annotations only: the CLI imports the oracle when a command runs
@@ -45,14 +53,16 @@ def register(sub: Any) -> None:
         required=True,
         help="roofline, onnxruntime, torch-cuda or tensorrt; settings as NAME[key=value,...], "
         "e.g. 'onnxruntime[batch=32,window=0.5]'. With --space tss: measured[batch=1|32|256] "
-        "(HELP's latencies), calibrated[batch=B] or roofline[batch=B] (default batch 256)",
+        "(HELP's latencies), calibrated[batch=B] or roofline[batch=B] (default batch 256), or "
+        "onnxruntime (on this machine's CPU), torch-cuda or tensorrt timing each cell's network",
     )
     p.add_argument(
         "--device",
         help="roofline: v100 (default), a100, h100, h200, name:peak_tflops:bandwidth_tbs or a "
         "JSON file; torch-cuda/tensorrt: a CUDA device such as cuda:1; onnxruntime: cpu. "
         "--space tss (default 2080ti): measured: 1080ti, 2080ti, titanx, titanxp; calibrated, "
-        "roofline: a built-in device with an FP32 peak or a JSON device file",
+        "roofline: a built-in device with an FP32 peak or a JSON device file; onnxruntime, "
+        "torch-cuda, tensorrt: as without --space tss",
     )
     add_dataset(p)
     add_space(p)
@@ -179,6 +189,8 @@ def _run_tss(args: argparse.Namespace, dataset: str, name: str, params: dict[str
                          "leave --ray out with --space tss")
     with naming("--archs"):
         archs = select_tss_archs(args.archs, np.random.default_rng(args.seed))
+    if name in REAL_BACKENDS:
+        return _run_tss_real(args, dataset, name, params, archs)
     with naming("--backend/--device"):
         pred = predict(name, params, args.device, dataset)
     try:
@@ -190,7 +202,8 @@ def _run_tss(args: argparse.Namespace, dataset: str, name: str, params: dict[str
         print(f"nasfilter measure: error: {exc}", file=sys.stderr)
         return 2
     summary = {"space": "tss", "backend": pred.backend, "label": pred.label,
-               "device": pred.device.get("name"), "dataset": dataset, "batch": pred.batch,
+               "device": pred.device.get("name"), "processor": processor(pred.device),
+               "dataset": dataset, "batch": pred.batch,
                "n_requested": int(archs.size), "n_added": added,
                "n_cached": int(archs.size) - added, "n_rows": n_rows, "export": exported}
     if args.json:
@@ -202,6 +215,34 @@ def _run_tss(args: argparse.Namespace, dataset: str, name: str, params: dict[str
           f"cache holds {n_rows} rows of this group")
     if exported:
         print(f"exported  {exported}")
+    return 0
+
+
+def _run_tss_real(args: argparse.Namespace, dataset: str, name: str, params: dict[str, Any],
+                  archs: np.ndarray) -> int:
+    """``measure --space tss`` with onnxruntime (this CPU), torch-cuda or tensorrt: each cell's
+    real network timed, as on sss."""
+    with naming("--backend/--device"):
+        try:
+            backend = real_backend(name, params, args.device)
+        except BackendUnavailable as exc:
+            print(f"nasfilter measure: error: {exc}", file=sys.stderr)
+            return 2
+    try:
+        with MeasurementCache(args.cache) as cache:
+            summary = sweep(backend, archs, dataset, cache, progress=not args.quiet)
+            group = Group.make(dataset, name, summary.config, summary.device_fingerprint)
+            exported = str(export_tss(cache, group, args.export)) if args.export else None
+    except OSError as exc:
+        print(f"nasfilter measure: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({**summary.to_dict(), "space": "tss", "label": "measured",
+                          "processor": processor(summary.device_fingerprint),
+                          "export": exported}))
+        return 0
+    print(f"measured  on this machine's {processor(summary.device_fingerprint)} (tss)")
+    _print_summary(args, summary, exported)
     return 0
 
 

@@ -1,7 +1,8 @@
 """The onnxruntime backend: real networks timed on this machine's CPU.
 
-For each architecture: build the real xautodl network
-(:func:`nasfilter.bench.network.build_network`),
+For each architecture: build the real xautodl network (:func:`nasfilter.oracle.space_nets.build`:
+the size-space network, or with ``space = "tss"`` (:mod:`nasfilter.oracle.tss_measure`) the
+topology-space ``TinyNetwork``),
 export it to ONNX with the TorchScript exporter (``dynamo=False``, traced at batch 1 with a
 free batch axis, ~0.1 s), open an
 onnxruntime session with all graph optimizations (which fold BN and fuse ReLU and the
@@ -25,6 +26,7 @@ import numpy as np
 from nasfilter.bench.datasets import Dataset
 from nasfilter.oracle.base import Backend, BackendSpec, BackendUnavailable
 from nasfilter.oracle.measurement import Measurement, Status
+from nasfilter.oracle.space_nets import flops_per_image, space_config
 from nasfilter.oracle.timing import time_runs
 
 DEFAULT_BATCH = 64
@@ -62,9 +64,11 @@ def input_array(shape: tuple[int, ...]) -> np.ndarray:
 
 
 def export_onnx(
-    arch: int, dataset: Dataset, batch: int, half: bool = False, dynamic_batch: bool = False
+    arch: int, dataset: Dataset, batch: int, half: bool = False, dynamic_batch: bool = False,
+    space: str = "sss",
 ) -> bytes:
-    """The real network of ``arch`` as ONNX bytes, traced at ``batch`` (TorchScript exporter).
+    """The real network of ``arch`` of ``space`` as ONNX bytes, traced at ``batch``
+    (TorchScript exporter).
 
     ``half`` exports an FP16 model (for TensorRT's strongly typed builds); ``dynamic_batch``
     leaves the batch axis free (for one optimization profile). The input is named ``input``;
@@ -72,9 +76,10 @@ def export_onnx(
     """
     import torch
 
-    from nasfilter.bench.network import build_network, input_shape
+    from nasfilter.bench.network import input_shape
+    from nasfilter.oracle.space_nets import build
 
-    net: Any = build_network(arch, dataset)
+    net: Any = build(space, arch, dataset)
     dtype = torch.float16 if half else torch.float32
     net = net.to(dtype)
     example = torch.zeros(input_shape(dataset, batch), dtype=dtype)
@@ -112,6 +117,7 @@ class OnnxRuntimeBackend(Backend):
     """
 
     name: ClassVar[str] = "onnxruntime"
+    space: ClassVar[str] = "sss"  # the space whose networks it builds (tss: a subclass)
 
     def __init__(
         self,
@@ -160,6 +166,7 @@ class OnnxRuntimeBackend(Backend):
             "exporter": f"torchscript-opset{OPSET}-dynamic-batch",
             "onnxruntime": ort.__version__,
             "torch": torch.__version__.split("+")[0],
+            **space_config(self.space),
         }
 
     def fingerprint(self) -> dict[str, Any]:
@@ -205,16 +212,15 @@ class OnnxRuntimeBackend(Backend):
         return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
     def measure(self, arch: int, dataset: Dataset) -> Measurement:
-        from nasfilter.bench.costs import flops
         from nasfilter.bench.network import input_shape
 
         peak = self.peak()
         config = self.config
-        fpi = float(flops(dataset)[arch])
+        fpi = float(flops_per_image(self.space, dataset)[arch])
         timings: dict[str, float] = {}
         try:
             t0 = time.perf_counter()
-            model = export_onnx(arch, dataset, 1, dynamic_batch=True)
+            model = export_onnx(arch, dataset, 1, dynamic_batch=True, space=self.space)
             t1 = time.perf_counter()
             sess = self.session(model)
             t2 = time.perf_counter()

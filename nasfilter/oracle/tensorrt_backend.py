@@ -196,7 +196,7 @@ class TensorRTBackend(TorchCudaBackend):
         trt = self.trt
         objs = process_objects(trt)
         builder, logger = objs["builder"], objs["logger"]
-        model = export_onnx(arch, dataset, 1, half=True, dynamic_batch=True)
+        model = export_onnx(arch, dataset, 1, half=True, dynamic_batch=True, space=self.space)
         typed = strongly_typed_flag(trt)
         network = builder.create_network(typed or 0)
         parser = trt.OnnxParser(network, logger)

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from nasfilter.bench.datasets import Dataset
 from nasfilter.oracle.base import Backend, BackendSpec, BackendUnavailable
 from nasfilter.oracle.measurement import Measurement, Status
+from nasfilter.oracle.space_nets import build, flops_per_image, space_config
 from nasfilter.oracle.timing import Timer, time_runs
 
 DEFAULT_START_BATCH = 64
@@ -163,6 +164,7 @@ class TorchCudaBackend(Backend):
     """
 
     name: ClassVar[str] = "torch-cuda"
+    space: ClassVar[str] = "sss"  # the space whose networks it builds (tss: a subclass)
     uses_gpu: ClassVar[bool] = True
 
     def __init__(
@@ -221,6 +223,7 @@ class TorchCudaBackend(Backend):
             "torch": str(t.__version__),
             "cuda": str(t.version.cuda),
             "cudnn": str(t.backends.cudnn.version()),
+            **space_config(self.space),
         }
 
     def fingerprint(self) -> dict[str, Any]:
@@ -259,10 +262,8 @@ class TorchCudaBackend(Backend):
     # The pieces below touch the GPU; tests replace them with fakes.
     def load(self, arch: int, dataset: Dataset) -> Any:
         """The network on the device, FP16, in the layout's memory format, eval mode."""
-        from nasfilter.bench.network import build_network
-
         torch = self.torch
-        net: Any = build_network(arch, dataset).half()
+        net: Any = build(self.space, arch, dataset).half()
         fmt = memory_format(torch, self.channels_last)
         return net.to(torch.device(self.device), memory_format=fmt)
 
@@ -300,10 +301,8 @@ class TorchCudaBackend(Backend):
         return cuda_event_timer(self.torch)
 
     def measure(self, arch: int, dataset: Dataset) -> Measurement:
-        from nasfilter.bench.costs import flops
-
         peak = self.peak()
-        fpi = float(flops(dataset)[arch])
+        fpi = float(flops_per_image(self.space, dataset)[arch])
         batch: int | None = None
         max_batch: int | None = None
         timings: dict[str, float] = {}

@@ -17,8 +17,17 @@ Utilization = throughput x 2 x MACs (NATS's FLOPs of the dataset's network) / th
 FP32 data-sheet peak. Without ``--device`` every backend runs on the RTX 2080 Ti. Rows go to
 the measurement cache under the config ``{"space": "tss", ...}`` (never mixed with sss rows)
 with the label ``measured`` or ``modelled``;
-:func:`export_tss` writes a group's rows with their arch strings. The torch-cuda, tensorrt and
-onnxruntime backends build the size-space network and are refused on tss by name.
+:func:`export_tss` writes a group's rows with their arch strings.
+
+The three backends that time real networks run on tss too (:func:`real_backend`): they build
+xautodl's ``TinyNetwork`` of each cell (:func:`nasfilter.oracle.space_nets.build`) and time it as
+on sss, one cell at a time (:func:`nasfilter.oracle.sweep.sweep`):
+
+- ``onnxruntime`` on **this machine's CPU** (FP32; its rows say ``processor: CPU``, never GPU);
+- ``torch-cuda`` and ``tensorrt`` on a CUDA GPU (FP16, the largest batch that fits).
+
+Their rows are labelled ``measured`` with the backend's name and the device's fingerprint, under
+a config with ``"space": "tss"``; FLOPs are the tss network's (2 x NATS's MACs).
 """
 
 from __future__ import annotations
@@ -33,15 +42,19 @@ import numpy as np
 from nasfilter.bench.spaces import TSS
 from nasfilter.bench.tss_data import GPU_BATCHES, load_latency, load_tss_arrays
 from nasfilter.files import atomic_write
+from nasfilter.oracle.base import Backend
 from nasfilter.oracle.cache import Group
 from nasfilter.oracle.calibrated import CalibratedBackend, predict_tss
 from nasfilter.oracle.cells import all_ops, roofline_batch_seconds
 from nasfilter.oracle.devices import DEVICES, get_device
 from nasfilter.oracle.measured import DEVICE_SPECS, help_device
 from nasfilter.oracle.measurement import Measurement, Status
+from nasfilter.oracle.onnx_backend import OnnxRuntimeBackend
+from nasfilter.oracle.tensorrt_backend import TensorRTBackend
+from nasfilter.oracle.torch_cuda import TorchCudaBackend
 
 TSS_BACKENDS = ("measured", "calibrated", "roofline")
-SSS_ONLY_BACKENDS = ("onnxruntime", "torch-cuda", "tensorrt")
+REAL_BACKENDS = ("onnxruntime", "torch-cuda", "tensorrt")  # time real tss networks, one by one
 DEFAULT_BATCH = 256
 DEFAULT_DEVICE = "rtx2080ti"  # the measured default (HELP's 2080ti) for every tss backend
 EXPORT_FORMAT = "nasfilter-tss-measure"
@@ -100,16 +113,17 @@ def _fp32_peak(device: Any) -> float:
 def predict(name: str, params: dict[str, Any], device: str | None,
             dataset: str) -> TssPrediction:
     """Every cell's prediction or measurement by backend ``name`` (see module)."""
-    if name in SSS_ONLY_BACKENDS:
-        raise ValueError(f"backend {name!r} builds the size-space (sss) network and cannot run "
-                         f"tss cells; tss backends: {', '.join(TSS_BACKENDS)}")
+    if name in REAL_BACKENDS:
+        raise ValueError(f"backend {name!r} times real networks one by one: build it with "
+                         "real_backend and run it with nasfilter.oracle.sweep.sweep")
     if name == "measured":
         return _measured(params, device, dataset)
     if name == "calibrated":
         return _calibrated(params, device, dataset)
     if name == "roofline":
         return _roofline(params, device, dataset)
-    raise ValueError(f"unknown tss backend {name!r}; tss backends: {', '.join(TSS_BACKENDS)}")
+    raise ValueError(f"unknown tss backend {name!r}; tss backends: "
+                     f"{', '.join(TSS_BACKENDS + REAL_BACKENDS)}")
 
 
 def _measured(params: dict[str, Any], device: str | None, dataset: str) -> TssPrediction:
@@ -151,6 +165,43 @@ def _roofline(params: dict[str, Any], device: str | None, dataset: str) -> TssPr
     config = {"space": "tss", "batch": batch, "precision": "fp32"}
     return TssPrediction("roofline", "modelled", batch, config, spec.to_dict(),
                          batch / seconds, _flops(dataset), peak)
+
+
+class TssOnnxRuntime(OnnxRuntimeBackend):
+    """onnxruntime on this machine's CPU, timing each cell's ``TinyNetwork`` (FP32)."""
+
+    space = "tss"
+
+
+class TssTorchCuda(TorchCudaBackend):
+    """torch on a CUDA GPU, timing each cell's ``TinyNetwork`` (FP16, CUDA graphs)."""
+
+    space = "tss"
+
+
+class TssTensorRT(TensorRTBackend):
+    """A TensorRT FP16 engine of each cell's ``TinyNetwork`` on a CUDA GPU."""
+
+    space = "tss"
+
+
+_REAL = {"onnxruntime": TssOnnxRuntime, "torch-cuda": TssTorchCuda, "tensorrt": TssTensorRT}
+
+
+def real_backend(name: str, params: dict[str, Any], device: str | None) -> Backend:
+    """The backend ``name`` (one of :data:`REAL_BACKENDS`) over tss cells, with the settings
+    ``params`` (as on sss) on ``device`` (onnxruntime: cpu; the others: cuda, cuda:N)."""
+    if name not in _REAL:
+        raise ValueError(f"{name!r} times no real network; real tss backends: "
+                         f"{', '.join(REAL_BACKENDS)}")
+    backend: Backend = _REAL[name](device, **params)
+    return backend
+
+
+def processor(device: dict[str, Any]) -> str:
+    """``"CPU"`` for a row measured on this machine's CPU (onnxruntime), else ``"GPU"`` (a CUDA
+    fingerprint, a HELP GPU, or a GPU data sheet the models read)."""
+    return "CPU" if device.get("kind") == "cpu" else "GPU"
 
 
 def select_tss_archs(text: str, rng: np.random.Generator) -> np.ndarray:
@@ -199,20 +250,24 @@ def store(pred: TssPrediction, archs: np.ndarray, dataset: str, cache: Any) -> t
 
 def export_tss(cache: Any, group: Any, path: str | Path) -> Path:
     """Write ``group``'s rows as a .npz: index, arch (string), throughput (images/s),
-    latency_s (per batch), utilization, batch, label (measured / modelled), meta (JSON)."""
+    latency_s (seconds per batch), utilization, batch, label (measured / modelled), processor
+    (CPU / GPU), meta (JSON, with the backend and the device)."""
     rows = sorted(cache.rows(group), key=lambda m: m.arch)
     label = group.config_dict.get("label", "modelled")
     columns = {
         "index": np.asarray([m.arch for m in rows], dtype=np.int64),
         "arch": np.asarray([str(TSS.arch(m.arch)) for m in rows], dtype=str),
         "throughput": np.asarray([m.throughput for m in rows], dtype=np.float64),
-        "latency_s": np.asarray([m.timings["latency_s"] for m in rows], dtype=np.float64),
+        "latency_s": np.asarray([m.timings.get("latency_s", (m.batch_size or np.nan)
+                                               / m.throughput) for m in rows], dtype=np.float64),
         "utilization": np.asarray([m.utilization for m in rows], dtype=np.float64),
         "batch": np.asarray([m.batch_size for m in rows], dtype=np.int64),
         "label": np.asarray([label] * len(rows), dtype=str),
+        "processor": np.asarray([processor(group.device_dict)] * len(rows), dtype=str),
     }
     meta = {"format": EXPORT_FORMAT, "space": "tss", "dataset": group.dataset,
             "backend": group.backend, "config": group.config_dict, "device": group.device_dict,
+            "processor": processor(group.device_dict), "label": label,
             "utilization": "throughput x 2 x MACs / the device's FP32 data-sheet peak"}
     arrays: dict[str, Any] = {"meta": np.array(json.dumps(meta, sort_keys=True)), **columns}
     target = Path(path)
@@ -221,4 +276,5 @@ def export_tss(cache: Any, group: Any, path: str | Path) -> Path:
     return target
 
 
-__all__ = ["TSS_BACKENDS", "TssPrediction", "export_tss", "predict", "select_tss_archs", "store"]
+__all__ = ["REAL_BACKENDS", "TSS_BACKENDS", "TssPrediction", "export_tss", "predict",
+           "processor", "real_backend", "select_tss_archs", "store"]

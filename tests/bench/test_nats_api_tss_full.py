@@ -103,6 +103,7 @@ def test_names_find_best_and_spaces(api: Any, folder: Path, tmp_path: Path) -> N
         text = ref.meta_archs[index]
         assert api.arch(index) == ref.arch(index)
         assert api.query_index_by_arch(text) == ref.query_index_by_arch(text) == index
+        assert api.get_unique_str(text) == api.get_unique_str(index) == ref.get_unique_str(index)
     for dataset, metric in (("cifar10", "valid"), ("cifar10", "test"), ("cifar100", "test")):
         for hp in ("12", "200"):
             got = api.find_best(dataset, metric, hp=hp, enforce_all=False)

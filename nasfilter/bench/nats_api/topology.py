@@ -18,7 +18,8 @@ value (:mod:`nasfilter.bench.nats_api.tss_records` says what it holds). Differen
   after rounding to float32); seed means are averaged from them;
 - a malformed arch string, a size-space arch, or an index outside ``0..15624`` given to a
   query raises ValueError naming it (``query_index_by_arch`` still returns -1 for a string,
-  as nats_bench).
+  as nats_bench); ``get_unique_str`` of such a string raises too, where nats_bench reads
+  ``meta_archs[-1]`` (the last cell) and answers for it.
 """
 
 from __future__ import annotations
@@ -60,6 +61,30 @@ def _remap(dataset: str, metric_on_set: str) -> tuple[str, str]:
 
 def _time_string() -> str:
     return "[{:}]".format(time.strftime("%Y-%m-%d %X", time.gmtime(time.time())))
+
+
+_NODE_INPUTS = ((0,), (0, 1), (0, 1, 2))  # the inputs of cell nodes 1, 2, 3, in edge order
+
+
+def unique_str(arch: str) -> str:
+    """xautodl's ``CellStructure.to_unique_str(consider_zero=True)`` of a tss arch string: one
+    string per class of cells that compute the same function (``none`` and a zero input give
+    ``#``, ``skip_connect`` passes its input's string on, each node sorts and joins its inputs
+    with ``+``). ValueError naming a string that is no tss cell."""
+    ops = iter(TSS.parse(arch).ops)
+    nodes = {0: "0"}
+    for node, inputs in enumerate(_NODE_INPUTS, start=1):
+        parts = []
+        for xin in inputs:
+            op = next(ops)
+            if op == "none" or nodes[xin] == "#":
+                parts.append("#")
+            elif op == "skip_connect":
+                parts.append(nodes[xin])
+            else:
+                parts.append(f"({nodes[xin]})@{op}")
+        nodes[node] = "+".join(sorted(parts))
+    return nodes[len(_NODE_INPUTS)]
 
 
 @functools.cache
@@ -155,6 +180,16 @@ class NATStopology:
         if self.fast_mode:
             self.evaluated_indexes.add(index)
         return index
+
+    def get_unique_str(self, arch: Any) -> str:
+        """nats_bench's: the isomorphism class string of ``arch`` (an index, a string or an
+        object with ``tostr``), :func:`unique_str`; it loads no record, as nats_bench."""
+        index = self.query_index_by_arch(arch)
+        if index < 0:
+            TSS.parse(arch.tostr() if hasattr(arch, "tostr") else arch)
+            raise ValueError(f"{arch!r} is not a tss architecture: give an index in "
+                             f"[0, {TSS.size - 1}] or a string such as {TSS.example!r}")
+        return unique_str(_names()[index])
 
     def get_more_info(self, index: Any, dataset: str, iepoch: Any = None, hp: Any = "12",
                       is_random: Any = True) -> dict[str, Any]:
@@ -286,4 +321,4 @@ class NATStopology:
         self.evaluated_indexes.update(indexes)
 
 
-__all__ = ["LABEL", "NATStopology"]
+__all__ = ["LABEL", "NATStopology", "unique_str"]

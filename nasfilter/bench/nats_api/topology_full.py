@@ -12,8 +12,10 @@ answered, as nats_bench answers them from the archive.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from nasfilter.bench.nats_api.api import NATSsize
+from nasfilter.bench.nats_api.topology import unique_str
 from nasfilter.bench.spaces import TSS
 
 
@@ -41,6 +43,17 @@ class NATStopologyFull(NATSsize):
     @staticmethod
     def _lookup(text: str) -> int:
         return _tss_names()[1].get(text, -1)
+
+    def get_unique_str(self, arch: Any) -> str:
+        """nats_bench's: the isomorphism class string of ``arch`` (an index, a string or an
+        object with ``tostr``); ValueError naming one that is no tss cell (nats_bench would
+        answer for the last cell)."""
+        index = self.query_index_by_arch(arch)
+        if index < 0:
+            TSS.parse(arch.tostr() if hasattr(arch, "tostr") else arch)
+            raise ValueError(f"{arch!r} is not a tss architecture: give an index in "
+                             f"[0, {TSS.size - 1}] or a string such as {TSS.example!r}")
+        return unique_str(_tss_names()[0][index])
 
 
 __all__ = ["NATStopologyFull"]

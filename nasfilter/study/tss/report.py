@@ -107,25 +107,59 @@ def render(blocks: list[Block]) -> str:
     return out
 
 
+def _seed_text(seeds: list[int]) -> str:
+    """``"5 (0–4)"`` for consecutive seeds, else the count and the list."""
+    if seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{len(seeds)} ({seeds[0]}–{seeds[-1]})" if len(seeds) > 1 else f"1 ({seeds[0]})"
+    return f"{len(seeds)} ({', '.join(map(str, seeds))})"
+
+
+def render_more(blocks: list[Block]) -> str:
+    """The other GPUs and batch sizes: per batch (largest first), Fig. 3's numbers, every
+    method at 20,000 and 55,000 s, the ablation and the goals at 20,000 s, each headed with
+    its GPUs, batch and seeds."""
+    out = ""
+    for batch in sorted({b.get("batch", 256) for b in blocks}, reverse=True):
+        group = [b for b in blocks if b.get("batch", 256) == batch]
+        gpus = ", ".join(dict.fromkeys(b["device"] for b in group))
+        seeds = sorted({_seed_text(list(b["seeds"])) for b in group})
+        labels = list(dict.fromkeys(m["method"] for b in group for m in b["methods"]))
+        out += (f"### Batch {batch}: {gpus}\n\nSeeds per cell: {'; '.join(seeds)}. Hardware: "
+                f"latency measured by HELP on the named GPU at batch {batch}; accuracy: real "
+                "hp-200 validation accuracy, seed mean. Mean ± SE of the HV ratio.\n\n"
+                f"#### Fig. 3 (batch {batch})\n\n" + fig3_table(group))  # fmt: skip
+        for at in ("20000", "55000"):
+            out += (f"\n#### Every method at {int(at):,} s (batch {batch})\n\n"
+                    + comparison_table(group, at, labels))  # fmt: skip
+        out += (f"\n#### Ablation of cheap signals at 20,000 s (batch {batch}, best method of "
+                f"each)\n\n{ablation_table(group, '20000')}\n#### Goals at 20,000 s (batch "
+                f"{batch})\n\n{goals_table(group)}\n")  # fmt: skip
+    return out
+
+
 BEGIN, END = "<!-- tss-results:begin -->", "<!-- tss-results:end -->"
+MORE = ("<!-- tss-more:begin -->", "<!-- tss-more:end -->")  # the other GPUs and batches
 
 
-def section(path: Path) -> str:
-    """What lies between :data:`BEGIN` and :data:`END` in ``path`` (after BEGIN's newline)."""
+def section(path: Path, markers: tuple[str, str] = (BEGIN, END)) -> str:
+    """What lies between the ``markers`` (:data:`BEGIN` and :data:`END`) in ``path`` (after
+    the first one's newline)."""
+    begin, end = markers
     old = path.read_text()
-    if BEGIN not in old or END not in old:
-        raise ValueError(f"{path} lacks the markers {BEGIN} and {END}")
-    return old.split(BEGIN, 1)[1].split(END, 1)[0].removeprefix("\n")
+    if begin not in old or end not in old:
+        raise ValueError(f"{path} lacks the markers {begin} and {end}")
+    return old.split(begin, 1)[1].split(end, 1)[0].removeprefix("\n")
 
 
-def splice(path: Path, text: str) -> None:
-    """Replace what lies between :data:`BEGIN` and :data:`END` in ``path`` with ``text``;
-    ValueError naming the file when the markers are missing."""
+def splice(path: Path, text: str, markers: tuple[str, str] = (BEGIN, END)) -> None:
+    """Replace what lies between the ``markers`` in ``path`` with ``text``; ValueError naming
+    the file when the markers are missing."""
+    begin, end = markers
     old = path.read_text()
-    if BEGIN not in old or END not in old:
-        raise ValueError(f"{path} lacks the markers {BEGIN} and {END}")
-    head, rest = old.split(BEGIN, 1)
-    path.write_text(head + BEGIN + "\n" + text + rest[rest.index(END):])
+    if begin not in old or end not in old:
+        raise ValueError(f"{path} lacks the markers {begin} and {end}")
+    head, rest = old.split(begin, 1)
+    path.write_text(head + begin + "\n" + text + rest[rest.index(end):])
 
 
 def readme_section(blocks: list[Block]) -> str:
