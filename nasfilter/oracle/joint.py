@@ -29,7 +29,7 @@ import numpy as np
 
 from nasfilter.bench.tss_layers import tss_units
 from nasfilter.oracle import calibration as cal
-from nasfilter.oracle.calibrated import CALIBRATION_DIR
+from nasfilter.oracle.calibration_file import CALIBRATION_DIR
 from nasfilter.oracle.cells import (
     _SCALE as CELL_SCALE,
 )
