@@ -29,7 +29,7 @@ import numpy as np
 
 from nasfilter.bench.tss_layers import tss_units
 from nasfilter.oracle import calibration as cal
-from nasfilter.oracle.calibrated import CALIBRATION_DIR
+from nasfilter.oracle.calibration_file import CALIBRATION_DIR
 from nasfilter.oracle.cells import (
     _SCALE as CELL_SCALE,
 )
@@ -104,17 +104,29 @@ def _cell_residual(
     return residual, sum(len(t) for _, _, t in logs)
 
 
+def cell_scale(n_timm: int, n_cells: int, cell_weight: float = 1.0) -> float:
+    """The factor on each cell residual: ``sqrt(cell_weight x n_timm / n_cells)``, so that the
+    cells' share of the loss is ``cell_weight`` times timm's (1: each source weighs the same);
+    1 when either source is empty. ValueError naming ``cell_weight`` unless it is positive."""
+    if isinstance(cell_weight, bool) or not (
+        isinstance(cell_weight, (int, float)) and math.isfinite(cell_weight) and cell_weight > 0
+    ):
+        raise ValueError(f"cell_weight must be a positive finite number, got {cell_weight!r}")
+    return math.sqrt(cell_weight * n_timm / n_cells) if n_timm and n_cells else 1.0
+
+
 def fit_joint(
     timm_sets: Sequence[cal.SampleSet],
     cells: Sequence[tuple[str, int, np.ndarray]],
     ops: np.ndarray | None = None,
+    cell_weight: float = 1.0,
 ) -> JointResult:
     """All sixteen figures fitted on ``timm_sets`` and ``cells`` (device, batch, seconds per
-    batch of the networks ``ops``, default all 15625), each source weighing the same;
-    soft-L1 least squares of the log errors from a fixed start (deterministic). With no timm
-    set, only :data:`SHARED_FIGURES` and the cell figures are fitted: the rest keep the start,
-    ``tensor_efficiency`` tied to ``fp32_efficiency``. Raises CalibrationError when it does
-    not converge or ends outside the physical ranges."""
+    batch of the networks ``ops``, default all 15625), the cells ``cell_weight`` times timm in
+    the loss (:func:`cell_scale`); soft-L1 least squares of the log errors from a fixed start
+    (deterministic). With no timm set, only :data:`SHARED_FIGURES` and the cell figures are
+    fitted: the rest keep the start, ``tensor_efficiency`` tied to ``fp32_efficiency``.
+    Raises CalibrationError when it does not converge or ends outside the physical ranges."""
     from scipy.optimize import least_squares
 
     ops = all_ops() if ops is None else ops
@@ -124,7 +136,7 @@ def fit_joint(
     log_timm = np.log(flat.measured) if flat is not None else np.zeros(0)
     cell_res, n_cells = _cell_residual(cells, ops)
     n_timm = len(log_timm) + len(nhwc)
-    weight = math.sqrt(n_timm / n_cells) if n_timm and n_cells else 1.0
+    weight = cell_scale(n_timm, n_cells, cell_weight)
     names = JOINT_FIGURES if flat is not None else (*SHARED_FIGURES, *CELL_FIGURES)
     free = np.array([JOINT_FIGURES.index(n) for n in names])
 
@@ -183,6 +195,7 @@ __all__ = [
     "JOINT_FIGURES",
     "SHARED_FIGURES",
     "JointResult",
+    "cell_scale",
     "fit_joint",
     "timm_only_params",
 ]

@@ -15,7 +15,7 @@ import pytest
 from nasfilter.oracle import calibration as cal
 from nasfilter.oracle.cells import all_ops, tss_batch_seconds
 from nasfilter.oracle.devices import DEVICES
-from nasfilter.oracle.joint import SHARED_FIGURES, fit_joint, timm_only_params
+from nasfilter.oracle.joint import SHARED_FIGURES, cell_scale, fit_joint, timm_only_params
 from tests.oracle.test_calibration import TRUE, _synthetic_table
 
 # Known figures: timm's SYNTHETIC twelve and four cell figures of a plausible size.
@@ -65,6 +65,17 @@ def test_cells_alone_tie_the_tensor_rate_to_the_fp32_rate_and_leave_the_rest() -
     # nothing in an FP32 cell transposes NCHW or copies a norm: the fixed start stays
     assert got.params.nchw_transpose_passes == 2.0 and got.params.layout_copy_passes == 2.0
     assert math.isnan(got.rms_log_error["timm"])
+
+
+def test_the_cell_weight_scales_the_cells_share_of_the_loss() -> None:
+    # 400 cell residuals against 100 timm ones: each cell residual x 0.5 gives the cells the
+    # same sum of squares; a weight of 4 gives them four times timm's (factor 1)
+    assert cell_scale(100, 400) == pytest.approx(0.5)
+    assert cell_scale(100, 400, 4.0) == pytest.approx(1.0)
+    assert cell_scale(0, 400, 0.25) == 1.0  # one source only: nothing to balance
+    for bad in (0.0, -1.0, math.nan, math.inf, True):
+        with pytest.raises(ValueError, match=f"cell_weight must be .*got {bad!r}"):
+            cell_scale(100, 400, bad)  # type: ignore[arg-type]
 
 
 def test_timm_only_sets_the_cell_figures_to_what_timm_says() -> None:
