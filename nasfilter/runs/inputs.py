@@ -3,7 +3,8 @@ reference (:func:`inputs`), and what identifies them (:func:`provenance`).
 
 The per-process caches key on a file's identity (resolved path, size, mtime), so a table
 rewritten in place is loaded afresh. Every path through here checks that the table and the
-proxy are of one dataset (:func:`nasfilter.runs.runner.check_same_dataset`).
+proxy are of one dataset (:func:`nasfilter.sim.problem.check_same_dataset`, the check a
+:class:`~nasfilter.sim.problem.Problem` is built with).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from nasfilter.bench.table import ARRAY_COLUMNS, BenchmarkTable
 from nasfilter.oracle import proxy_table
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.records import RunSpec
-from nasfilter.runs.runner import check_same_dataset
+from nasfilter.sim.problem import check_same_dataset
 
 FileIdentity = tuple[str, int, int] | None  # (resolved path, size, mtime in ns), or None
 

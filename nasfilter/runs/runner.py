@@ -134,8 +134,6 @@ def make_problem(
     at a fidelity are charged, the learning curves behind them). Raises ValueError when
     ``proxy`` records a dataset other than the table's."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
-    if proxy is not None and isinstance(table, BenchmarkTable):
-        check_same_dataset(table, proxy)
     return Problem(
         table,
         _stream(_seed_sequence(seed).spawn(3), 0),  # seed_streams(seed).problem
@@ -145,18 +143,6 @@ def make_problem(
         curves=curves,
         charging=charging,
     )
-
-
-def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:
-    """Raise ValueError, naming both, when ``proxy`` records a dataset other than
-    ``table``'s (its networks then have other input sizes and classes)."""
-    recorded = proxy.provenance.get("dataset")
-    if recorded is not None and recorded != table.dataset.name:
-        raise ValueError(
-            f"the table is for dataset {table.dataset.name!r} but the proxy "
-            f"({proxy.label}) was computed for {recorded!r}; load the proxy for "
-            f"{table.dataset.name!r} (proxy_table(..., dataset={table.dataset.name!r}))"
-        )
 
 
 def made_seed(problem: Problem) -> np.random.SeedSequence | None:
@@ -451,8 +437,6 @@ def run_search(
     k = check_workers(workers)
     _check_fresh(problem)
     run_seq, run_seed = _run_seed(problem, seed)
-    if problem.proxy_table is not None:
-        check_same_dataset(problem.table, problem.proxy_table)
     children = run_seq.spawn(3)  # seed_streams(seed) 1 and 2
     proxy = ProxyHandle(problem)
     searcher.setup(SearchContext(_stream(children, 1), proxy))

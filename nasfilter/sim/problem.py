@@ -89,6 +89,19 @@ def _fast_index(arch: ArchLike, table: BenchmarkTable) -> int:
     return space.index_of(arch)
 
 
+def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:
+    """Raise ValueError, naming both, when ``proxy`` records a dataset other than
+    ``table``'s (its networks then have other input sizes and classes). A :class:`Problem`
+    is never built with such a pair: its constructor calls this."""
+    recorded = proxy.provenance.get("dataset")
+    if recorded is not None and recorded != table.dataset.name:
+        raise ValueError(
+            f"the table is for dataset {table.dataset.name!r} but the proxy "
+            f"({proxy.label}) was computed for {recorded!r}; load the proxy for "
+            f"{table.dataset.name!r} (proxy_table(..., dataset={table.dataset.name!r}))"
+        )
+
+
 def _check_inputs(
     table: object, rng: object, budget: object, proxy: object, proxy_cost: object,
     trace_limit: object,
@@ -105,12 +118,15 @@ def _check_inputs(
             f"proxy must be a ProxyTable (see nasfilter.oracle.proxy_table) or None, "
             f"got {type(proxy).__name__}"
         )
-    if proxy is not None and proxy.space is not table.space:
-        raise ValueError(
-            f"the proxy {proxy.label!r} is of the {proxy.space.name} space "
-            f"({proxy.space.title}) but the table {table.label!r} is of the "
-            f"{table.space.name} space ({table.space.title}); use a proxy of the table's space"
-        )
+    if proxy is not None:
+        check_same_dataset(table, proxy)
+        if proxy.space is not table.space:
+            raise ValueError(
+                f"the proxy {proxy.label!r} is of the {proxy.space.name} space "
+                f"({proxy.space.title}) but the table {table.label!r} is of the "
+                f"{table.space.name} space ({table.space.title}); use a proxy of the table's "
+                "space"
+            )
     if not (
         isinstance(proxy_cost, (int, float, np.integer, np.floating))
         and not isinstance(proxy_cost, bool)
