@@ -19,6 +19,12 @@ from nasfilter.bench.spaces import SSS, Space
 # 104-153 % (docs/gpu-model.md). The plain roofline stays available by name ("roofline") as
 # the baseline, and `nasfilter reproduce` sets the two side by side.
 DEFAULT_ORACLE = "calibrated"
+# The oracle and device a space's runs use when none is named: (oracle, device). On sss the
+# calibrated GPU model of a V100 (modelled); on tss HELP's latencies measured on the RTX 2080 Ti.
+SPACE_DEFAULT_ORACLE: dict[str, tuple[str, str]] = {
+    "sss": (DEFAULT_ORACLE, "v100"),
+    "tss": ("measured", "2080ti"),
+}
 
 
 @dataclass(frozen=True, eq=False)

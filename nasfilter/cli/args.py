@@ -25,7 +25,7 @@ from pathlib import Path
 
 from nasfilter.bench.datasets import DATASETS, get_dataset
 from nasfilter.bench.lookup import SPACE_DEFAULT_TABLE, table_name
-from nasfilter.bench.proxy import DEFAULT_ORACLE
+from nasfilter.bench.proxy import DEFAULT_ORACLE, SPACE_DEFAULT_ORACLE
 from nasfilter.bench.tss_real import TSS_TABLES
 from nasfilter.files import PathArg as PathArg
 from nasfilter.files import check_not_input as check_not_input  # the one rule, shared
@@ -239,6 +239,6 @@ def apply_space(args: argparse.Namespace) -> None:
             "archive is not supported yet"
         )
     if getattr(args, "oracle", DEFAULT_ORACLE) is None:  # not given: the space's default
-        args.oracle = DEFAULT_ORACLE if space == "sss" else "measured"
-        if space == "tss" and args.device is None:
-            args.device = "2080ti"
+        args.oracle, device = SPACE_DEFAULT_ORACLE[space]
+        if space == "tss" and args.device is None:  # sss keeps each oracle's own default
+            args.device = device

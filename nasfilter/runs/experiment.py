@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from nasfilter.bench.proxy import ProxyTable
+from nasfilter.bench.proxy import SPACE_DEFAULT_ORACLE, ProxyTable
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.filters import Filter, make_filter
 from nasfilter.runs.blas_threads import apply_thread_env
@@ -127,7 +127,8 @@ def search(
 
     Returns the run scored, with its front (:class:`~nasfilter.runs.fronts.SearchRun`): metrics
     and curves against the true front of ``table`` on the throughput of ``proxy`` (without
-    one, of the default oracle, the calibrated V100 model, for the table's dataset)."""
+    one, of the default oracle of the table's space and dataset: on sss the calibrated V100
+    model, on tss the RTX 2080 Ti latencies measured at batch 256)."""
     problem = make_problem(
         table, budget, seed, proxy=proxy, proxy_cost=proxy_cost, charging=charging
     )
@@ -138,8 +139,11 @@ def search(
         max_idle=max_idle,
         workers=workers,
     )
-    if proxy is None:  # the throughput axis of the front: the default oracle's
-        proxy = spec_proxy(RunSpec("random", dataset=table.dataset.name))
+    if proxy is None:  # the throughput axis of the front: the table's space's default oracle
+        oracle, device = SPACE_DEFAULT_ORACLE[table.space.name]
+        proxy = spec_proxy(
+            RunSpec("random", dataset=table.dataset.name, oracle=oracle, device=device)
+        )
     return score_search(record, table, proxy, problem.budget.horizon)
 
 

@@ -60,6 +60,19 @@ def test_search_returns_the_run_scored_with_its_front_as_run_one_does() -> None:
     assert 0 < found.metrics["hv_ratio"] <= 1
 
 
+def test_search_on_a_tss_table_without_a_proxy_scores_on_the_space_s_measured_default() -> None:
+    # before, the sss default oracle's 32768 throughputs met the 15625 tss cells inside numpy
+    table = nasfilter.load_table("tss-real", "cifar10")
+    found = search("random", table, 20_000.0, seed=0)
+    measured = nasfilter.proxy_table("measured", "2080ti", "cifar10")
+    assert found.front is not None and len(found.front.indices) > 0
+    np.testing.assert_array_equal(
+        found.front.throughput, measured.throughput[found.front.indices]
+    )
+    assert "2080" in found.front.throughput_label and "measured" in found.front.throughput_label
+    assert found.metrics == search("random", table, 20_000.0, seed=0, proxy=measured).metrics
+
+
 def test_fronts_of_stored_runs_need_their_events_and_load_fronts_reads_them() -> None:
     with InMemoryStorage() as storage:
         made = run_experiment([SPEC], [0, 1], store=storage)
