@@ -175,6 +175,32 @@ def packaged_scores(space: str, dataset: str) -> ScoreFile:
     return _check(_parse(raw, repr(str(path))), repr(str(path)), space, dataset)
 
 
+def shipped_table(
+    space: str, dataset: str, seed: int, proxies: list[str]
+) -> tuple[dict[tuple[int, str], tuple[float, float]], dict[str, int]]:
+    """The shipped scores that match (space, dataset, seed) for ``proxies``, as
+    ``{(arch, proxy): (score, CPU seconds)}`` over the architectures the file computed, and
+    ``{proxy: how many}``; both empty when no file ships for (space, dataset) or its seed
+    differs. ValueError if the shipped file was altered or is of another score version."""
+    name = f"{get_space(space).name}-{get_dataset(dataset).name}.npz"
+    if name not in SHA256:
+        return {}, {}
+    file = packaged_scores(space, dataset)
+    if file.seed != seed:
+        return {}, {}
+    table: dict[tuple[int, str], tuple[float, float]] = {}
+    counts: dict[str, int] = {}
+    for proxy in proxies:
+        if proxy not in file.values:
+            continue
+        archs = np.flatnonzero(file.computed[proxy])
+        values, seconds = file.values[proxy], file.seconds[proxy]
+        for a in archs.tolist():
+            table[a, proxy] = (float(values[a]), float(seconds[a]))
+        counts[proxy] = int(archs.size)
+    return table, counts
+
+
 def write_sums(folder: Path) -> Path:
     """Write ``SHA256SUMS`` of every ``.npz`` in ``folder`` (sha256sum's format)."""
     lines = [
@@ -194,5 +220,6 @@ __all__ = [
     "packaged_scores",
     "save_scores",
     "shipped",
+    "shipped_table",
     "write_sums",
 ]
