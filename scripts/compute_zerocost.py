@@ -40,12 +40,16 @@ def order(size: int) -> np.ndarray:
 
 
 def _deadline(text: str | None) -> float | None:
-    """``HH:MM`` (UTC, today) as a ``time.time()``; None for None."""
+    """``HH:MM`` (UTC) as a ``time.time()``: its next occurrence (tomorrow's when today's has
+    passed, so that ``--until 00:45`` given at 23:30 means 75 minutes); None for None."""
     if text is None:
         return None
     hour, minute = (int(t) for t in text.split(":"))
     now = dt.datetime.now(dt.timezone.utc)
-    return now.replace(hour=hour, minute=minute, second=0, microsecond=0).timestamp()
+    when = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if when <= now:
+        when += dt.timedelta(days=1)
+    return when.timestamp()
 
 
 def run(args: argparse.Namespace) -> None:
