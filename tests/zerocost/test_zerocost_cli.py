@@ -100,10 +100,10 @@ def test_score_file_of_another_space_dataset_or_version_is_refused(tmp_path: Pat
     with np.load(out) as z:
         arrays = dict(z)
     meta = json.loads(str(arrays["meta"]))
-    meta["version"] = 1  # the scores before the local-generator init
+    meta["version"] = 0
     arrays["meta"] = np.array(json.dumps(meta))
     np.savez(tmp_path / "old.npz", **arrays)
-    with pytest.raises(ValueError, match="version 1; this nasfilter computes version 2"):
+    with pytest.raises(ValueError, match="version 0; this nasfilter computes version 1"):
         load_scores(tmp_path / "old.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match=r"junk\.npz' is not a zero-cost score file"):
