@@ -194,6 +194,8 @@ def shipped_table(
         if proxy not in file.values:
             continue
         archs = np.flatnonzero(file.computed[proxy])
+        if archs.size == 0:
+            continue
         values, seconds = file.values[proxy], file.seconds[proxy]
         for a in archs.tolist():
             table[a, proxy] = (float(values[a]), float(seconds[a]))
