@@ -15,14 +15,14 @@ returns (:meth:`EventLog.arrays`) and the SQLite store's blobs (:func:`to_disk`,
 - ``hp``, ``epochs``: the fidelity of a partial evaluation (``hp`` as an integer: 12 for
   setting ``"12"``; ``epochs`` trained, 1..the setting's); -1 for the other kinds (a full
   evaluation is hp 12 at 12 epochs).
+- ``start``, ``end``: the simulated *wall clock*, in seconds, when the event began and when
+  its result was available. "Clock" always means this wall clock; what is charged is
+  worker-seconds.
 
 A ``zerocost`` event is one zero-cost proxy query (``index``, ``cost``, ``worker_seconds``,
 ``start``, ``end``; the rest -1 or NaN). Which proxy it read is not a column (no column means
 two things, and a new one would change the store's schema): it is the one the run's spec
 names, e.g. ``zerocost-frontiers[score=synflow]``.
-- ``start``, ``end``: the simulated *wall clock*, in seconds, when the event began and when
-  its result was available. "Clock" always means this wall clock; what is charged is
-  worker-seconds.
 """
 
 from __future__ import annotations
