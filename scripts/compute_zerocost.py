@@ -15,7 +15,8 @@ the end; ``--full 0 --cheap all`` computes everything. Each score goes to the ca
 computed, with its CPU seconds; torch runs on one thread.
 
 ``pack`` writes ``nasfilter/data/zerocost/<space>-<dataset>.npz`` (float32 arrays, NaN where
-not computed or undefined) and refreshes ``SHA256SUMS`` beside it.
+not computed or undefined; only the proxies computed for at least one architecture) and
+refreshes ``SHA256SUMS`` beside it.
 """
 
 from __future__ import annotations
@@ -40,12 +41,16 @@ def order(size: int) -> np.ndarray:
 
 
 def _deadline(text: str | None) -> float | None:
-    """``HH:MM`` (UTC, today) as a ``time.time()``; None for None."""
+    """``HH:MM`` (UTC) as a ``time.time()``: its next occurrence (tomorrow's when today's has
+    passed, so that ``--until 00:45`` given at 23:30 means 75 minutes); None for None."""
     if text is None:
         return None
     hour, minute = (int(t) for t in text.split(":"))
     now = dt.datetime.now(dt.timezone.utc)
-    return now.replace(hour=hour, minute=minute, second=0, microsecond=0).timestamp()
+    when = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if when <= now:
+        when += dt.timedelta(days=1)
+    return when.timestamp()
 
 
 def run(args: argparse.Namespace) -> None:
@@ -88,6 +93,11 @@ def pack(args: argparse.Namespace) -> None:
 
     walk = order(get_space(args.space).size)
     scores = compute_cached(args, walk)
+    for name in [n for n, done in scores.computed.items() if not done.any()]:
+        for part in (scores.values, scores.computed, scores.seconds):
+            del part[name]  # a proxy computed for no architecture is not shipped
+    if not scores.values:
+        raise SystemExit(f"nothing computed in {args.cache} for {args.space}/{args.dataset}")
     out = DATA_DIR / f"{args.space}-{args.dataset}.npz"
     save_scores(scores, out, force=True)
     write_sums(DATA_DIR)

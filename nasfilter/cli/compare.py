@@ -46,6 +46,8 @@ JSON_FIELDS = (
     "n_evaluations",
     "n_proxy",
     "proxy_seconds",
+    "n_zerocost",
+    "zerocost_seconds",
     "evaluation_seconds",
     "clock",
     "worker_seconds",
@@ -88,6 +90,27 @@ def register(sub: Any) -> None:
         "database is only read: scores it lacks are computed in memory",
     )
     p.set_defaults(func=run)
+
+
+_ZC = ("n_zerocost", "zerocost_seconds")  # absent from scores cached before they existed
+
+
+def zerocost_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per method (searcher, filter) whose runs queried zero-cost proxies: their
+    mean count and charged seconds per run (the ``proxy s`` column is hardware only)."""
+    by: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        by.setdefault((str(row["searcher"]), str(row["filter"])), []).append(row)
+    out = []
+    for (searcher, filt), group in by.items():
+        seconds = [float(r.get("zerocost_seconds", 0.0)) for r in group]
+        if any(seconds):
+            n = sum(int(r.get("n_zerocost", 0)) for r in group) / len(group)
+            out.append(
+                f"zero-cost queries  {searcher} + {filt}: {n:.0f} a run, "
+                f"{sum(seconds) / len(group):.1f} s charged a run (modelled; not in proxy s)"
+            )
+    return out
 
 
 def _json_value(value: Any) -> Any:
@@ -137,7 +160,7 @@ def _json_rows(
 
     out = []
     for result, row in zip(results, rows, strict=True):
-        entry = {k: _json_value(row[k]) for k in JSON_FIELDS}
+        entry = {k: _json_value(row.get(k, 0) if k in _ZC else row[k]) for k in JSON_FIELDS}
         entry["evaluated"] = completed_evaluations(result.events)[0].tolist()
         try:
             entry["front"] = run_front(result, trust_plugins).indices.tolist()
@@ -199,6 +222,8 @@ def run(args: argparse.Namespace) -> int:
     print(describe_inputs(summary))
     named = {accuracy.get(e["table_id"], "acc") for e in summary}
     print(format_summary(summary, named.pop() if len(named) == 1 else "acc (see each table)"))
+    for line in zerocost_lines(rows):
+        print(line)
     if args.recompute:
         print(f"recomputed the metrics of {len(rows)} runs from their stored events")
     return 0

@@ -11,7 +11,7 @@ from nasfilter.bench.spaces import get_space
 from nasfilter.cli.args import add_dataset, add_force, check_output_file, int_at_least, naming
 from nasfilter.zerocost import parse_proxies
 from nasfilter.zerocost.compute import compute
-from nasfilter.zerocost.scorefile import save_scores
+from nasfilter.zerocost.scorefile import save_scores, shipped_table
 
 if TYPE_CHECKING:  # annotations only: torch is imported when the command runs
     import numpy as np
@@ -21,7 +21,9 @@ if TYPE_CHECKING:  # annotations only: torch is imported when the command runs
 ARCHS_HELP = (
     "all (every architecture of the space), N (the first N of the fixed seeded order that "
     "scripts/compute_zerocost.py walks: a uniform sample), or a comma-separated LIST of indices "
-    "or arch strings (one index alone: add a comma, '5,')"
+    "or arch strings (one index alone: add a comma, '5,'). Given, every score is computed "
+    "afresh; left out (all), scores that ship as package data for the same space, dataset, "
+    "proxy and seed are reused, not recomputed"
 )
 
 
@@ -40,7 +42,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--proxies", help="comma-separated proxy names (default: every registered proxy)"
     )
-    p.add_argument("--archs", default="all", help=ARCHS_HELP)
+    p.add_argument("--archs", help=ARCHS_HELP)
     p.add_argument("--seed", type=int_at_least(0), default=0, help="weights and stand-in seed")
     p.add_argument("--export", required=True, metavar="FILE.npz", help="the score file to write")
     add_force(p, "--export file")
@@ -78,13 +80,13 @@ def select(text: str, space: Space) -> np.ndarray:
 def run(args: argparse.Namespace) -> int:
     import time
 
-
     space = get_space(args.space)
     with naming("--proxies"):
         proxies = parse_proxies(args.proxies)
     with naming("--archs"):
-        archs = select(args.archs, space)
+        archs = select("all" if args.archs is None else args.archs, space)
     check_output_file(args.export, "--export", force=args.force, suffix=".npz")
+    names = [p.name for p in proxies]
     start = time.time()
 
     def progress(done: int, total: int) -> None:
@@ -92,16 +94,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"zero-cost: {done}/{total} in {time.time() - start:.0f} s", file=sys.stderr)
 
     ray_init = {"address": args.ray} if args.ray and args.ray != "local" else None
+    reuse: dict[tuple[int, str], tuple[float, float]] = {}
+    reused: dict[str, int] = {}
+    if args.archs is None:  # no --archs: reuse the shipped scores that match
+        reuse, reused = shipped_table(space.name, args.dataset, args.seed, names)
     scores = compute(
         space,
         args.dataset,
         archs,
-        [p.name for p in proxies],
+        names,
         args.seed,
         args.cache,
         executor="ray" if args.ray else "local",
         progress=progress,
         ray_init=ray_init,
+        reuse=reuse,
     )
     save_scores(scores, args.export, force=True)
     summary = {
@@ -110,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "archs": len(archs),
         "export": str(args.export),
+        "from_package_data": reused,
         "nan": {n: int((scores.computed[n] & ~(v == v)).sum()) for n, v in scores.values.items()},
         "seconds": round(time.time() - start, 1),
     }
@@ -120,6 +128,10 @@ def run(args: argparse.Namespace) -> int:
             f"scored    {summary['archs']} {space.name} archs for {summary['dataset']} "
             f"(seed {args.seed}; data proxies on the Gaussian stand-in) in {summary['seconds']} s"
         )
+        if reused:
+            shipped_from = f"nasfilter/data/zerocost/{space.name}-{scores.dataset.name}.npz"
+            counts = ", ".join(f"{n} {k} archs" for n, k in reused.items())
+            print(f"reused    {counts} from package data ({shipped_from}), not recomputed")
         print(f"NaN       {summary['nan']} (undefined: docs/cheap-signals.md)")
         print(f"exported  {args.export}")
     return 0

@@ -18,7 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from nasfilter.sim.problem import ASK, DROP, EVALUATE, PARTIAL, PROXY, RECOMMEND, UNLOGGED_FIELDS
+from nasfilter.sim.problem import (
+    ASK,
+    DROP,
+    EVALUATE,
+    PARTIAL,
+    PROXY,
+    RECOMMEND,
+    UNLOGGED_FIELDS,
+    ZEROCOST,
+)
 
 _TRIAL_KINDS = (ASK, DROP, EVALUATE, PARTIAL)  # each trial appears in exactly one of these
 
@@ -27,7 +36,7 @@ SUMMARY_FIELDS = (
     "clock",  # simulated wall-clock seconds when the run ended
     "worker_seconds",  # simulated seconds charged, all workers together
     "evaluation_seconds",
-    "proxy_seconds",
+    "proxy_seconds",  # hardware proxy queries (utilization, throughput)
     "n_evaluations",
     "n_proxy",
     "n_asked",
@@ -35,6 +44,8 @@ SUMMARY_FIELDS = (
     "best_index",  # the selected architecture (see the module docstring), -1 if none
     "best_valid_acc",  # the highest validation accuracy seen for it (percent)
     "recommended",  # True when best_index is the searcher's recommendation
+    "zerocost_seconds",  # zero-cost proxy queries (0 in a run stored before they were logged)
+    "n_zerocost",
 )
 
 
@@ -93,9 +104,11 @@ def run_summary(
     u = dict.fromkeys(UNLOGGED_FIELDS, 0.0) if unlogged is None else unlogged
     evaluation_seconds = float(events["cost"][is_eval].sum()) + u["evaluation_seconds"]
     proxy_seconds = float(events["cost"][is_proxy].sum()) + u["proxy_seconds"]
+    is_zc = kind == ZEROCOST
+    zerocost_seconds = float(events["cost"][is_zc].sum())
     worker_seconds = float(events["worker_seconds"][-1]) if has else 0.0
     if unlogged is not None:  # the last charge may be one the trace left out
-        worker_seconds = max(worker_seconds, evaluation_seconds + proxy_seconds)
+        worker_seconds = max(worker_seconds, evaluation_seconds + proxy_seconds + zerocost_seconds)
     n_dropped = int(np.count_nonzero(kind == DROP)) + int(u["drop"])
     return {
         "clock": max(float(events["end"].max()) if has else 0.0, u["end"]),
@@ -110,4 +123,6 @@ def run_summary(
         "best_index": best,
         "best_valid_acc": best_acc,
         "recommended": recommended,
+        "zerocost_seconds": zerocost_seconds,
+        "n_zerocost": int(is_zc.sum()),
     }

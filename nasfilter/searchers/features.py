@@ -89,6 +89,26 @@ def space_features(space: Space, dataset: str) -> np.ndarray:
     raise ValueError(f"no free features for the {space.name} space; known: sss, tss")
 
 
+def zerocost_columns(scores: np.ndarray, answered: np.ndarray) -> np.ndarray:
+    """Accuracy-model columns from a zero-cost proxy's scores, float64 (size, 3): the score
+    standardized over the finite answered ones, its square, and 1 where the score is
+    undefined (NaN or infinite: a disconnected tss cell) else 0. An undefined score takes
+    the lowest finite one (no signal path: the worst); an unanswered one (the budget ended
+    before it was read) the mean, 0. ``scores`` float (size,), NaN where unanswered;
+    ``answered`` bool (size,). ValueError when no answered score is finite."""
+    scores = np.asarray(scores, dtype=np.float64)
+    answered = np.asarray(answered, dtype=bool)
+    finite = answered & np.isfinite(scores)
+    if not finite.any():
+        raise ValueError("no finite zero-cost score to build features from")
+    z = np.zeros(len(scores))
+    mean, std = scores[finite].mean(), scores[finite].std()
+    z[finite] = (scores[finite] - mean) / (std if std > 0 else 1.0)
+    undefined = answered & ~finite
+    z[undefined] = z[finite].min()
+    return np.stack([z, z * z, undefined.astype(np.float64)], axis=1)
+
+
 def space_macs(space: Space, dataset: str) -> np.ndarray:
     """MACs (millions) of every architecture of ``space`` on ``dataset``, float64 (size,)."""
     if space is SSS:

@@ -22,6 +22,14 @@ the proxy, each query charged). Each round:
    before the next, so a batch spreads over the throughput range instead of piling onto
    one gap. The batch is an eighth of the evaluations so far, between 2 and ``batch``.
 
+With ``zerocost="synflow"`` (any zero-cost proxy with scores for the whole space, tss only
+today) the proxy's score joins the accuracy features
+(:func:`~nasfilter.searchers.features.zerocost_columns`: the standardized score, its square
+and an undefined flag). The searcher reads the score of every architecture at its start
+through the metered problem (``ProxyHandle.query_zerocost``), each query charged like any
+zero-cost query (docs/cheap-signals.md), in a seeded random order, so that a budget that ends
+first leaves a uniform sample read.
+
 The first ``init`` evaluations (and ``init_proxy`` proxy queries, at most a tenth of the
 budget) are spread evenly over log MACs: a stratified random design. Whenever a fit is
 impossible (fewer than 3 evaluations) or fails numerically, the searcher falls back to the
@@ -62,8 +70,9 @@ from nasfilter.searchers.acquisition import (
 )
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.batch_selection import batch_size, greedy_batch, layer_batch
-from nasfilter.searchers.features import space_features, space_macs
+from nasfilter.searchers.features import space_features, space_macs, zerocost_columns
 from nasfilter.sim.trial import Trial
+from nasfilter.zerocost import get_proxy
 
 ACQUISITIONS = ("hypervolume", "layers")
 
@@ -94,6 +103,8 @@ class ModelBased(Searcher):
             (>= 1); the batch is chosen among them.
         calibrate: pass the linear prediction through a cubic fitted to the evaluations
             (a single-index model), once 20 architectures are evaluated.
+        zerocost: a zero-cost proxy whose score is an accuracy feature (read and charged
+            through the metered problem at the start), or None.
     """
 
     name: ClassVar[str] = "model-based"
@@ -113,7 +124,10 @@ class ModelBased(Searcher):
         calibrate: bool = False,
         acquisition: str = "hypervolume",
         explore: float = 0.0,
+        zerocost: str | None = None,
     ) -> None:
+        # ValueError listing the known proxies for an unknown one
+        self.zerocost = None if zerocost is None else get_proxy(zerocost).name
         if not isinstance(hardware, bool):
             raise ValueError(f"hardware must be True or False, got {hardware!r}")
         self.hardware = hardware
@@ -156,13 +170,35 @@ class ModelBased(Searcher):
         self._queue: list[int] = []
         self._started = False
         self.fallbacks = 0  # rounds that used the exploratory rule (for tests and reports)
+        self.zerocost_read = 0  # zero-cost scores read (and charged) at the start
 
     def _measure(self, indices: np.ndarray) -> None:
         """Query the proxy for those of ``indices`` not measured yet (charged)."""
         self._readings.measure(self.proxy, indices)
 
+    def _read_zerocost(self, proxy: str) -> None:
+        """Read ``proxy``'s score of every architecture (charged; a seeded random order) and
+        append its columns to the free features; ValueError naming the coverage when the
+        scores do not cover the space."""
+        covered = self.proxy.zerocost_coverage(proxy)
+        if not covered.all():
+            raise ValueError(
+                f"zero-cost proxy {proxy!r} covers {int(covered.sum())} of the "
+                f"{covered.size} architectures; {self.name}[zerocost=...] needs the whole space"
+            )
+        order = self.rng.permutation(self.space.size).astype(np.int64)
+        answered, values = self.proxy.query_zerocost(proxy, order)
+        scores = np.full(self.space.size, np.nan)
+        scores[answered] = values
+        done = np.zeros(self.space.size, dtype=bool)
+        done[answered] = True
+        self.zerocost_read = int(done.sum())
+        self._x = np.concatenate([self._x, zerocost_columns(scores, done)], axis=1)
+
     def _start(self) -> None:
         self._started = True
+        if self.zerocost is not None:
+            self._read_zerocost(self.zerocost)
         n = max(self.init, self.init_proxy)
         strata = _strata(n, self._macs)
         picks = np.array(

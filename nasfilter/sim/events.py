@@ -18,6 +18,11 @@ returns (:meth:`EventLog.arrays`) and the SQLite store's blobs (:func:`to_disk`,
 - ``start``, ``end``: the simulated *wall clock*, in seconds, when the event began and when
   its result was available. "Clock" always means this wall clock; what is charged is
   worker-seconds.
+
+A ``zerocost`` event is one zero-cost proxy query (``index``, ``cost``, ``worker_seconds``,
+``start``, ``end``; the rest -1 or NaN). Which proxy it read is not a column (no column means
+two things, and a new one would change the store's schema): it is the one the run's spec
+names, e.g. ``zerocost-frontiers[score=synflow]``.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class EventKind(IntEnum):
     DROP = 3  # a filter dropped a trial
     RECOMMEND = 4  # the searcher's recommendation changed
     PARTIAL = 5  # an evaluation below the full fidelity (fewer epochs, or another setting)
+    ZEROCOST = 6  # a zero-cost proxy query (the proxy the run's spec names)
 
     @property
     def label(self) -> str:
@@ -47,7 +53,7 @@ class EventKind(IntEnum):
 
 
 EVENT_KINDS = tuple(kind.label for kind in EventKind)  # code -> name
-EVALUATE, PROXY, ASK, DROP, RECOMMEND, PARTIAL = EVENT_KINDS
+EVALUATE, PROXY, ASK, DROP, RECOMMEND, PARTIAL, ZEROCOST = EVENT_KINDS
 KIND_CODES = {kind.label: int(kind) for kind in EventKind}  # name -> code
 
 

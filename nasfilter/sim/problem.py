@@ -39,6 +39,7 @@ from nasfilter.sim.events import (
     PROXY,
     RECOMMEND,
     TRACE_LIMIT,
+    ZEROCOST,
     Event,
     EventKind,
     EventLog,
@@ -61,6 +62,7 @@ __all__ = [
     "RECOMMEND",
     "TRACE_LIMIT",
     "UNLOGGED_FIELDS",
+    "ZEROCOST",
     "Budget",
     "BudgetExhausted",
     "Event",
@@ -244,7 +246,8 @@ class Problem:
             table, rng, self._clock, self._trace, self._meter, curves, charging
         )
         self._zerocost = ZeroCostLane(
-            table.space.name, table.dataset.name, self._clock, zerocost, charge_repeat_proxy
+            table.space.name, table.dataset.name, self._clock, zerocost, charge_repeat_proxy,
+            self._trace,
         )
 
     # ------------------------------------------------------------------ settings

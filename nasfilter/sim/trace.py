@@ -134,6 +134,12 @@ class Trace:
             u["proxy_seconds"] += float(columns["cost"][~keep].sum())
             u["end"] = max(u["end"], float(columns["end"][~keep].max()))
 
+    def zerocost(self, columns: dict[str, np.ndarray]) -> None:
+        """Zero-cost proxy queries in order, as arrays of shape (k,) (``index``, ``cost``,
+        ``worker_seconds``, ``start``, ``end``); always logged (at
+        most one charged query per architecture and proxy unless repeats are charged)."""
+        self.log.extend(EventKind.ZEROCOST, columns)
+
     def drop(self, trial: int, index: int, spent: float, now: float) -> None:
         """A filter dropped ``trial`` (no cost); past the limit it is only counted."""
         buf = self._buf

@@ -12,8 +12,10 @@ Charging (docs/cheap-signals.md, "Zero-cost proxies in the search"): the first q
 (unless the problem charges repeated proxy queries), serially on the wall clock, starting
 only while both clocks are below their limits. The cost is **modelled**: the proxy's
 measured median CPU seconds per network on one core (from the score file) times
-:data:`GPU_SCALE`. Queries are counted (``n_zerocost``, ``zerocost_seconds``) but not
-written to the event log.
+:data:`GPU_SCALE`. Queries are counted (``n_queries``, ``seconds``) and logged: one
+``zerocost`` event per answered query (:class:`~nasfilter.sim.events.EventKind`), with the
+architecture, the seconds charged (0 for a free repeat) and the wall-clock interval; the
+proxy is the one the run's spec names.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from nasfilter.sim.clock import SimClock
+from nasfilter.sim.trace import Trace
 from nasfilter.zerocost.scorefile import ScoreFile, packaged_scores
 
 # Modelled: how a zero-cost score's measured CPU seconds (one core) become seconds on the
@@ -49,13 +52,14 @@ class ZeroCostLane:
     Args:
         space, dataset: the run's table's names ("tss", "cifar10").
         clock: the run's clocks, charged here.
+        trace: the run's trace, where each query is logged (None: not logged).
         scores: the score file, or None for the shipped one of (space, dataset).
         charge_repeats: a repeated query of a pair is charged again.
     """
 
     def __init__(
         self, space: str, dataset: str, clock: SimClock, scores: ScoreFile | None,
-        charge_repeats: bool,
+        charge_repeats: bool, trace: Trace | None = None,
     ) -> None:  # fmt: skip
         if scores is not None and not isinstance(scores, ScoreFile):
             raise ValueError(
@@ -67,7 +71,7 @@ class ZeroCostLane:
                 f"the zero-cost scores are for {scores.space}/{scores.dataset} but the table "
                 f"is {space}/{dataset}; load the scores of the table's space and dataset"
             )
-        self.space, self.dataset, self.clock = space, dataset, clock
+        self.space, self.dataset, self.clock, self.trace = space, dataset, clock, trace
         self._scores = scores
         self.charge_repeats = charge_repeats
         self._memo: dict[str, set[int]] = {}
@@ -116,6 +120,16 @@ class ZeroCostLane:
         total = np.cumsum(costs)
         clock = self.clock
         k = clock.allowed(clock.spent + total - costs, clock.now + total - costs)
+        if k and self.trace is not None:
+            self.trace.zerocost(
+                {
+                    "index": idx[:k],
+                    "cost": costs[:k],
+                    "worker_seconds": clock.spent + total[:k],
+                    "start": clock.now + total[:k] - costs[:k],
+                    "end": clock.now + total[:k],
+                }
+            )
         if k:
             clock.spent += float(total[k - 1])
             clock.now += float(total[k - 1])

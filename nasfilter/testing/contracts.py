@@ -51,7 +51,7 @@ from nasfilter.filters.base import validate_filter
 from nasfilter.runs.runner import STATUSES, RunResult, make_problem, run_search, seed_streams
 from nasfilter.searchers import RandomSearch, Searcher
 from nasfilter.searchers.base import validate_searcher
-from nasfilter.sim.problem import EVALUATE, PARTIAL, PROXY, Budget
+from nasfilter.sim.problem import EVALUATE, PARTIAL, PROXY, ZEROCOST, Budget
 from nasfilter.sim.proxy_handle import ProxyHandle, SearchContext
 from nasfilter.sim.trial import WAIT, Proposal, Trial, Wait
 from nasfilter.testing.random_state import check_no_global_random_state
@@ -167,7 +167,7 @@ def _same_events(a: RunResult, b: RunResult) -> bool:
 
 def _check_budget(result: RunResult, budget: float, who: str) -> None:
     ev = result.events
-    charged = np.isin(ev["kind"], (EVALUATE, PARTIAL, PROXY))
+    charged = np.isin(ev["kind"], (EVALUATE, PARTIAL, PROXY, ZEROCOST))
     started = (ev["worker_seconds"] - ev["cost"])[charged]  # worker-seconds before each query
     assert result.status in STATUSES, f"{who}: unknown run status {result.status!r}"
     assert np.all(started < budget), (

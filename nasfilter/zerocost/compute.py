@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -146,8 +146,13 @@ def compute(
     progress: Callable[[int, int], None] | None = None,
     deadline: float | None = None,
     ray_init: dict[str, Any] | None = None,
+    reuse: Mapping[tuple[int, str], tuple[float, float]] | None = None,
 ) -> Scores:
     """Score ``archs`` with ``proxies`` (None = every registered one), resuming from ``cache``.
+
+    ``reuse`` holds scores already known, ``{(arch, proxy): (score, seconds)}`` (the shipped
+    package data, :func:`nasfilter.zerocost.scorefile.shipped_table`): they are taken as they
+    are, neither recomputed nor written to the cache.
 
     ``executor`` is "local" (this process) or "ray" (one task per chunk of architectures,
     built-in proxies only: a task rebuilds them by name). ``deadline`` (a ``time.time()``) stops
@@ -167,6 +172,7 @@ def compute(
         raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
     path = None if cache is None else cache_path(cache, sp, ds, seed)
     table = read_cache(path) if path is not None else {}
+    table.update(reuse or {})
     names = [p.name for p in chosen]
     todo = [a for a in order.tolist() if any((a, n) not in table for n in names)]
     writer = _Writer(path)

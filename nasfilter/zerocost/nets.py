@@ -5,9 +5,14 @@ Every architecture of both spaces is built with xautodl, as NATS-Bench trains it
 - sss: ``DynamicShapeTinyNet`` (:func:`nasfilter.bench.network.build_network`);
 - tss: ``TinyNetwork`` with C = 16, N = 5 (the NAS-Bench-201 macro skeleton).
 
-Weights are xautodl's (= PyTorch's default) initialisation, drawn from a torch generator seeded
-with ``seed`` inside ``torch.random.fork_rng``, so a network is a pure function of (space,
-architecture, dataset, seed) and torch's global generator is left as it was.
+Weights follow xautodl's initialisation, which is PyTorch's default (the constructors call no
+init of their own): Conv2d and Linear weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+(``kaiming_uniform_(a=sqrt(5))`` and the default bias bound; fan_in = in_channels/groups * k * k,
+or in_features), BatchNorm weight 1, bias 0, running mean 0, running variance 1. The network is
+constructed on torch's ``meta`` device (no storage, no random draw), then materialised on the
+CPU and every parameter and buffer is set by :func:`init_weights` from a local
+``torch.Generator`` seeded with ``seed``: a network is a pure function of (space,
+architecture, dataset, seed), and torch's global generator is never read nor written.
 
 **Stand-in data.** No CIFAR or ImageNet16-120 images ship here. Proxies that need data read a
 batch of i.i.d. standard Gaussian images, NCHW ``(B, 3, H, H)``, and uniform random labels in
@@ -17,6 +22,7 @@ batch of i.i.d. standard Gaussian images, NCHW ``(B, 3, H, H)``, and uniform ran
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -75,8 +81,7 @@ def build(space: str | Space, arch: object, dataset: str | Dataset, seed: int) -
     sp, ds = get_space(space), get_dataset(dataset)
     parsed = sp.parse(arch)
     seed = check_seed(seed)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with torch.device("meta"):  # shapes only: the constructors' default inits draw nothing
         if sp.name == "tss":
             net = _tss_network(str(parsed), ds.num_classes)
         else:
@@ -85,7 +90,39 @@ def build(space: str | Space, arch: object, dataset: str | Dataset, seed: int) -
             from nasfilter.bench.network import xautodl_config
 
             net = get_cell_based_tiny_net(xautodl_config(parsed, ds))
+    net = net.to_empty(device="cpu")
+    init_weights(net, torch.Generator().manual_seed(seed))
     return net.train()
+
+
+def init_weights(net: torch.nn.Module, gen: torch.Generator) -> None:
+    """Set every parameter and buffer of ``net`` in place, PyTorch's default init drawn from
+    ``gen`` in module order: Conv2d/Linear weight, then bias, ~ U(-b, b), b = 1/sqrt(fan_in);
+    BatchNorm2d weight 1, bias 0, running mean 0, running variance 1, batches tracked 0.
+    ValueError naming a module of any other type that holds parameters or buffers."""
+    torch = _torch()
+    with torch.no_grad():
+        for name, mod in net.named_modules():
+            if isinstance(mod, (torch.nn.Conv2d, torch.nn.Linear)):
+                bound = 1.0 / math.sqrt(mod.weight[0].numel())
+                mod.weight.uniform_(-bound, bound, generator=gen)
+                if mod.bias is not None:
+                    mod.bias.uniform_(-bound, bound, generator=gen)
+            elif isinstance(mod, torch.nn.BatchNorm2d):
+                if mod.weight is not None:
+                    mod.weight.fill_(1.0)
+                    mod.bias.zero_()
+                if mod.running_mean is not None:
+                    mod.running_mean.zero_()
+                    mod.running_var.fill_(1.0)
+                    mod.num_batches_tracked.zero_()
+            elif any(True for _ in mod.parameters(recurse=False)) or any(
+                True for _ in mod.buffers(recurse=False)
+            ):
+                raise ValueError(
+                    f"module {name!r} ({type(mod).__name__}) holds weights that init_weights "
+                    "does not know how to initialise"
+                )
 
 
 def check_seed(seed: object) -> int:
@@ -125,4 +162,12 @@ def is_connected(space: str | Space, arch: object) -> bool:
     return 3 in reach
 
 
-__all__ = ["STAND_IN", "STAND_IN_TEXT", "build", "check_seed", "is_connected", "stand_in_batch"]
+__all__ = [
+    "STAND_IN",
+    "STAND_IN_TEXT",
+    "build",
+    "check_seed",
+    "init_weights",
+    "is_connected",
+    "stand_in_batch",
+]

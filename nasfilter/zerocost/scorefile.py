@@ -34,6 +34,8 @@ DATA_DIR = Path(str(resources.files("nasfilter") / "data" / "zerocost"))
 # SHA-256 of each shipped score file (scripts/compute_zerocost.py pack writes SHA256SUMS).
 SHA256: dict[str, str] = {
     "tss-cifar10.npz": "622ad6d254f510d21c2da603ec2c8c779f8333f37079857d9cb04d47688e36ac",
+    "tss-cifar100.npz": "f48e9c4b52d24423a34e76fbe814552226c159f42160cdcb6f723c0aba3ce690",
+    "tss-ImageNet16-120.npz": "7715b93cb29ead70aeb61dba279bec7f358a3ba37a9c0ba11a4972f686323d67",
 }
 
 
@@ -175,6 +177,34 @@ def packaged_scores(space: str, dataset: str) -> ScoreFile:
     return _check(_parse(raw, repr(str(path))), repr(str(path)), space, dataset)
 
 
+def shipped_table(
+    space: str, dataset: str, seed: int, proxies: list[str]
+) -> tuple[dict[tuple[int, str], tuple[float, float]], dict[str, int]]:
+    """The shipped scores that match (space, dataset, seed) for ``proxies``, as
+    ``{(arch, proxy): (score, CPU seconds)}`` over the architectures the file computed, and
+    ``{proxy: how many}``; both empty when no file ships for (space, dataset) or its seed
+    differs. ValueError if the shipped file was altered or is of another score version."""
+    name = f"{get_space(space).name}-{get_dataset(dataset).name}.npz"
+    if name not in SHA256:
+        return {}, {}
+    file = packaged_scores(space, dataset)
+    if file.seed != seed:
+        return {}, {}
+    table: dict[tuple[int, str], tuple[float, float]] = {}
+    counts: dict[str, int] = {}
+    for proxy in proxies:
+        if proxy not in file.values:
+            continue
+        archs = np.flatnonzero(file.computed[proxy])
+        if archs.size == 0:
+            continue
+        values, seconds = file.values[proxy], file.seconds[proxy]
+        for a in archs.tolist():
+            table[a, proxy] = (float(values[a]), float(seconds[a]))
+        counts[proxy] = int(archs.size)
+    return table, counts
+
+
 def write_sums(folder: Path) -> Path:
     """Write ``SHA256SUMS`` of every ``.npz`` in ``folder`` (sha256sum's format)."""
     lines = [
@@ -194,5 +224,6 @@ __all__ = [
     "packaged_scores",
     "save_scores",
     "shipped",
+    "shipped_table",
     "write_sums",
 ]

@@ -37,12 +37,14 @@ V2_SPECS = (
 
 def test_kind_codes_are_the_documented_ones() -> None:
     # The codes on disk (docs/searchers.md): 0 evaluate, 1 proxy, 2 ask, 3 drop, 4 recommend,
-    # 5 partial
+    # 5 partial, 6 zerocost
     assert [(k.label, int(k)) for k in EventKind] == [
         ("evaluate", 0), ("proxy", 1), ("ask", 2), ("drop", 3), ("recommend", 4),
-        ("partial", 5),
+        ("partial", 5), ("zerocost", 6),
     ]  # fmt: skip
-    assert EVENT_KINDS == ("evaluate", "proxy", "ask", "drop", "recommend", "partial")
+    assert EVENT_KINDS == (
+        "evaluate", "proxy", "ask", "drop", "recommend", "partial", "zerocost"
+    )  # fmt: skip
 
 
 def test_no_column_means_two_things() -> None:

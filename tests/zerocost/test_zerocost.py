@@ -185,3 +185,59 @@ def test_top_recall_and_rank_signal_against_hand_counts() -> None:
     assert r.kendall == pytest.approx(0.8) and r.spearman == pytest.approx(0.9)
     with pytest.raises(ValueError, match=r"proxy 'jacob_cov' has 1 NaN.*\[12\]"):
         rank_signal("jacob_cov", np.array([1.0, np.nan, 2.0]), np.ones(3), np.array([11, 12, 13]))
+
+
+@pytest.mark.parametrize(("space", "arch"), [("tss", SMALL_CELL), ("sss", "8:64:16:40:24")])
+def test_build_never_touches_torch_global_rng_and_is_bit_equal_per_seed(
+    space: str, arch: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch.manual_seed(7)
+    before = torch.get_rng_state().clone()
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("build touched torch's global generator")
+
+    monkeypatch.setattr(torch, "manual_seed", refuse)
+    monkeypatch.setattr(torch.random, "fork_rng", refuse)
+    monkeypatch.setattr(torch, "set_rng_state", refuse)
+    a = build(space, arch, "cifar10", 3).state_dict()
+    assert torch.equal(torch.get_rng_state(), before)
+    b = build(space, arch, "cifar10", 3).state_dict()
+    c = build(space, arch, "cifar10", 4).state_dict()
+    assert list(a) == list(b) == list(c)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    weights = [k for k in a if k.endswith("weight") and a[k].dim() > 1]
+    assert weights and all(not torch.equal(a[k], c[k]) for k in weights)
+
+
+def test_build_uses_torchs_default_init_distributions() -> None:
+    net = build("tss", "|nor_conv_3x3~0|+|none~0|none~1|+|none~0|none~1|none~2|", "cifar10", 0)
+    convs = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+    bns = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    stem = convs[0]  # 3 -> 16 channels, 3 x 3: fan_in 27, bound 1/sqrt(27) = 0.19245
+    assert stem.weight.abs().max() <= 0.19245 and stem.weight.abs().max() > 0.18
+    big = max(convs, key=lambda m: m.weight.numel())  # 64 -> 64, 3 x 3: fan_in 576
+    bound, w = 1 / 24.0, big.weight.detach()
+    assert float(w.abs().max()) <= bound
+    assert float(w.std()) == pytest.approx(bound / math.sqrt(3), rel=0.02)  # U(-b, b)
+    assert abs(float(w.mean())) < 0.002
+    head = net.classifier  # 64 -> 10 linear: weight and bias bound 1/8
+    bias = head.bias.detach().abs().max()
+    assert float(bias) <= 0.125 and float(bias) > 0.05
+    for bn in bns:
+        if bn.weight is not None:
+            assert torch.all(bn.weight == 1) and torch.all(bn.bias == 0)
+        assert torch.all(bn.running_mean == 0) and torch.all(bn.running_var == 1)
+
+
+@pytest.mark.parametrize("index", [0, 4708, 11343])
+def test_the_local_generator_build_reproduces_the_shipped_scores(index: int) -> None:
+    # the shipped scores were computed with the earlier build (manual_seed inside fork_rng);
+    # the local-generator init draws the same weights, so synflow, params and FLOPs are equal
+    from nasfilter.zerocost.scorefile import packaged_scores
+
+    shipped = packaged_scores("tss", "cifar10")
+    got = score_arch("tss", index, "cifar10", parse_proxies("synflow,params,flops"))
+    for name in ("synflow", "params", "flops"):
+        if shipped.computed[name][index]:
+            assert np.float32(got[name][0]) == shipped.values[name][index], name

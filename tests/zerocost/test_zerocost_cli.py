@@ -175,3 +175,57 @@ def test_parse_proxies_defaults_to_every_registered_one() -> None:
         "params",
         "flops",
     ]
+
+
+@pytest.fixture
+def fake_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> np.ndarray:
+    """A shipped tss/ImageNet16-120 file (seed 0) whose params are 1000 + index: values no
+    computation gives (the real ones are < 2 M), so a reused score is told from a fresh one."""
+    import hashlib
+
+    from nasfilter.bench.datasets import get_dataset
+    from nasfilter.bench.spaces import get_space
+    from nasfilter.zerocost import scorefile
+    from nasfilter.zerocost.compute import Scores
+
+    fake = (1000.0 + np.arange(15625)).astype(np.float32)
+    scores = Scores(get_space("tss"), get_dataset("ImageNet16-120"), 0)
+    scores.values["params"] = fake
+    scores.computed["params"] = np.ones(15625, dtype=bool)
+    scores.seconds["params"] = np.full(15625, 0.25, dtype=np.float32)
+    path = scorefile.save_scores(scores, tmp_path / "ship" / "tss-ImageNet16-120.npz")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    monkeypatch.setattr(scorefile, "DATA_DIR", path.parent)
+    monkeypatch.setattr(scorefile, "SHA256", {"tss-ImageNet16-120.npz": digest})
+    scorefile.packaged_scores.cache_clear()
+    yield fake
+    scorefile.packaged_scores.cache_clear()
+
+
+def test_cli_reuses_shipped_scores_unless_archs_asks_for_fresh_ones(
+    tmp_path: Path, fake_shipped: np.ndarray, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["zero-cost", "--space", "tss", "--dataset", "ImageNet16-120", "--proxies", "params"]
+    out = tmp_path / "reused.npz"
+    assert main([*base, "--export", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "reused    params 15625 archs from package data" in text
+    f = load_scores(out, "tss", "ImageNet16-120")
+    assert f.values["params"][[0, 17, 15624]].tolist() == [1000.0, 1017.0, 16624.0]
+    assert f.computed["params"].all() and f.seconds["params"][5] == 0.25
+    fresh = tmp_path / "fresh.npz"
+    assert main([*base, "--archs", "3,17", "--export", str(fresh), "--quiet", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["from_package_data"] == {}
+    g = load_scores(fresh, "tss", "ImageNet16-120")
+    assert 0.05 < g.values["params"][17] < 2.0  # computed afresh: the network's real count
+
+
+def test_shipped_table_matches_space_dataset_seed_and_proxy(fake_shipped: np.ndarray) -> None:
+    from nasfilter.zerocost.scorefile import shipped_table
+
+    table, counts = shipped_table("tss", "ImageNet16-120", 0, ["params", "synflow"])
+    assert counts == {"params": 15625} and table[4, "params"] == (1004.0, 0.25)
+    assert shipped_table("tss", "ImageNet16-120", 1, ["params"]) == ({}, {})  # another seed
+    assert shipped_table("tss", "cifar100", 0, ["params"]) == ({}, {})  # none ships
+    assert shipped_table("tss", "ImageNet16-120", 0, ["snip"]) == ({}, {})

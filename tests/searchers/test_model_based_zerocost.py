@@ -1,0 +1,76 @@
+"""model-based[zerocost=...]: a zero-cost score as an accuracy feature, read and charged
+through the metered problem (tss; the shipped synflow scores)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nasfilter.bench.tss_real import tss_table
+from nasfilter.oracle.measured import measured_proxy
+from nasfilter.runs.runner import make_problem, run_search
+from nasfilter.searchers import make_searcher
+from nasfilter.searchers.features import zerocost_columns
+from nasfilter.zerocost.scorefile import packaged_scores
+
+
+def _run(spec: str, budget: float) -> tuple[object, object, dict[str, np.ndarray]]:
+    problem = make_problem(tss_table("cifar10"), budget, 0, proxy=measured_proxy("2080ti"))
+    searcher = make_searcher(spec)
+    result = run_search(searcher, problem)
+    return searcher, problem, result.events
+
+
+def test_the_score_of_every_architecture_is_read_charged_and_a_feature() -> None:
+    searcher, problem, ev = _run("model-based[zerocost=synflow]", 3_000.0)
+    scores = packaged_scores("tss", "cifar10")
+    cost = float(np.median(scores.seconds["synflow"][scores.computed["synflow"]]))
+    zc = ev["kind"] == "zerocost"
+    assert zc.sum() == 15625 == searcher.zerocost_read
+    assert sorted(ev["index"][zc].tolist()) == list(range(15625))
+    assert ev["cost"][zc].sum() == pytest.approx(15625 * cost)  # each charged once
+    assert problem.zerocost.seconds == pytest.approx(15625 * cost)
+    assert np.flatnonzero(zc).max() < np.flatnonzero(ev["kind"] == "evaluate").min()
+    x = searcher._x
+    assert x.shape == (15625, 32 + 3)
+    synflow = scores.values["synflow"].astype(np.float64)
+    ok = np.isfinite(synflow)
+    z = (synflow[ok] - synflow[ok].mean()) / synflow[ok].std()
+    np.testing.assert_allclose(x[ok, 32], z, rtol=1e-9, atol=1e-12)
+    assert (x[~ok, 34] == 1).all() and (x[ok, 34] == 0).all() and (~ok).sum() == 341
+
+
+def test_a_budget_that_ends_first_leaves_a_uniform_partial_read() -> None:
+    scores = packaged_scores("tss", "cifar10")
+    cost = float(np.median(scores.seconds["synflow"][scores.computed["synflow"]]))
+    searcher, _, ev = _run("model-based[zerocost=synflow]", 100 * cost - 1e-6)
+    zc = ev["kind"] == "zerocost"
+    assert searcher.zerocost_read == zc.sum() == 100  # started at 0, cost, ..., 99 cost
+    assert len(set(ev["index"][zc].tolist())) == 100 and (ev["kind"] == "evaluate").sum() == 0
+
+
+def test_without_zerocost_nothing_is_read() -> None:
+    searcher, problem, ev = _run("model-based", 3_000.0)
+    assert problem.zerocost.n_queries == 0 and searcher._x.shape == (15625, 32)
+    assert "zerocost" not in ev["kind"].tolist()
+
+
+def test_zerocost_columns_by_hand_and_bad_input() -> None:
+    cols = zerocost_columns(np.array([1.0, 3.0, np.nan, np.nan]), np.array([1, 1, 1, 0], bool))
+    # finite 1, 3: mean 2, sd 1 -> -1, 1; undefined -> the lowest, -1; unanswered -> 0
+    assert cols.tolist() == [[-1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [-1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+    with pytest.raises(ValueError, match="no finite zero-cost score"):
+        zerocost_columns(np.array([np.nan]), np.array([True]))
+    with pytest.raises(ValueError, match=r"unknown zero-cost proxy 'nope'.*synflow"):
+        make_searcher("model-based[zerocost=nope]")
+
+
+def test_a_space_without_shipped_scores_is_refused_naming_it() -> None:
+    from nasfilter.bench.surrogate import embedded_table
+    from nasfilter.oracle import proxy_table
+
+    problem = make_problem(
+        embedded_table("cifar10"), 3_000.0, 0, proxy=proxy_table("roofline", "v100", "cifar10")
+    )
+    with pytest.raises(ValueError, match="no zero-cost scores ship for sss/cifar10"):
+        run_search(make_searcher("model-based[zerocost=synflow]"), problem)
