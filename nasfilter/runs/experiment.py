@@ -139,11 +139,10 @@ def search(
         max_idle=max_idle,
         workers=workers,
     )
-    if proxy is None:  # the throughput axis of the front: the table's space's default oracle
+    if proxy is None:  # the front's throughput axis: the table's space's default oracle
         oracle, device = SPACE_DEFAULT_ORACLE[table.space.name]
-        proxy = spec_proxy(
-            RunSpec("random", dataset=table.dataset.name, oracle=oracle, device=device)
-        )
+        spec = RunSpec("random", dataset=table.dataset.name, oracle=oracle, device=device)
+        proxy = spec_proxy(spec)
     return score_search(record, table, proxy, problem.budget.horizon)
 
 

@@ -92,9 +92,8 @@ def _fast_index(arch: ArchLike, table: BenchmarkTable) -> int:
 
 
 def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:
-    """Raise ValueError, naming both, when ``proxy`` records a dataset other than
-    ``table``'s (its networks then have other input sizes and classes). A :class:`Problem`
-    is never built with such a pair: its constructor calls this."""
+    """ValueError naming both when ``proxy`` records another dataset than ``table``
+    (other input sizes and classes); a :class:`Problem` is never built with such a pair."""
     recorded = proxy.provenance.get("dataset")
     if recorded is not None and recorded != table.dataset.name:
         raise ValueError(
@@ -126,8 +125,7 @@ def _check_inputs(
             raise ValueError(
                 f"the proxy {proxy.label!r} is of the {proxy.space.name} space "
                 f"({proxy.space.title}) but the table {table.label!r} is of the "
-                f"{table.space.name} space ({table.space.title}); use a proxy of the table's "
-                "space"
+                f"{table.space.name} space ({table.space.title}); use a proxy of its space"
             )
     if not (
         isinstance(proxy_cost, (int, float, np.integer, np.floating))
