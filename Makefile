@@ -47,9 +47,10 @@ pytest: $(STAMP) browser
 test: lint typecheck pytest
 
 # The quick loop while working (no browser needed): leaves out the tests marked slow, browser
-# or ray (pyproject.toml lists the markers; docs/testing.md says what each covers).
+# or ray (pyproject.toml lists the markers; docs/testing.md says what each covers), in two
+# processes (pytest-xdist), one per core of these machines.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow and not browser and not ray"
+	$(BIN)/python -m pytest -q -n 2 -m "not slow and not browser and not ray"
 
 # The core only: the demo names the peers it leaves out for a missing extra (Optuna's).
 demo: $(CORE)
