@@ -31,7 +31,7 @@ import warnings
 from typing import Any
 
 from nasfilter.bench.datasets import DATASETS, Dataset, get_dataset
-from nasfilter.bench.lookup import load_table
+from nasfilter.bench.lookup import gone, load_table
 from nasfilter.bench.spaces import SSS, TSS, Space, get_space
 from nasfilter.bench.spaces.sss import Arch, as_arch
 from nasfilter.bench.table import BenchmarkTable, MissingArchitectureError, Provenance
@@ -95,16 +95,6 @@ _LAZY = {
 # DeprecationWarning on access): ``nasfilter.N_ARCHS`` is ``nasfilter.SSS.size``.
 _MOVED = {"N_ARCHS": ("SSS.size", SSS.size), "CHANNEL_CHOICES": ("SSS.choices", SSS.choices)}
 
-# Spellings that went (issue 30: one face to load a table, one to name a proxy) -> the face
-# (nasfilter.runs.inputs.GONE says the same for the modules they lived in).
-GONE = {
-    "embedded_table": "nasfilter.load_table('synthetic', dataset)",
-    "cached_table": "nasfilter.load_table(name_or_path, dataset)",
-    "load_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
-    "cached_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
-}
-
-
 def __getattr__(name: str) -> Any:
     """Import a lazy entry point (:data:`_LAZY`) on first access."""
     if name in _MOVED:
@@ -118,12 +108,7 @@ def __getattr__(name: str) -> Any:
         return value
     module = _LAZY.get(name)
     if module is None:
-        if name in GONE:
-            raise AttributeError(
-                f"nasfilter.{name} is gone: load a table with nasfilter.load_table and name "
-                f"a proxy with nasfilter.proxy_table; here: {GONE[name]}"
-            )
-        raise AttributeError(f"module 'nasfilter' has no attribute {name!r}")
+        raise gone(__name__, name)  # a spelling that went names its replacement
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

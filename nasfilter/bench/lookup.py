@@ -124,3 +124,24 @@ def full_table(folder: str | os.PathLike[str], dataset: str) -> BenchmarkTable:
                 "that holds it"
             )
     return compact_table(bench, ds.name)
+
+
+# The spellings that went when a table got one face to load it and a proxy one to name it,
+# each with the face that replaces it; nasfilter, runs.inputs and runs.experiment name them.
+GONE = {
+    "embedded_table": "nasfilter.load_table('synthetic', dataset)",
+    "cached_table": "nasfilter.load_table(name_or_path, dataset)",
+    "load_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
+    "cached_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
+}
+
+
+def gone(module: str, name: str) -> AttributeError:
+    """The AttributeError for ``module.name``: a spelling that went (:data:`GONE`), naming
+    its replacement; any other name, the usual error."""
+    if name not in GONE:
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    return AttributeError(
+        f"{module}.{name} is gone: load a table with nasfilter.load_table and name a proxy "
+        f"with nasfilter.proxy_table; here: {GONE[name]}"
+    )

@@ -10,7 +10,7 @@ over seeds, says how many seeds each method ran.
 Speed (the goal: ``make demo`` within 15 s on 2 cores, ``benchmarks/bench_demo.py``): the
 peers take nearly all the time (a model refit or an Optuna trial per proposal), so they run
 first, spread over the processes, on fewer seeds; the processes are forked where that is
-safe (:func:`~nasfilter.runs.experiment.pool_context`) once the inputs are loaded, so that they
+safe (:func:`~nasfilter.runs.worker_process.pool_context`) once the inputs are loaded, so that they
 start with them; each worker process uses one BLAS thread (the processes fill the CPUs; the
 runs' results are the same, as they are for any ``--jobs``).
 """
@@ -138,9 +138,10 @@ def _at_fractions(specs: list[Any]) -> list[Any]:
 @contextmanager
 def _pool(jobs: int, preload: Any, load: Callable[[], Any]) -> Iterator[tuple[Any, Any]]:
     """(the worker processes of the runs, what ``load`` returns): None for one job (the
-    runs are made in this process). Forked workers (:func:`~nasfilter.runs.experiment.pool_context`)
-    start once this process has loaded the inputs, which they inherit; spawned ones start
-    first and load ``preload``'s inputs while this one loads them too. Each worker uses one
+    runs are made in this process). Forked workers
+    (:func:`~nasfilter.runs.worker_process.pool_context`) start once this process has loaded
+    the inputs, which they inherit; spawned ones start first and load ``preload``'s inputs
+    while this one loads them too. Each worker uses one
     BLAS thread (:func:`_one_blas_thread`)."""
 
     if jobs == 1:

@@ -15,16 +15,9 @@ hands it to the storage with its scores (:func:`~nasfilter.runs.results.store_ru
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
-import sys
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.context import BaseContext
 from typing import Any
 
 import numpy as np
@@ -33,7 +26,6 @@ from tqdm import tqdm
 from nasfilter.bench.proxy import SPACE_DEFAULT_ORACLE, ProxyTable
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.filters import Filter, make_filter
-from nasfilter.runs.blas_threads import apply_thread_env
 from nasfilter.runs.fronts import SearchRun, score_search
 from nasfilter.runs.inputs import (
     FileIdentity,
@@ -60,6 +52,13 @@ from nasfilter.runs.records import (
 from nasfilter.runs.results import score_record, store_run
 from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.runs.storage.base import Storage
+from nasfilter.runs.worker_process import (
+    WorkerDied,
+    default_jobs,
+    fork_blocker,
+    pool_context,
+    worker_init,
+)
 from nasfilter.runs.worker_start import MainGuardError, check_picklable, main_reimport
 from nasfilter.searchers import Searcher, make_searcher
 from nasfilter.sim.problem import DEFAULT_PROXY_COST, Budget, Problem
@@ -188,68 +187,6 @@ def _run_task(task: tuple[RunSpec, int]) -> ScoredRun:
     return run_one(*task)
 
 
-PARENT_POLL_SECONDS = 0.5  # how often a worker checks that its parent is still alive
-
-
-def _exit_when_orphaned(parent: int, poll: float) -> None:
-    """Exit this worker soon after its parent process dies (runs in a daemon thread).
-
-    A worker whose parent was killed (SIGKILL, out of memory) would otherwise block for
-    ever writing its result to a pipe it also holds the read end of, and leak.
-    """
-    while os.getppid() == parent:
-        time.sleep(poll)
-    os._exit(1)
-
-
-def _worker_init() -> None:
-    # Ctrl-C goes to the whole process group; only the parent handles it, so that it can
-    # stop handing out work and leave the database consistent.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    apply_thread_env()  # a forked worker takes the BLAS thread count asked of it, too
-    threading.Thread(
-        target=_exit_when_orphaned,
-        args=(os.getppid(), PARENT_POLL_SECONDS),
-        name="nasfilter-orphan-watch",
-        daemon=True,
-    ).start()
-
-
-FORK_UNSAFE = ("torch", "onnxruntime", "ray", "tensorflow")  # modules that rule out a fork
-
-
-def fork_blocker() -> str | None:
-    """Why :func:`pool_context` will not fork here (None when it forks)."""
-    if sys.platform != "linux":
-        return f"fork is unsafe on {sys.platform}"
-    if threading.active_count() != 1:
-        n = threading.active_count()
-        return f"{n} threads run in this process, and a fork copies their locks"
-    loaded = [name for name in FORK_UNSAFE if name in sys.modules]
-    if loaded:
-        return f"{loaded[0]} was imported, and its thread pool can hang a forked worker"
-    return None
-
-
-def pool_context() -> BaseContext:
-    """How :func:`run_grids` starts its own workers: forked on Linux from a process running
-    no other Python thread, so that they begin with this process's imports and the inputs
-    it loaded while planning (about 1.3 CPU s less each than a fresh interpreter); spawned
-    elsewhere, or while a thread runs (a progress bar's monitor, say), which a fork could
-    copy in the middle of holding a lock. Runs are pure functions of (spec, seed), so
-    either way gives the same results. A process that has imported a library running its
-    own native thread pool (:data:`FORK_UNSAFE`: torch, say, whose forked children can hang
-    in it) spawns too. :func:`fork_blocker` says why it spawns; a spawned worker imports
-    the main script again, which :func:`nasfilter.runs.worker_start.main_reimport` checks."""
-    if fork_blocker() is None:
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
-class WorkerDied(RuntimeError):
-    """A worker process died (killed, or out of memory); completed runs are kept."""
-
-
 def start_pool(jobs: int, preload: RunSpec | None = None) -> ProcessPoolExecutor:
     """A pool of ``jobs`` worker processes for :func:`run_grids`, started now, forked or
     spawned by :func:`pool_context`: forked ones begin with this process's imports and
@@ -269,7 +206,7 @@ def _started_pool(
     :func:`~nasfilter.runs.worker_start.main_reimport`)."""
     context = pool_context()
     with main_reimport(context, fork_blocker() or "asked for", sent, caller):
-        pool = ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=_worker_init)
+        pool = ProcessPoolExecutor(max_workers=size, mp_context=context, initializer=worker_init)
         for _ in range(size):  # each submission starts a process while none is idle
             pool.submit(_preload, preload)
     return pool
@@ -457,14 +394,6 @@ def _run_tasks(
         finally:
             inner.close()
     return runs
-
-
-def default_jobs() -> int:
-    """Worker processes to use by default: the CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover (not Linux)
-        return max(1, os.cpu_count() or 1)
 
 
 def __getattr__(name: str) -> Any:

@@ -3,7 +3,7 @@ reference (:func:`inputs`), and what identifies them (:func:`provenance`).
 
 The per-process caches key on a file's identity (resolved path, size, mtime), so a table
 rewritten in place is loaded afresh. Every path through here checks that the table and the
-proxy are of one dataset (:func:`nasfilter.sim.problem.check_same_dataset`, the check a
+proxy are of one dataset (:func:`nasfilter.sim.inputs_check.check_same_dataset`, the check a
 :class:`~nasfilter.sim.problem.Problem` is built with).
 """
 
@@ -22,13 +22,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from nasfilter.bench.fullbench.layout import INDEX_FILE
-from nasfilter.bench.lookup import load_table, table_name
+from nasfilter.bench.lookup import gone, load_table, table_name
 from nasfilter.bench.proxy import ProxyTable
 from nasfilter.bench.table import ARRAY_COLUMNS, BenchmarkTable
 from nasfilter.oracle import proxy_table
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.records import RunSpec
-from nasfilter.sim.problem import check_same_dataset
+from nasfilter.sim.inputs_check import check_same_dataset
 
 FileIdentity = tuple[str, int, int] | None  # (resolved path, size, mtime in ns), or None
 
@@ -183,27 +183,6 @@ def clear_caches() -> None:
     """Empty this process's caches of tables, proxies and front references (tests)."""
     for cached in (_table_at, _proxy_at, _reference_at):
         cached.cache_clear()
-
-
-# The spellings that went (issue 30: one face to load a table, one to name a proxy), each
-# with the face that replaces it; nasfilter, this module and the experiment module name it.
-GONE = {
-    "embedded_table": "nasfilter.load_table('synthetic', dataset)",
-    "cached_table": "nasfilter.load_table(name_or_path, dataset)",
-    "load_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
-    "cached_proxy": "nasfilter.proxy_table(oracle, device, dataset, cache)",
-}
-
-
-def gone(module: str, name: str) -> AttributeError:
-    """The AttributeError for ``module.name``: a spelling that went (:data:`GONE`), naming
-    its replacement; any other name, the usual error."""
-    if name not in GONE:
-        return AttributeError(f"module {module!r} has no attribute {name!r}")
-    return AttributeError(
-        f"{module}.{name} is gone: load a table with nasfilter.load_table and name a proxy "
-        f"with nasfilter.proxy_table; here: {GONE[name]}"
-    )
 
 
 def __getattr__(name: str) -> Any:

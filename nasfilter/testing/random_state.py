@@ -18,7 +18,7 @@ import numpy as np
 def _torch() -> Any:
     """torch when this process has imported it, else None. The check never imports torch
     itself: importing it would make every later experiment spawn its workers instead of
-    forking them (:func:`nasfilter.runs.experiment.fork_blocker`), and a plugin that uses torch
+    forking them (:func:`nasfilter.runs.worker_process.fork_blocker`), and a plugin that uses torch
     has imported it before its check runs."""
     return sys.modules.get("torch")
 

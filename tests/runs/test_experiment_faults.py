@@ -33,11 +33,11 @@ REPO = Path(__file__).parent.resolve().parents[1]
 ORPHAN_SCRIPT = """
 import multiprocessing, os, sys, time
 from concurrent.futures import ProcessPoolExecutor
-from nasfilter.runs.experiment import _worker_init
+from nasfilter.runs.worker_process import worker_init
 
 if __name__ == "__main__":
     ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(1, mp_context=ctx, initializer=_worker_init)
+    pool = ProcessPoolExecutor(1, mp_context=ctx, initializer=worker_init)
     print(pool.submit(os.getpid).result(), flush=True)
     pool.submit(time.sleep, 120)
     time.sleep(120)

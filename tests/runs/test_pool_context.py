@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from nasfilter.runs import experiment
+from nasfilter.runs import experiment, worker_process
 from nasfilter.runs.experiment import RunSpec, pool_context, run_experiment
 
 
@@ -17,7 +17,7 @@ from nasfilter.runs.experiment import RunSpec, pool_context, run_experiment
 def test_a_single_threaded_linux_process_forks_and_a_threaded_one_spawns(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for name in experiment.FORK_UNSAFE:  # earlier tests of this process may have imported them
+    for name in worker_process.FORK_UNSAFE:  # earlier tests of this process may have imported them
         monkeypatch.delitem(sys.modules, name, raising=False)
     before = pool_context().get_start_method()
     stop = threading.Event()
@@ -29,13 +29,13 @@ def test_a_single_threaded_linux_process_forks_and_a_threaded_one_spawns(
         stop.set()
         helper.join()
     assert before == ("fork" if threading.active_count() == 1 else "spawn")
-    monkeypatch.setattr(experiment.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(worker_process.threading, "active_count", lambda: 1)
     assert pool_context().get_start_method() == "fork"
     monkeypatch.setitem(sys.modules, "torch", sys.modules["threading"])  # as if imported
     assert pool_context().get_start_method() == "spawn"  # its thread pool rules out a fork
     monkeypatch.delitem(sys.modules, "torch")
     assert pool_context().get_start_method() == "fork"
-    monkeypatch.setattr(experiment.sys, "platform", "darwin")
+    monkeypatch.setattr(worker_process.sys, "platform", "darwin")
     assert pool_context().get_start_method() == "spawn"  # macOS: fork is unsafe there
 
 
