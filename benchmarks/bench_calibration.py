@@ -9,7 +9,7 @@ analysis (timm on the meta device), remembered in the survey's profile cache (th
 analyses every model once, a few minutes). Without
 timm these rows fail with the reason.
 
-The tss cells (issue 32): each of the four cell GPUs left out of the cells' fit and predicted
+The tss cells: each of the four cell GPUs left out of the cells' fit and predicted
 at batch 1 (goal MdAPE <= 20 %) and 256 (MdAPE <= 12 %, Spearman >= 0.95), the plain roofline
 beside it; and the time to predict all 15625 cells and all 32768 sss networks on one device
 (goal < 0.5 s).

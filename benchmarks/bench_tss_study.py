@@ -4,7 +4,7 @@ measured on the RTX 2080 Ti at batch 256), except one modelled validation pass p
 evaluation and the 2 s charged per proxy query.
 
 Nine seeds (0-8), all three datasets, scored by the hp-200 validation accuracy (seed mean)
-against the true accuracy–throughput front, at 20,000 s. Goals, per dataset (issue 31): the
+against the true accuracy–throughput front, at 20,000 s. Goals, per dataset: the
 best method's mean HV ratio >= 0.99 and above Optuna NSGA-II, random search, REINFORCE
 (MnasNet reward) and approximate filtering; and a method combining a fidelity with the
 measured hardware signal, or the two real fidelities, above the best single-fidelity method

@@ -1,4 +1,4 @@
-"""Rebuild the shipped tss data, nasfilter/data/nats_tss_real/, from ../shared/data/nats-tss-real.
+"""Rebuild the shipped tss data, nasfilter/data/nats_tss_real/, from a folder of its sources.
 
 Every array is copied bit for bit (the source's float32 / int8 / bool), only regrouped into
 three compressed ``.npz`` files written deterministically (fixed zip timestamps), so a rebuild

@@ -1,4 +1,4 @@
-"""How the tss study's "model-based, layers (designed on cifar10)" was chosen (issue 31's goal of
+"""How the tss study's "model-based, layers (designed on cifar10)" was chosen (the goal of
 a mean HV ratio >= 0.99 at 20,000 s on cifar100 and ImageNet16-120), on cifar10 only.
 
 20,000 s buys about 30 hp-12 evaluations on ImageNet16-120 and about 90 on cifar100 (median

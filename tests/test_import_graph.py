@@ -162,7 +162,7 @@ def test_every_subpackage_has_its_place_in_the_layer_order() -> None:
     assert subpackages == set(LAYERS)
 
 
-# Issue 30: the top of nasfilter/ holds only generic leaves (and __init__, __main__); every
+# The top of nasfilter/ holds only generic leaves (and __init__, __main__); every
 # other module sits in its layer's subpackage.
 MAX_TOP_LEVEL_MODULES = 12
 

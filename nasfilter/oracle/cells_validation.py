@@ -32,7 +32,8 @@ from nasfilter.oracle.cells import (
 )
 from nasfilter.oracle.gpumodel import GpuModelParams
 
-# The goals of issue 32 on a held-out GPU's cells: MdAPE and Spearman at batch 256, MdAPE at 1.
+# The goals on a held-out GPU's cells (docs/gpu-model.md): MdAPE and Spearman at batch 256,
+# MdAPE at batch 1.
 GOAL_B256_MDAPE = 12.0
 GOAL_B256_SPEARMAN = 0.95
 GOAL_B1_MDAPE = 20.0
@@ -81,7 +82,7 @@ def timm_only() -> list[dict[str, Any]]:
 
 
 def meets_goal(record: dict[str, Any]) -> bool | None:
-    """Whether a held-out record meets issue 32's goal at its batch (None at batch 32)."""
+    """Whether a held-out record meets the held-out goal at its batch (None at batch 32)."""
     got = record["calibrated"]
     if record["batch"] == 256:
         return bool(

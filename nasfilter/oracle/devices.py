@@ -124,7 +124,7 @@ DEVICES: dict[str, DeviceSpec] = {
         "24 GB GDDR6X, 1008 GB/s, 165.2 TFLOP/s FP16 tensor with FP32 accumulate (330.3 with "
         "FP16 accumulate); docs/facts.md §7",
     ),
-    # The four GPUs of the tss cells' latencies (HELP, issue 31); reference-board boost clocks.
+    # The four GPUs of the tss cells' latencies (HELP); reference-board boost clocks.
     # Pascal (GP102) has no tensor cores and runs FP16 arithmetic at 1/64 of its FP32 rate:
     # its peak_flops is that CUDA-core FP16 rate, and FP32 networks run at fp32_peak_flops.
     "gtx1080ti": DeviceSpec(

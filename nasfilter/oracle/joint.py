@@ -13,7 +13,7 @@ nothing of ``tensor_efficiency``; nothing else is per generation.
 Each source weighs the same in the loss: the cells' residuals (four GPUs x three batches x
 15625 networks) are scaled by ``sqrt(n_timm / n_cells)``.
 
-:func:`validate_joint` holds it out the ways issue 32 asks: each of the six GPUs left out of
+:func:`validate_joint` holds it out two ways: each of the six GPUs left out of
 the fit in turn (RTX 3090 and 4090 from timm, four cell GPUs), and each source left out
 (timm only -> cells, cells only -> timm), with the plain roofline beside each.
 """

@@ -1,4 +1,4 @@
-"""The full-fidelity ``convert`` under hostile inputs (issue 29): ``--force`` never deletes a
+"""The full-fidelity ``convert`` under hostile inputs: ``--force`` never deletes a
 user's folder, a decompression bomb or a damaged record is refused in one line naming the
 file, bad values are refused naming the record and field, and SIGTERM or a killed process
 leaves no hidden staging folder behind."""

@@ -1,4 +1,4 @@
-"""A damaged benchmark folder (issue 29) is refused in one line naming the file, never served:
+"""A damaged benchmark folder is refused in one line naming the file, never served:
 its index lists every array's shape, dtype and sha256, checked when an array is first used.
 Also: resuming on the same folder is not refused for a timestamp, and a reduction factor
 that would make millions of rungs is refused naming the bound."""

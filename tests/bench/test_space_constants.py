@@ -1,4 +1,4 @@
-"""The size space's module constants stay in its definition (issue 30, "the search space as a
+"""The size space's module constants stay in its definition ("the search space as a
 value"): no module of ``nasfilter`` outside ``nasfilter/bench/spaces/`` names ``N_ARCHS``,
 ``CHANNEL_CHOICES``, ``N_LAYERS`` or ``N_CHOICES``; code reads the space value instead
 (``table.space.size``, ``SSS.size``, ``SSS.choices``, ``SSS.n_positions``).

@@ -139,7 +139,7 @@ def test_fit_recovers_known_figures_from_synthetic_data(tmp_path: Path) -> None:
     sset = cal.build_samples(files, _source(tables))
     assert len(sset.samples) == 80
     result = cal.fit(sset)
-    for name in TIMM_FIGURES:  # the cell figures (issue 32) are fitted on the tss cells
+    for name in TIMM_FIGURES:  # the cell figures are fitted on the tss cells
         assert getattr(result.params, name) == pytest.approx(getattr(TRUE, name), rel=1e-3), name
     assert result.rms_log_error < 1e-6 and result.provenance["at_bound"] == []
     figures = cal.scores(cal.predict(sset, result.params), cal.measured(sset))

@@ -170,7 +170,7 @@ def test_a_data_sheet_device_file_predicts_a_gpu_left_out_of_the_fit(tmp_path: P
     """The Titan Xp from its data sheet alone (typed here from NVIDIA's spec page: 3840 CUDA
     cores x 2 x 1.582 GHz = 12.15 TFLOP/s FP32, 547.6 GB/s, 30 SMs, 12 GB, 3 MB L2, no tensor
     cores), with the cell figures fitted on the three other GPUs only, against HELP's measured
-    Titan Xp latencies: issue 32's goals for a GPU left out."""
+    Titan Xp latencies: the goals for a GPU left out (docs/gpu-model.md)."""
     from nasfilter.bench.tss_data import load_latency
     from nasfilter.oracle.calibrated import CalibratedBackend, Calibration
 

@@ -1,4 +1,4 @@
-"""Outputs that fail half-way leave nothing partial (issue 29): ``reproduce`` on a full disk
+"""Outputs that fail half-way leave nothing partial: ``reproduce`` on a full disk
 removes what it wrote, and ``profile --out`` never writes over a folder named like one of its
 files."""
 

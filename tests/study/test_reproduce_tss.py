@@ -62,7 +62,7 @@ def test_fig3_numbers_equal_help_latency_and_issue_31(out: Path) -> None:
     work = throughput * shared_tss("cifar10_flops_M").astype(np.float64)  # ∝ utilization
     expected = pareto_max(throughput, work)
     assert fig3["pareto_set"] == expected and fig3["pareto_set_size"] == 10
-    # issue 31's first look: Spearman 0.694 on CIFAR-10, 2080 Ti, batch 256
+    # the published first look at the data: Spearman 0.694 on CIFAR-10, 2080 Ti, batch 256
     assert round(fig3["spearman_utilization_accuracy"], 3) == 0.694
 
 

@@ -1,4 +1,4 @@
-"""Issue 31's goal attempt: "model-based, layers (designed on cifar10)", chosen by
+"""The attempt at HV >= 0.99 at 20,000 s: "model-based, layers (designed on cifar10)", chosen by
 scripts/tss_design.py on cifar10 only (seeds 100-114), is one of the study's compared methods,
 and on cifar10 at the ImageNet16-120-sized budget it beats the default model-based searcher."""
 

@@ -1,7 +1,8 @@
 """The tss study on several GPUs at batch 1 and 32 (``reproduce --space tss --device A B
 --oracle 'measured[batch=B]'``), the tables ``scripts/update_tss_docs.py --more`` writes from it,
-and the committed docs/tss-results.md section, against independent references: issue 31's
-published Spearman at batch 1 and Pareto sets computed here from HELP's latencies with numpy."""
+and the committed docs/tss-results.md section, against independent references: the
+Spearman first reported for this data at batch 1, and Pareto sets computed here from HELP's
+latencies with numpy."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def test_blocks_per_gpu_at_the_named_batch(out: Path) -> None:
     blocks = json.loads((out / "summary.json").read_text())["blocks"]
     assert [(b["device"], b["batch"], b["seeds"]) for b in blocks] == [
         ("2080ti", 1, [0, 1]), ("titanxp", 1, [0, 1])]
-    # issue 31's first look, batch 1 on CIFAR-10: 0.517 (2080 Ti) and 0.521 (Titan Xp), with
+    # the first look at the data, batch 1 on CIFAR-10: 0.517 (2080 Ti) and 0.521 (Titan Xp), with
     # every seed record; the study leaves out the ones NATS-Bench issue #36 flags (+0.0002)
     rho = [b["fig3"]["spearman_utilization_accuracy"] for b in blocks]
     assert rho == pytest.approx([0.517, 0.521], abs=1e-3)
@@ -99,7 +100,7 @@ def test_the_committed_section_agrees_with_helps_latencies() -> None:
     text = section(REPO / "docs" / "tss-results.md", MORE)
     b256, b1 = _fig3_rows(text, 256), _fig3_rows(text, 1)
     assert {g for _, g in b256} == {"1080ti", "titanx"} and len(b256) == 6
-    assert b1[("cifar10", "2080ti")][1] == pytest.approx(0.517, abs=1e-3)  # issue 31
+    assert b1[("cifar10", "2080ti")][1] == pytest.approx(0.517, abs=1e-3)  # first reported
     assert b1[("cifar10", "titanxp")][1] == pytest.approx(0.521, abs=1.001e-3)
     for device in ("1080ti", "titanx"):
         assert b256[("cifar10", device)][0] == _pareto_size(device, 256)
