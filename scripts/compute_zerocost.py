@@ -14,6 +14,11 @@ scores the ``--cheap`` proxies on the whole order (until ``--until``). Omit the 
 the end; ``--full 0 --cheap all`` computes everything. Each score goes to the cache as it is
 computed, with its CPU seconds; torch runs on one thread.
 
+``seed`` primes the cache from the shipped package file (its computed scores and their CPU
+seconds), so that a run continues where the shipped file ends instead of recomputing it::
+
+    python scripts/compute_zerocost.py seed --space tss --dataset cifar100 --cache ~/zc-cache
+
 ``pack`` writes ``nasfilter/data/zerocost/<space>-<dataset>.npz`` (float32 arrays, NaN where
 not computed or undefined; only the proxies computed for at least one architecture) and
 refreshes ``SHA256SUMS`` beside it.
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import sys
 import time
 from pathlib import Path
@@ -108,6 +114,35 @@ def pack(args: argparse.Namespace) -> None:
     print(f"wrote {out}")
 
 
+def seed(args: argparse.Namespace) -> None:
+    from nasfilter.bench.datasets import get_dataset
+    from nasfilter.bench.spaces import get_space
+    from nasfilter.zerocost.compute import cache_path, read_cache
+    from nasfilter.zerocost.scorefile import packaged_scores
+
+    sp, ds = get_space(args.space), get_dataset(args.dataset)
+    shipped = packaged_scores(sp.name, ds.name)
+    if shipped.seed != args.seed:
+        raise SystemExit(f"the shipped file has seed {shipped.seed}, not --seed {args.seed}")
+    path = cache_path(args.cache, sp, ds, args.seed)
+    have = read_cache(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    added = 0
+    with path.open("a", encoding="utf-8") as handle:
+        for name in shipped.proxies:
+            for arch in np.flatnonzero(shipped.computed[name]).tolist():
+                if (arch, name) not in have:
+                    row = {
+                        "arch": arch,
+                        "proxy": name,
+                        "score": float(shipped.values[name][arch]),
+                        "seconds": float(shipped.seconds[name][arch]),
+                    }
+                    handle.write(json.dumps(row) + "\n")
+                    added += 1
+    print(f"seeded {added} scores from the shipped {sp.name}-{ds.name} file into {path}")
+
+
 def compute_cached(args: argparse.Namespace, walk: np.ndarray):  # type: ignore[no-untyped-def]
     """The scores already in the cache, every proxy, without computing anything new."""
     from nasfilter.bench.datasets import get_dataset
@@ -123,7 +158,7 @@ def compute_cached(args: argparse.Namespace, walk: np.ndarray):  # type: ignore[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "pack"):
+    for name in ("run", "seed", "pack"):
         p = sub.add_parser(name)
         p.add_argument("--space", required=True, choices=("sss", "tss"))
         p.add_argument("--dataset", required=True)
@@ -135,7 +170,7 @@ def main() -> None:
             p.add_argument("--full-until", help="UTC HH:MM that ends phase 1")
             p.add_argument("--until", help="UTC HH:MM that ends phase 2")
     args = parser.parse_args()
-    run(args) if args.cmd == "run" else pack(args)
+    {"run": run, "seed": seed, "pack": pack}[args.cmd](args)
 
 
 if __name__ == "__main__":
