@@ -17,6 +17,7 @@ import pytest
 from nasfilter.cli import main
 from nasfilter.cli.compare import zerocost_lines
 from nasfilter.runs.experiment import RunSpec, run_one
+from nasfilter.runs.export import rows as export_rows
 from nasfilter.runs.inputs import provenance
 from nasfilter.runs.results import load_results
 from nasfilter.runs.run_summary import UNNAMED_PROXY, zerocost_by_proxy
@@ -137,6 +138,12 @@ def test_a_zerocost_run_names_synflow_after_a_store_round_trip(tmp_path: Path, o
     counts = zerocost_by_proxy(events, names)
     assert list(counts) == ["synflow"] and counts["synflow"]["n"] == int(is_zc.sum())
     assert counts["synflow"]["seconds"] == pytest.approx(float(ev["cost"][is_zc].sum()))
+    with Store(tmp_path / "zc.db", create=False) as store:
+        exported = export_rows(store, "events")
+    assert [r["proxy_name"] for r in exported if r["kind"] == "zerocost"] == ["synflow"] * int(
+        is_zc.sum()
+    )
+    assert {r["proxy_name"] for r in exported if r["kind"] != "zerocost"} == {""}
     (row,) = json.loads(_compare(tmp_path / "zc.db", "--json"))
     assert row["zerocost_proxies"] == counts
     text = _compare(tmp_path / "zc.db")
