@@ -104,9 +104,7 @@ class RunSpec:
     budget_clock: InitVar[str | None] = None  # the older spelling: the clock of a number budget
     charging: str = "retrain"
     # In-process plugins (not stored, not compared: the spec strings name them).
-    searcher_factory: Callable[[], Searcher] | None = field(
-        default=None, compare=False, repr=False
-    )
+    searcher_factory: Callable[[], Searcher] | None = field(default=None, compare=False, repr=False)
     filter_factory: Callable[[], Filter] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self, budget_clock: str | None) -> None:

@@ -129,7 +129,7 @@ class ZeroCostLane:
                     "worker_seconds": clock.spent + total[:k],
                     "start": clock.now + total[:k] - costs[:k],
                     "end": clock.now + total[:k],
-                }
+                },
             )
         if k:
             clock.spent += float(total[k - 1])

@@ -191,8 +191,9 @@ class Store(ResultsFile, Storage):
             raise
 
     def _add_optional_columns(self) -> tuple[str, ...]:
-        """The event columns the events table holds, in :data:`_EVENT_DTYPES` order, after
-        adding (when writing) the optional ones a database written before them lacks."""
+        """The event columns to read, in :data:`_EVENT_DTYPES` order: the optional ones only
+        where the table holds them, after adding (when writing) those a database written
+        before them lacks."""
         with self._guard():
             have = {row[1] for row in self._con.execute('PRAGMA table_info("events")')}
             missing = [c for c in OPTIONAL if c not in have]
@@ -201,7 +202,8 @@ class Store(ResultsFile, Storage):
                     for name in missing:
                         con.execute(f'ALTER TABLE events ADD COLUMN "{name}" BLOB')
                 have.update(missing)
-        return tuple(c for c in _EVENT_DTYPES if c in have)
+        # a required column is always asked for: a table without it is damaged, and says so
+        return tuple(c for c in _EVENT_DTYPES if c in have or c not in OPTIONAL)
 
     def __enter__(self) -> Store:
         return self
