@@ -10,12 +10,13 @@ import json
 import sqlite3
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from nasfilter.cli import main
-from nasfilter.cli.compare import zerocost_lines
+from nasfilter.cli.compare import proxy_counts, zerocost_lines
 from nasfilter.runs.experiment import RunSpec, run_one
 from nasfilter.runs.export import rows as export_rows
 from nasfilter.runs.inputs import provenance
@@ -211,3 +212,31 @@ def test_compare_lines_name_the_proxy() -> None:
         "zero-cost queries  random + z: synflow 7 a run, 2.0 s charged a run "
         "(modelled; not in proxy s)"
     ]
+
+
+def test_compare_reads_the_events_of_a_run_that_named_two_proxies() -> None:
+    asked: list[int] = []
+
+    def events(run_id: int) -> dict[str, np.ndarray]:
+        asked.append(run_id)
+        return {
+            "kind": np.array(["zerocost", "zerocost", "evaluate", "zerocost"]),
+            "cost": np.array([0.25, 0.125, 100.0, 0.375]),
+            "proxy": np.array([0, 1, -1, 1]),
+        }
+
+    store = SimpleNamespace(events=events)
+    summary = {"n_zerocost": 3, "zerocost_seconds": 0.75}
+    two = SimpleNamespace(  # listed without its events, as compare reads it
+        run_id=7, summary=summary, info={"zerocost_proxies": ["synflow", "snip"]}, events={}
+    )
+    assert proxy_counts(two, store) == {
+        "synflow": {"n": 1, "seconds": 0.25},
+        "snip": {"n": 2, "seconds": 0.5},
+    }
+    assert asked == [7]
+    one = SimpleNamespace(
+        run_id=8, summary=summary, info={"zerocost_proxies": ["synflow"]}, events={}
+    )
+    assert proxy_counts(one, store) == {"synflow": {"n": 3, "seconds": 0.75}}
+    assert asked == [7]  # one proxy: the summary's totals suffice, no events read
