@@ -65,12 +65,21 @@ def test_zerocost_columns_by_hand_and_bad_input() -> None:
         make_searcher("model-based[zerocost=nope]")
 
 
-def test_a_space_without_shipped_scores_is_refused_naming_it() -> None:
+def test_a_space_without_shipped_scores_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from nasfilter.bench.surrogate import embedded_table
     from nasfilter.oracle import proxy_table
+    from nasfilter.zerocost import scorefile
 
+    # independent of what ships: the pin table without any sss file
+    pins = {k: v for k, v in scorefile.SHA256.items() if not k.startswith("sss-")}
+    monkeypatch.setattr(scorefile, "SHA256", pins)
+    scorefile.packaged_scores.cache_clear()  # a file of sss/cifar10 loaded earlier is not reused
     problem = make_problem(
         embedded_table("cifar10"), 3_000.0, 0, proxy=proxy_table("roofline", "v100", "cifar10")
     )
-    with pytest.raises(ValueError, match="no zero-cost scores ship for sss/cifar10"):
+    with pytest.raises(
+        ValueError, match="no zero-cost scores ship for sss/cifar10; shipped: tss-cifar10"
+    ):
         run_search(make_searcher("model-based[zerocost=synflow]"), problem)
