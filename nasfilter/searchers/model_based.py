@@ -22,10 +22,10 @@ the proxy, each query charged). Each round:
    before the next, so a batch spreads over the throughput range instead of piling onto
    one gap. The batch is an eighth of the evaluations so far, between 2 and ``batch``.
 
-With ``zerocost="synflow"`` (any zero-cost proxy with scores for the whole space, tss only
-today) the proxy's score joins the accuracy features
-(:func:`~nasfilter.searchers.features.zerocost_columns`: the standardized score, its square
-and an undefined flag). The searcher reads the score of every architecture at its start
+With ``zerocost="synflow"`` (any zero-cost proxy with scores for the whole space of the run:
+:func:`~nasfilter.zerocost.scorefile.shipped` lists the shipped files) the proxy's score
+joins the accuracy features (:func:`~nasfilter.searchers.features.zerocost_columns`: the
+standardized score, its square and an undefined flag). The searcher reads the score of every architecture at its start
 through the metered problem (``ProxyHandle.query_zerocost``), each query charged like any
 zero-cost query (docs/cheap-signals.md), in a seeded random order, so that a budget that ends
 first leaves a uniform sample read.
