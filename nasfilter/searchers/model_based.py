@@ -23,12 +23,12 @@ the proxy, each query charged). Each round:
    one gap. The batch is an eighth of the evaluations so far, between 2 and ``batch``.
 
 With ``zerocost="synflow"`` (any zero-cost proxy with scores for the whole space of the run:
-:func:`~nasfilter.zerocost.scorefile.shipped` lists the shipped files) the proxy's score
-joins the accuracy features (:func:`~nasfilter.searchers.features.zerocost_columns`: the
-standardized score, its square and an undefined flag). The searcher reads the score of every architecture at its start
-through the metered problem (``ProxyHandle.query_zerocost``), each query charged like any
-zero-cost query (docs/cheap-signals.md), in a seeded random order, so that a budget that ends
-first leaves a uniform sample read.
+:func:`~nasfilter.zerocost.scorefile.shipped` lists the shipped files) the proxy's score joins
+the accuracy features (:func:`~nasfilter.searchers.features.zerocost_columns`: the standardized
+score, its square and an undefined flag). The searcher reads the score of every architecture at
+its start through the metered problem (``ProxyHandle.query_zerocost``), each query charged like
+any zero-cost query (docs/cheap-signals.md), in a seeded random order, so that a budget that
+ends first leaves a uniform sample read.
 
 The first ``init`` evaluations (and ``init_proxy`` proxy queries, at most a tenth of the
 budget) are spread evenly over log MACs: a stratified random design. Whenever a fit is
