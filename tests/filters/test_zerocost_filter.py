@@ -4,14 +4,13 @@ found by brute force."""
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from nasfilter.bench.datasets import get_dataset
-from nasfilter.bench.spaces import SSS, TSS, get_space
+from nasfilter.bench.spaces import SSS, TSS
 from nasfilter.bench.tss_real import tss_table
 from nasfilter.filters import ZeroCostFrontiers, make_filter
 from nasfilter.filters.zerocost import score_ranks
@@ -22,9 +21,8 @@ from nasfilter.sim.clock import Budget
 from nasfilter.sim.problem import Problem
 from nasfilter.sim.proxy_handle import ProxyHandle, SearchContext
 from nasfilter.zerocost import scorefile
-from nasfilter.zerocost.compute import Scores
 from nasfilter.zerocost.scorefile import DATA_DIR
-from tests.tables import random_proxy, random_table
+from tests.tables import random_proxy, random_table, ship_scores
 
 
 @pytest.fixture(scope="module")
@@ -131,26 +129,19 @@ def test_a_run_with_the_filter_is_seeded_and_charges_both_lanes() -> None:
 
 
 @pytest.fixture
-def sss_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> np.ndarray:
+def sss_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[np.ndarray]:
     """Ship a hand-made sss/cifar100 score file: synflow on every architecture (random, 50
     of them NaN), snip on the first 100 only; yields the synflow scores (float32 (32768,))."""
     rng = np.random.default_rng(7)
     synflow = rng.uniform(1.0, 50.0, SSS.size).astype(np.float32)
     synflow[rng.choice(SSS.size, 50, replace=False)] = np.nan
-    scores = Scores(get_space("sss"), get_dataset("cifar100"), 0)
-    scores.values["synflow"] = synflow
-    scores.computed["synflow"] = np.ones(SSS.size, dtype=bool)
-    scores.seconds["synflow"] = np.full(SSS.size, 0.5, dtype=np.float32)
-    snip = np.zeros(SSS.size, dtype=bool)
-    snip[:100] = True
-    scores.values["snip"] = np.where(snip, 1.0, np.nan).astype(np.float32)
-    scores.computed["snip"] = snip
-    scores.seconds["snip"] = np.where(snip, 0.5, np.nan).astype(np.float32)
-    path = scorefile.save_scores(scores, tmp_path / "ship" / "sss-cifar100.npz")
-    monkeypatch.setattr(scorefile, "DATA_DIR", path.parent)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    monkeypatch.setattr(scorefile, "SHA256", {"sss-cifar100.npz": digest})
-    scorefile.packaged_scores.cache_clear()
+    snip = np.arange(SSS.size) < 100
+    everything = np.ones(SSS.size, dtype=bool)
+    proxies = {
+        "synflow": (synflow, everything, 0.5),
+        "snip": (np.where(snip, 1.0, np.nan), snip, 0.5),
+    }
+    ship_scores(tmp_path, monkeypatch, "sss", "cifar100", proxies)
     yield synflow
     scorefile.packaged_scores.cache_clear()
 
