@@ -21,7 +21,7 @@ from nasfilter.files import write_csv
 from nasfilter.runs.fronts import run_front
 from nasfilter.runs.metrics import accuracy_words
 from nasfilter.runs.results import METRICS_VERSION, UntrustedPluginError, load_results
-from nasfilter.runs.run_summary import completed_evaluations
+from nasfilter.runs.run_summary import UNNAMED_PROXY, completed_evaluations, zerocost_by_proxy
 from nasfilter.runs.storage.base import input_id
 from nasfilter.runs.storage.sqlite_store import Store, StoreError
 from nasfilter.study.metrics_table import describe_inputs, format_summary, summarize
@@ -97,20 +97,48 @@ _ZC = ("n_zerocost", "zerocost_seconds")  # absent from scores cached before the
 
 def zerocost_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     """One line per method (searcher, filter) whose runs queried zero-cost proxies: their
-    mean count and charged seconds per run (the ``proxy s`` column is hardware only)."""
+    mean count and charged seconds per run (the ``proxy s`` column is hardware only), per
+    proxy where the rows carry ``zerocost_proxies`` (:func:`proxy_counts`)."""
     by: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         by.setdefault((str(row["searcher"]), str(row["filter"])), []).append(row)
     out = []
     for (searcher, filt), group in by.items():
         seconds = [float(r.get("zerocost_seconds", 0.0)) for r in group]
-        if any(seconds):
+        if not any(seconds):
+            continue
+        split: dict[str, list[float]] = {}
+        for r in group:
+            for name, c in (r.get("zerocost_proxies") or {}).items():
+                total = split.setdefault(name, [0.0, 0.0])
+                total[0] += c["n"] / len(group)
+                total[1] += c["seconds"] / len(group)
+        if not split:  # rows without the split: one total
             n = sum(int(r.get("n_zerocost", 0)) for r in group) / len(group)
-            out.append(
-                f"zero-cost queries  {searcher} + {filt}: {n:.0f} a run, "
-                f"{sum(seconds) / len(group):.1f} s charged a run (modelled; not in proxy s)"
-            )
+            split[""] = [n, sum(seconds) / len(group)]
+        parts = [
+            f"{name + ' ' if name else ''}{n:.0f} a run, {sec:.1f} s charged a run"
+            for name, (n, sec) in split.items()
+        ]
+        out.append(
+            f"zero-cost queries  {searcher} + {filt}: {'; '.join(parts)} (modelled; not in proxy s)"
+        )
     return out
+
+
+def proxy_counts(result: Any, store: Store) -> dict[str, dict[str, float]]:
+    """``{proxy: {"n", "seconds"}}`` of one scored run's zero-cost queries
+    (:func:`~nasfilter.runs.run_summary.zerocost_by_proxy`), read from its events, or from
+    its summary when it names one proxy (or none: a run stored before the proxy column)."""
+    n = int(result.summary.get("n_zerocost", 0))
+    if not n:
+        return {}
+    names = list(result.info.get("zerocost_proxies") or [])
+    if len(names) > 1 or result.events:
+        events = result.events or store.events(result.run_id)
+        return zerocost_by_proxy(events, names)
+    name = names[0] if names else UNNAMED_PROXY
+    return {name: {"n": n, "seconds": float(result.summary.get("zerocost_seconds", 0.0))}}
 
 
 def _json_value(value: Any) -> Any:
@@ -137,7 +165,6 @@ def keep_scores(db: Path, results: Sequence[Any]) -> None:
     that cannot be written (read-only, locked, a full disk) is left as it was."""
     import os
 
-
     fresh = [r for r in results if r.computed]
     folder = db.parent if str(db.parent) else Path(".")
     if not fresh or not (os.access(db, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)):
@@ -153,7 +180,8 @@ def keep_scores(db: Path, results: Sequence[Any]) -> None:
 def _json_rows(
     results: Sequence[Any], rows: Sequence[dict[str, Any]], trust_plugins: bool
 ) -> list[dict[str, Any]]:
-    """One object per run: :data:`JSON_FIELDS`, then ``evaluated`` (the architecture
+    """One object per run: :data:`JSON_FIELDS`, ``zerocost_proxies`` (its zero-cost queries
+    and charged seconds per proxy, :func:`proxy_counts`), then ``evaluated`` (the architecture
     indices it evaluated at full fidelity, in completion order) and ``front`` (its front's
     indices, ascending: :func:`nasfilter.runs.fronts.run_front`; null for a run whose oracle
     is an untrusted plugin, whose throughput would import it)."""
@@ -161,6 +189,7 @@ def _json_rows(
     out = []
     for result, row in zip(results, rows, strict=True):
         entry = {k: _json_value(row.get(k, 0) if k in _ZC else row[k]) for k in JSON_FIELDS}
+        entry["zerocost_proxies"] = row["zerocost_proxies"]
         entry["evaluated"] = completed_evaluations(result.events)[0].tolist()
         try:
             entry["front"] = run_front(result, trust_plugins).indices.tolist()
@@ -181,7 +210,6 @@ def of_space(results: Sequence[Any], space: str) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-
     db = check_input_file(args.db, "--db", "results database")
     csv = None
     if args.csv is not None:
@@ -197,10 +225,13 @@ def run(args: argparse.Namespace) -> int:
             with_events=args.json,  # the rows' evaluated and front
         )
         accuracy = accuracy_by_table(store.provenance())
+        per_proxy = [proxy_counts(r, store) for r in results]
     if not args.recompute:
         keep_scores(db, results)
     if args.space is not None:
-        results = of_space(results, args.space)
+        kept = {id(r) for r in of_space(results, args.space)}
+        per_proxy = [p for r, p in zip(results, per_proxy, strict=True) if id(r) in kept]
+        results = [r for r in results if id(r) in kept]
     rows = [r.row() | {"accuracy": accuracy.get(r.table_id, "acc")} for r in results]
     if csv is not None:
         if rows:
@@ -212,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     if args.json:
+        rows = [row | {"zerocost_proxies": p} for row, p in zip(rows, per_proxy, strict=True)]
         print(json.dumps(_json_rows(results, rows, args.trust_plugins), indent=1))
         return 0
     if not rows:
@@ -222,7 +254,8 @@ def run(args: argparse.Namespace) -> int:
     print(describe_inputs(summary))
     named = {accuracy.get(e["table_id"], "acc") for e in summary}
     print(format_summary(summary, named.pop() if len(named) == 1 else "acc (see each table)"))
-    for line in zerocost_lines(rows):
+    split = [row | {"zerocost_proxies": p} for row, p in zip(rows, per_proxy, strict=True)]
+    for line in zerocost_lines(split):
         print(line)
     if args.recompute:
         print(f"recomputed the metrics of {len(rows)} runs from their stored events")

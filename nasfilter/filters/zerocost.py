@@ -11,7 +11,7 @@ Scores that are not numbers: an architecture whose score is NaN or infinite (syn
 the 341 disconnected tss cells) is never ranked as a number: it goes into one layer after
 every layer of finite scores, so it is passed only once all of those are used up. A proxy
 whose scores do not cover every architecture of the run's space and dataset (on tss
-CIFAR-10 only synflow does; the other proxies cover a 108-cell sample) is refused at the
+only synflow does, on each dataset; the other proxies cover a 108-cell CIFAR-10 sample) is refused at the
 first candidate, naming its coverage; an unknown proxy is refused at construction, listing
 the known ones.
 """

@@ -31,7 +31,8 @@ EXPORTS = ("runs", "events", "provenance")
 def rows(storage: Storage, what: str = "runs", trust_plugins: bool = False) -> list[dict[str, Any]]:
     """Rows of ``what``: "runs" (one per run, with its summary and metrics; ``trust_plugins``
     as in :func:`~nasfilter.runs.results.load_results`), "events" (one row per event, with
-    run_id) or "provenance"."""
+    run_id, and ``proxy_name``: the zero-cost proxy a ``zerocost`` event read, "" for the
+    other kinds and for runs stored before the ``proxy`` column) or "provenance"."""
     if what == "runs":
         return [r.row() for r in load_results(storage, trust_plugins=trust_plugins)]
     if what == "provenance":
@@ -41,6 +42,10 @@ def rows(storage: Storage, what: str = "runs", trust_plugins: bool = False) -> l
         for run in storage.stored_runs():
             assert run.run_id is not None
             cols = storage.events(run.run_id)
+            known = list(run.info.get("zerocost_proxies") or [])
+            cols["proxy_name"] = np.array(  # the zero-cost proxy a zerocost event read, else ""
+                [known[c] if 0 <= c < len(known) else "" for c in cols["proxy"].tolist()]
+            )
             names = list(cols)
             lists = [cols[k].tolist() for k in names]
             out.extend(

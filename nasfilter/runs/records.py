@@ -104,9 +104,7 @@ class RunSpec:
     budget_clock: InitVar[str | None] = None  # the older spelling: the clock of a number budget
     charging: str = "retrain"
     # In-process plugins (not stored, not compared: the spec strings name them).
-    searcher_factory: Callable[[], Searcher] | None = field(
-        default=None, compare=False, repr=False
-    )
+    searcher_factory: Callable[[], Searcher] | None = field(default=None, compare=False, repr=False)
     filter_factory: Callable[[], Filter] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self, budget_clock: str | None) -> None:
@@ -236,8 +234,9 @@ class RunRecord:
             shape (n_events,); ``{}`` (no columns) for a record a storage listed without
             them.
         info: ``searcher_config``, ``filter_config``, ``wall_seconds`` (real seconds, not
-            part of any result), and ``unlogged`` when the trace left events out past
-            ``Problem.trace_limit`` (:attr:`~nasfilter.sim.problem.Problem.unlogged`).
+            part of any result), ``unlogged`` when the trace left events out past
+            ``Problem.trace_limit`` (:attr:`~nasfilter.sim.problem.Problem.unlogged`), and
+            ``zerocost_proxies`` when it read any: the names of the ``proxy`` codes.
         workers: simulated workers K.
         run_id, table_label, oracle_label, table_id, oracle_id: set by the storage that
             holds it (ids, and the provenance labels and content ids of its inputs).
@@ -260,9 +259,9 @@ class RunRecord:
     oracle_id: str = ""
 
     def stored_info(self) -> dict[str, Any]:
-        """``info`` as a storage keeps it (JSON-safe: :data:`RUN_INFO`, and ``unlogged``
-        when present)."""
-        keys = RUN_INFO + (("unlogged",) if "unlogged" in self.info else ())
+        """``info`` as a storage keeps it (JSON-safe: :data:`RUN_INFO`, then ``unlogged``
+        and ``zerocost_proxies`` when present)."""
+        keys = RUN_INFO + tuple(k for k in ("unlogged", "zerocost_proxies") if k in self.info)
         return json.loads(json.dumps({k: self.info.get(k) for k in keys}, default=str))
 
     def require_events(self) -> dict[str, np.ndarray]:

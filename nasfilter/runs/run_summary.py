@@ -126,3 +126,30 @@ def run_summary(
         "zerocost_seconds": zerocost_seconds,
         "n_zerocost": int(is_zc.sum()),
     }
+
+
+UNNAMED_PROXY = "(proxy not recorded)"  # zero-cost events logged before the proxy column
+
+
+def zerocost_by_proxy(
+    events: dict[str, np.ndarray], names: list[str] | None = None
+) -> dict[str, dict[str, float]]:
+    """``{proxy: {"n": queries, "seconds": simulated seconds charged}}`` of a run's
+    ``zerocost`` events, in the order of ``names`` (the run's ``info["zerocost_proxies"]``:
+    the ``proxy`` column's codes). Events whose code names no proxy (-1: a run stored before
+    the column existed) count under :data:`UNNAMED_PROXY`; {} for a run without any."""
+    is_zc = events["kind"] == ZEROCOST
+    if not is_zc.any():
+        return {}
+    names = list(names or ())
+    codes = events.get("proxy")
+    codes = np.full(len(is_zc), -1) if codes is None else np.asarray(codes)
+    out: dict[str, dict[str, float]] = {}
+    for code in np.unique(codes[is_zc]).tolist():
+        hit = is_zc & (codes == code)
+        name = names[code] if 0 <= code < len(names) else UNNAMED_PROXY
+        entry = out.setdefault(name, {"n": 0, "seconds": 0.0})
+        entry["n"] += int(hit.sum())
+        entry["seconds"] += float(events["cost"][hit].sum())
+    order = {name: i for i, name in enumerate([*names, UNNAMED_PROXY])}
+    return dict(sorted(out.items(), key=lambda item: order[item[0]]))

@@ -455,4 +455,6 @@ def run_search(
     }
     if problem.n_unlogged:  # the trace left events out past Problem.trace_limit
         info["unlogged"] = problem.unlogged
+    if problem.log.proxies:  # what the zerocost events' proxy codes stand for
+        info["zerocost_proxies"] = list(problem.log.proxies)
     return RunRecord(spec, run_seed, tally.status, events, info, workers=k)

@@ -19,10 +19,14 @@ returns (:meth:`EventLog.arrays`) and the SQLite store's blobs (:func:`to_disk`,
   its result was available. "Clock" always means this wall clock; what is charged is
   worker-seconds.
 
-A ``zerocost`` event is one zero-cost proxy query (``index``, ``cost``, ``worker_seconds``,
-``start``, ``end``; the rest -1 or NaN). Which proxy it read is not a column (no column means
-two things, and a new one would change the store's schema): it is the one the run's spec
-names, e.g. ``zerocost-frontiers[score=synflow]``.
+- ``proxy``: which zero-cost proxy a ``zerocost`` event read, as its code in the run's proxy
+  names (:attr:`EventLog.proxies`: the names in the order the run first read each, stored
+  with the run as ``info["zerocost_proxies"]``); -1 for every other kind.
+
+A ``zerocost`` event is one zero-cost proxy query (``index``, ``proxy``, ``cost``,
+``worker_seconds``, ``start``, ``end``; the rest -1 or NaN). The ``proxy`` column is the one
+column a log may lack: logs and databases written before it existed read as -1 throughout
+(:data:`OPTIONAL`), their zero-cost events then naming no proxy.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ class EventKind(IntEnum):
     DROP = 3  # a filter dropped a trial
     RECOMMEND = 4  # the searcher's recommendation changed
     PARTIAL = 5  # an evaluation below the full fidelity (fewer epochs, or another setting)
-    ZEROCOST = 6  # a zero-cost proxy query (the proxy the run's spec names)
+    ZEROCOST = 6  # a zero-cost proxy query (which proxy: the ``proxy`` column)
 
     @property
     def label(self) -> str:
@@ -82,13 +86,17 @@ COLUMNS = (
     Column("worker", "<i8", "<i2", "simulated worker 0..K-1 (evaluate, partial), else -1"),
     Column("hp", "<i8", "<i2", "training setting of a partial evaluation (12: hp '12'), else -1"),
     Column("epochs", "<i8", "<i2", "epochs trained before a partial evaluation, else -1"),
+    Column("proxy", "<i8", "<i2", "zero-cost proxy's code in the run's names, else -1"),
 )
+# Columns added after logs were first stored: a log or database row without one reads as
+# this fill (-1: no zero-cost proxy named), so older runs load and score unchanged.
+OPTIONAL = {"proxy": -1}
 EVENT_COLUMNS = tuple(c.name for c in COLUMNS)
 DISK_DTYPES = {c.name: c.disk for c in COLUMNS}
 _NUMERIC = COLUMNS[1:]
 _INT = frozenset(c.name for c in _NUMERIC if c.memory == "<i8")
 # One event as packed little-endian bytes: the kind's code (uint8), then 8 bytes a number
-# (105 bytes an event); the log appends these to one bytearray and reads it back as a
+# (113 bytes an event); the log appends these to one bytearray and reads it back as a
 # structured array of this dtype.
 _ROW = struct.Struct("<B" + "".join("q" if c.name in _INT else "d" for c in _NUMERIC))
 ROW_DTYPE = np.dtype(
@@ -99,7 +107,7 @@ _KIND_NAMES = np.asarray(EVENT_KINDS)
 
 # Events a run's trace keeps in full. Every run of a sensible budget stays far below it (the
 # study's runs log under 35,000). Past it, only events that can change a result are kept
-# (nasfilter.sim.trace); the others are counted. 250,000 events are about 26 MB.
+# (nasfilter.sim.trace); the others are counted. 250,000 events are about 28 MB.
 TRACE_LIMIT = 250_000
 
 
@@ -121,13 +129,14 @@ class Event(NamedTuple):
     worker: int
     hp: int
     epochs: int
+    proxy: int
 
 
 _NAN = math.nan
 _PACK = _ROW.pack
 ROW_SIZE = _ROW.size  # bytes of one packed event
 # One event's packed bytes from its fields in EVENT_COLUMNS order (the kind's code first;
-# as EventLog.append takes them, hp and epochs included): what a writer on the hot path
+# as EventLog.append takes them, hp, epochs and proxy included): what a writer on the hot path
 # appends to EventLog.buffer itself, saving the call of append
 pack_event = _ROW.pack
 
@@ -135,15 +144,26 @@ pack_event = _ROW.pack
 class EventLog:
     """Append-only record of a run's events (cheap to append and export).
 
-    Each event is packed into a few bytes at once (:data:`ROW_DTYPE`, 105 bytes an event),
+    Each event is packed into a few bytes at once (:data:`ROW_DTYPE`, 113 bytes an event),
     appended to one buffer: an append builds no Python object that outlives it, and
     :meth:`arrays` reads the buffer as columns in one pass. The buffer is public
-    (:attr:`buffer`): a writer may append whole rows of :func:`pack_event` to it."""
+    (:attr:`buffer`): a writer may append whole rows of :func:`pack_event` to it.
+    :attr:`proxies` names the zero-cost proxies the ``proxy`` column's codes stand for."""
 
-    __slots__ = ("buffer",)
+    __slots__ = ("buffer", "proxies")
 
     def __init__(self) -> None:
         self.buffer = bytearray()  # the packed events, ROW_SIZE bytes each
+        self.proxies: list[str] = []  # zero-cost proxy names; code = position
+
+    def proxy_code(self, name: str) -> int:
+        """The ``proxy`` column's code of zero-cost proxy ``name`` in this log (a new name
+        gets the next code)."""
+        if name not in self.proxies:
+            if len(self.proxies) >= np.iinfo(np.int16).max:
+                raise ValueError("a run's event log names at most 32767 zero-cost proxies")
+            self.proxies.append(name)
+        return self.proxies.index(name)
 
     @property
     def n(self) -> int:
@@ -169,11 +189,12 @@ class EventLog:
         worker: int,
         hp: int = -1,
         epochs: int = -1,
+        proxy: int = -1,
     ) -> None:
         """Append one event, its fields in :data:`EVENT_COLUMNS` order (``hp`` and
-        ``epochs``: partial evaluations only)."""
+        ``epochs``: partial evaluations only; ``proxy``: zero-cost queries only)."""
         self.buffer += _PACK(kind, trial, index, accuracy, utilization, throughput, seed, cost,
-                             worker_seconds, start, end, worker, hp, epochs)  # fmt: skip
+                             worker_seconds, start, end, worker, hp, epochs, proxy)  # fmt: skip
 
     def append_instant(
         self, kind: EventKind, trial: int, index: int, accuracy: float, spent: float, now: float
@@ -181,7 +202,7 @@ class EventLog:
         """Append an event that costs nothing and takes no time (ask, drop, recommend) at
         ``spent`` worker-seconds and wall clock ``now``."""
         self.buffer += _PACK(kind, trial, index, accuracy, _NAN, _NAN, -1, 0.0, spent, now, now,
-                             -1, -1, -1)  # fmt: skip
+                             -1, -1, -1, -1)  # fmt: skip
 
     def extend(self, kind: EventKind, columns: dict[str, np.ndarray]) -> None:
         """Append events of one kind from arrays of equal shape (k,), one per column
@@ -244,8 +265,10 @@ def kind_codes(kinds: np.ndarray) -> np.ndarray:
 # nothing.
 def to_disk(events: dict[str, np.ndarray]) -> list[bytes]:
     """The raw bytes of each event column in :data:`COLUMNS` order, as the disk stores them
-    (uncompressed; dtypes :data:`DISK_DTYPES`)."""
+    (uncompressed; dtypes :data:`DISK_DTYPES`); an :data:`OPTIONAL` column the events lack
+    is written as its fill."""
     end = np.asarray(events["end"], dtype=np.float64)
+    n = len(end)
     stored = {
         "kind": kind_codes(events["kind"]),
         "end": _bits(end) ^ _bits(events["worker_seconds"]),
@@ -255,9 +278,12 @@ def to_disk(events: dict[str, np.ndarray]) -> list[bytes]:
     for col in COLUMNS:
         if col.name in ("start", "end"):
             out.append(stored[col.name].tobytes())  # the XOR words, bit for bit
+        elif col.name in stored:
+            out.append(np.ascontiguousarray(stored[col.name], dtype=col.disk).tobytes())
+        elif col.name in OPTIONAL and col.name not in events:
+            out.append(np.full(n, OPTIONAL[col.name], dtype=col.disk).tobytes())
         else:
-            column = stored.get(col.name, events[col.name])
-            out.append(np.ascontiguousarray(column, dtype=col.disk).tobytes())
+            out.append(np.ascontiguousarray(events[col.name], dtype=col.disk).tobytes())
     return out
 
 
@@ -268,8 +294,14 @@ def disk_sizes(n: int) -> dict[str, int]:
 
 def from_disk(n: int, raw: dict[str, bytes]) -> dict[str, np.ndarray]:
     """The event arrays (as :meth:`EventLog.arrays`) of ``n`` events from the bytes of
-    each column (:func:`to_disk`); ValueError for an unknown kind code."""
-    cols = {c.name: np.frombuffer(raw[c.name], c.disk, count=n) for c in COLUMNS}
+    each column (:func:`to_disk`); an :data:`OPTIONAL` column missing from ``raw`` (a row
+    stored before it existed) reads as its fill. ValueError for an unknown kind code."""
+    cols = {
+        c.name: np.frombuffer(raw[c.name], c.disk, count=n)
+        if c.name in raw or c.name not in OPTIONAL
+        else np.full(n, OPTIONAL[c.name], dtype=c.disk)
+        for c in COLUMNS
+    }
     if np.any(cols["kind"] >= len(EVENT_KINDS)):
         raise ValueError("column 'kind' holds an unknown event kind")
     out: dict[str, np.ndarray] = {"step": np.arange(n, dtype=np.int64)}

@@ -78,7 +78,7 @@ class Trace:
         buf = self._buf
         if len(buf) < self._full or first_end >= end or accuracy > self._best_done:
             buf += pack_event(_EVALUATE, trial, index, accuracy, _NAN, _NAN, seed, cost, spent,
-                              start, end, worker, -1, -1)  # fmt: skip
+                              start, end, worker, -1, -1, -1)  # fmt: skip
             if accuracy > self._best_done:
                 _heappush(completed, (end, -accuracy))
             return
@@ -113,7 +113,7 @@ class Trace:
         first query of ``index`` (always logged)."""
         if first or len(self._buf) < self._full:
             self._buf += pack_event(_PROXY, -1, index, _NAN, utilization, throughput, -1, cost,
-                                    spent, start, start + cost, -1, -1, -1)  # fmt: skip
+                                    spent, start, start + cost, -1, -1, -1, -1)  # fmt: skip
         else:
             u = self.unlogged
             u["proxy"] += 1
@@ -134,18 +134,22 @@ class Trace:
             u["proxy_seconds"] += float(columns["cost"][~keep].sum())
             u["end"] = max(u["end"], float(columns["end"][~keep].max()))
 
-    def zerocost(self, columns: dict[str, np.ndarray]) -> None:
-        """Zero-cost proxy queries in order, as arrays of shape (k,) (``index``, ``cost``,
-        ``worker_seconds``, ``start``, ``end``); always logged (at
-        most one charged query per architecture and proxy unless repeats are charged)."""
-        self.log.extend(EventKind.ZEROCOST, columns)
+    def zerocost(self, proxy: str, columns: dict[str, np.ndarray]) -> None:
+        """Zero-cost queries of ``proxy`` in order, as arrays of shape (k,) (``index``,
+        ``cost``, ``worker_seconds``, ``start``, ``end``), their ``proxy`` column its code in
+        the log (:meth:`~nasfilter.sim.events.EventLog.proxy_code`); always logged (at most
+        one charged query per architecture and proxy unless repeats are charged)."""
+        code = self.log.proxy_code(proxy)
+        self.log.extend(
+            EventKind.ZEROCOST, columns | {"proxy": np.full(len(columns["index"]), code)}
+        )
 
     def drop(self, trial: int, index: int, spent: float, now: float) -> None:
         """A filter dropped ``trial`` (no cost); past the limit it is only counted."""
         buf = self._buf
         if len(buf) < self._full:  # EventLog.append_instant, packed here (the hot path)
             buf += pack_event(_DROP, trial, index, _NAN, _NAN, _NAN, -1, 0.0, spent, now, now,
-                              -1, -1, -1)  # fmt: skip
+                              -1, -1, -1, -1)  # fmt: skip
         else:
             self.unlogged["drop"] += 1
 

@@ -14,8 +14,8 @@ only while both clocks are below their limits. The cost is **modelled**: the pro
 measured median CPU seconds per network on one core (from the score file) times
 :data:`GPU_SCALE`. Queries are counted (``n_queries``, ``seconds``) and logged: one
 ``zerocost`` event per answered query (:class:`~nasfilter.sim.events.EventKind`), with the
-architecture, the seconds charged (0 for a free repeat) and the wall-clock interval; the
-proxy is the one the run's spec names.
+architecture, the proxy (its code in the log's names, ``EventLog.proxies``), the seconds
+charged (0 for a free repeat) and the wall-clock interval.
 """
 
 from __future__ import annotations
@@ -122,13 +122,14 @@ class ZeroCostLane:
         k = clock.allowed(clock.spent + total - costs, clock.now + total - costs)
         if k and self.trace is not None:
             self.trace.zerocost(
+                proxy,
                 {
                     "index": idx[:k],
                     "cost": costs[:k],
                     "worker_seconds": clock.spent + total[:k],
                     "start": clock.now + total[:k] - costs[:k],
                     "end": clock.now + total[:k],
-                }
+                },
             )
         if k:
             clock.spent += float(total[k - 1])

@@ -34,8 +34,8 @@ DATA_DIR = Path(str(resources.files("nasfilter") / "data" / "zerocost"))
 # SHA-256 of each shipped score file (scripts/compute_zerocost.py pack writes SHA256SUMS).
 SHA256: dict[str, str] = {
     "tss-cifar10.npz": "622ad6d254f510d21c2da603ec2c8c779f8333f37079857d9cb04d47688e36ac",
-    "tss-cifar100.npz": "f48e9c4b52d24423a34e76fbe814552226c159f42160cdcb6f723c0aba3ce690",
-    "tss-ImageNet16-120.npz": "7715b93cb29ead70aeb61dba279bec7f358a3ba37a9c0ba11a4972f686323d67",
+    "tss-cifar100.npz": "e84b71c42fe2dd621973174b6ca2bf6779c6a56a60aa4b74721e0035f5352b70",
+    "tss-ImageNet16-120.npz": "cc7d10c5279edd055e83f73a6a2b005e5915146584167d5b590badfcd3646bd6",
 }
 
 

@@ -50,7 +50,7 @@ def test_kind_codes_are_the_documented_ones() -> None:
 def test_no_column_means_two_things() -> None:
     assert EVENT_COLUMNS == (
         "kind", "trial", "index", "accuracy", "utilization", "throughput", "seed", "cost",
-        "worker_seconds", "start", "end", "worker", "hp", "epochs",
+        "worker_seconds", "start", "end", "worker", "hp", "epochs", "proxy",
     )  # fmt: skip
     assert "value" not in EVENT_COLUMNS and "clock" not in EVENT_COLUMNS
     assert len({c.name for c in COLUMNS}) == len(COLUMNS)

@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-CHANNELS = (8, 16, 24, 32, 40, 48, 56, 64)
-LAYERS = 5
+from nasfilter.bench.spaces import SSS
+
+CHANNELS: tuple[int, ...] = tuple(SSS.choices)  # the size space's channel counts
+LAYERS: int = SSS.n_positions
 Trajectory = list[tuple[str, Any, Any]]
 
 

@@ -96,6 +96,7 @@ def _v1_runs(con: sqlite3.Connection) -> Iterator[tuple[str, dict[str, Any], dic
             "worker": np.where(is_eval, 0, -1),
             "hp": np.full(len(kind), -1),  # v1 had no partial evaluations
             "epochs": np.full(len(kind), -1),
+            "proxy": np.full(len(kind), -1),  # nor zero-cost queries
         }
         if row["best_index"] is not None and row["best_index"] >= 0:
             # v1 stored the selected architecture (the searcher's recommendation when it
@@ -114,7 +115,7 @@ def _v1_recommendation(index: int, accuracy: float | None, end: float) -> dict[s
     return dict(
         kind="recommend", trial=-1, index=index, accuracy=nan if accuracy is None else accuracy,
         utilization=nan, throughput=nan, seed=-1, cost=0.0, worker_seconds=end, start=end,
-        end=end, worker=-1, hp=-1, epochs=-1,
+        end=end, worker=-1, hp=-1, epochs=-1, proxy=-1,
     )  # fmt: skip
 
 
@@ -200,6 +201,7 @@ def _v2_events(run_id: int, n: int, blobs: tuple[bytes, ...]) -> dict[str, np.nd
         "worker": old["worker"].astype(np.int64),
         "hp": np.full(n, -1, dtype=np.int64),  # v2 had no partial evaluations
         "epochs": np.full(n, -1, dtype=np.int64),
+        "proxy": np.full(n, -1, dtype=np.int64),  # nor zero-cost queries
     }
 
 

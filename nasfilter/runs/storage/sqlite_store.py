@@ -17,6 +17,12 @@ Tables (schema version :data:`SCHEMA_VERSION`):
   ``worker_seconds``, ``start`` XOR those of ``end - cost``, exact and nearly free with one
   worker); :meth:`Store.events` decodes them (:func:`nasfilter.sim.events.from_disk`). A scan of
   the whole space is 32768 proxy events, which as rows would dwarf everything else.
+  The columns added to schema 3 later (:data:`nasfilter.sim.events.OPTIONAL`: ``proxy``,
+  int16, the zero-cost proxy's code) are nullable: a database written before them gains
+  them (``ALTER TABLE``, its rows NULL) when opened to write, is read as it is when opened
+  to read, and a NULL or missing one reads as its fill (-1), so older runs load, compare
+  and resume unchanged. The names behind the ``proxy`` codes are the run's
+  ``info["zerocost_proxies"]``.
 - ``scores``: a cache of what :mod:`nasfilter.runs.results` computes from the events (summary,
   final metrics, curves), tagged with the metrics version; ``nasfilter compare
   --recompute`` rewrites it.
@@ -53,7 +59,7 @@ from nasfilter.runs.storage.codec import (
     inflate_exactly,
 )
 from nasfilter.runs.storage.sqlite_file import MIGRATABLE, SCHEMA_VERSION, ResultsFile
-from nasfilter.sim.events import DISK_DTYPES, disk_sizes, from_disk, to_disk
+from nasfilter.sim.events import DISK_DTYPES, OPTIONAL, disk_sizes, from_disk, to_disk
 
 _SPEC_COLUMNS = (
     "searcher",
@@ -72,8 +78,9 @@ _SPEC_COLUMNS = (
 )
 _EVENT_DTYPES = DISK_DTYPES  # the event columns on disk (nasfilter.sim.events.COLUMNS)
 EVENTS_TABLE = "run_id INTEGER PRIMARY KEY REFERENCES runs(id), n INTEGER NOT NULL, " + ", ".join(
-    f'"{c}" BLOB NOT NULL' for c in _EVENT_DTYPES
+    f'"{c}" BLOB' + ("" if c in OPTIONAL else " NOT NULL") for c in _EVENT_DTYPES
 )
+_QUOTED_EVENT_COLUMNS = ", ".join(f'"{c}"' for c in _EVENT_DTYPES)
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -127,13 +134,18 @@ def encode_events(events: dict[str, np.ndarray]) -> list[bytes]:
     return [zlib.compress(data, column_level(data)) for data in to_disk(events)]
 
 
-def _decode_events(n: int, blobs: tuple[bytes, ...]) -> dict[str, np.ndarray]:
+def _decode_events(
+    n: int, blobs: tuple[bytes | None, ...], names: tuple[str, ...] = tuple(_EVENT_DTYPES)
+) -> dict[str, np.ndarray]:
+    """The event arrays of one events row: ``blobs`` of the columns ``names``; an
+    :data:`~nasfilter.sim.events.OPTIONAL` one absent or NULL reads as its fill."""
     if not 0 <= n <= MAX_EVENTS:
         raise zlib.error(f"the events row claims {n} events (at most {MAX_EVENTS})")
     sizes = disk_sizes(n)
     raw = {
-        name: inflate_exactly(blob, sizes[name], f"column {name!r}")
-        for name, blob in zip(_EVENT_DTYPES, blobs, strict=True)
+        name: inflate_exactly(blob, sizes[name], f"column {name!r}")  # type: ignore[arg-type]
+        for name, blob in zip(names, blobs, strict=True)
+        if not (blob is None and name in OPTIONAL)
     }
     try:
         return from_disk(n, raw)
@@ -172,6 +184,26 @@ class Store(ResultsFile, Storage):
     ) -> None:
         self.duplicates = 0
         ResultsFile.__init__(self, path, timeout, create, readonly, _SCHEMA)
+        try:
+            self._event_columns = self._add_optional_columns()
+        except StoreError:
+            self._con.close()
+            raise
+
+    def _add_optional_columns(self) -> tuple[str, ...]:
+        """The event columns to read, in :data:`_EVENT_DTYPES` order: the optional ones only
+        where the table holds them, after adding (when writing) those a database written
+        before them lacks."""
+        with self._guard():
+            have = {row[1] for row in self._con.execute('PRAGMA table_info("events")')}
+            missing = [c for c in OPTIONAL if c not in have]
+            if missing and not self.readonly:
+                with self._write() as con:
+                    for name in missing:
+                        con.execute(f'ALTER TABLE events ADD COLUMN "{name}" BLOB')
+                have.update(missing)
+        # a required column is always asked for: a table without it is damaged, and says so
+        return tuple(c for c in _EVENT_DTYPES if c in have or c not in OPTIONAL)
 
     def __enter__(self) -> Store:
         return self
@@ -248,9 +280,7 @@ class Store(ResultsFile, Storage):
             raise LookupError(f"spec {spec.label!r} is not in {str(self.path)!r}; add_spec first")
         return int(row[0])
 
-    def add_run(
-        self, run: RunRecord | ScoredRun, scores: StoredScores | None = None
-    ) -> int | None:
+    def add_run(self, run: RunRecord | ScoredRun, scores: StoredScores | None = None) -> int | None:
         """Write one run (status, info, events, and ``scores`` as its cache) in one
         transaction; return its id, or None if that (spec, seed) is already stored."""
         self._refuse_readonly("a run")
@@ -278,7 +308,8 @@ class Store(ResultsFile, Storage):
             run_id = cur.lastrowid
             assert run_id is not None
             con.execute(
-                f"INSERT INTO events VALUES (?, ?, {', '.join('?' * len(_EVENT_DTYPES))})",
+                f"INSERT INTO events (run_id, n, {_QUOTED_EVENT_COLUMNS}) "
+                f"VALUES (?, ?, {', '.join('?' * len(_EVENT_DTYPES))})",
                 (run_id, len(events["index"]), *blobs),
             )
             if scores is not None:
@@ -392,8 +423,9 @@ class Store(ResultsFile, Storage):
         Each column inflates to no more than its row's event count implies; StoreError
         naming the run for a blob that does not match it."""
         with self._guard(run_id):
+            names = self._event_columns
             row = self._con.execute(
-                f"SELECT n, {', '.join(f'{chr(34)}{c}{chr(34)}' for c in _EVENT_DTYPES)} "
+                f"SELECT n, {', '.join(f'{chr(34)}{c}{chr(34)}' for c in names)} "
                 "FROM events WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
@@ -401,7 +433,7 @@ class Store(ResultsFile, Storage):
                 raise LookupError(f"no run {run_id} in {str(self.path)!r}")
             if not isinstance(row[0], int):
                 raise zlib.error(f"the events row's count is {row[0]!r}, not an integer")
-            return _decode_events(int(row[0]), tuple(row[1:]))
+            return _decode_events(int(row[0]), tuple(row[1:]), names)
 
     def scores(self, run_id: int) -> StoredScores | None:
         with self._guard(run_id):
