@@ -26,7 +26,7 @@ those the one with the fewest settings is chosen (so a new variant replaces the 
 choice only if it beats it by more than noise). It did not (2 min 20 s on two shared cores):
 the first round's choice stands, and ``RUNNER_UP`` (the best finalist by the mean) is held
 out for information only. The stand-in is conservative for full reads:
-15625 synflow reads cost ~990 s on cifar10, 30 % of 3,300 s, but ~13 % of 20,000 s on
+15625 synflow reads cost ~990 s on cifar10, 30 % of 3,300 s, but ~10 % of 20,000 s on
 ImageNet16-120 (where a network's score costs more, but an evaluation far more).
 """
 
