@@ -109,6 +109,24 @@ def zerocost_columns(scores: np.ndarray, answered: np.ndarray) -> np.ndarray:
     return np.stack([z, z * z, undefined.astype(np.float64)], axis=1)
 
 
+def imputed_zerocost_columns(
+    scores: np.ndarray, answered: np.ndarray, free: np.ndarray
+) -> np.ndarray:
+    """:func:`zerocost_columns` where an unanswered score is predicted instead of set to the
+    mean: a :class:`RidgeModel` of the standardized score on the free features ``free``
+    (size, d), fitted to the answered finite ones, gives it (and its square; the undefined
+    flag stays 0); with fewer than 3 finite answered scores they stay at the mean, 0.
+    float64 (size, 3); ValueError when no answered score is finite."""
+    cols = zerocost_columns(scores, answered)
+    finite = np.asarray(answered, dtype=bool) & np.isfinite(np.asarray(scores, dtype=np.float64))
+    unread = ~np.asarray(answered, dtype=bool)
+    if unread.any() and finite.sum() >= 3:
+        model = RidgeModel.fit(free[finite], cols[finite, 0])
+        z = model.mean(free[unread])
+        cols[unread, 0], cols[unread, 1] = z, z * z
+    return cols
+
+
 def space_macs(space: Space, dataset: str) -> np.ndarray:
     """MACs (millions) of every architecture of ``space`` on ``dataset``, float64 (size,)."""
     if space is SSS:

@@ -28,7 +28,11 @@ the accuracy features (:func:`~nasfilter.searchers.features.zerocost_columns`: t
 score, its square and an undefined flag). The searcher reads the score of every architecture at
 its start through the metered problem (``ProxyHandle.query_zerocost``), each query charged like
 any zero-cost query (docs/cheap-signals.md), in a seeded random order, so that a budget that
-ends first leaves a uniform sample read.
+ends first leaves a uniform sample read. With ``zerocost_share`` below 1 it reads only that
+share of the space at the start (the same seeded order), predicts each unread score from the
+free features (:func:`~nasfilter.searchers.features.imputed_zerocost_columns`), and reads the
+score of each architecture it proposes when it proposes it (charged), so every evaluated
+architecture carries its own score.
 
 The first ``init`` evaluations (and ``init_proxy`` proxy queries, at most a tenth of the
 budget) are spread evenly over log MACs: a stratified random design. Whenever a fit is
@@ -70,7 +74,12 @@ from nasfilter.searchers.acquisition import (
 )
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.batch_selection import batch_size, greedy_batch, layer_batch
-from nasfilter.searchers.features import space_features, space_macs, zerocost_columns
+from nasfilter.searchers.features import (
+    imputed_zerocost_columns,
+    space_features,
+    space_macs,
+    zerocost_columns,
+)
 from nasfilter.sim.trial import Trial
 from nasfilter.zerocost import get_proxy
 
@@ -105,6 +114,8 @@ class ModelBased(Searcher):
             (a single-index model), once 20 architectures are evaluated.
         zerocost: a zero-cost proxy whose score is an accuracy feature (read and charged
             through the metered problem at the start), or None.
+        zerocost_share: share of the space whose scores are read at the start, in
+            [0.001, 1]; below 1 the rest are predicted and read when proposed.
     """
 
     name: ClassVar[str] = "model-based"
@@ -125,6 +136,7 @@ class ModelBased(Searcher):
         acquisition: str = "hypervolume",
         explore: float = 0.0,
         zerocost: str | None = None,
+        zerocost_share: float = 1.0,
     ) -> None:
         # ValueError listing the known proxies for an unknown one
         self.zerocost = None if zerocost is None else get_proxy(zerocost).name
@@ -151,6 +163,9 @@ class ModelBased(Searcher):
         self.explore = check_real(explore, "explore (valid range: [0, 1])", 0.0, 1.0)
         self.pool = check_real(pool, "pool (valid range: [1, 10])", 1.0, 10.0)
         self.cost_power = check_real(cost_power, "cost_power (valid range: [0, 2])", 0.0, 2.0)
+        self.zerocost_share = check_real(
+            zerocost_share, "zerocost_share (valid range: [0.001, 1])", 0.001, 1.0
+        )
 
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
@@ -170,7 +185,11 @@ class ModelBased(Searcher):
         self._queue: list[int] = []
         self._started = False
         self.fallbacks = 0  # rounds that used the exploratory rule (for tests and reports)
-        self.zerocost_read = 0  # zero-cost scores read (and charged) at the start
+        self.zerocost_read = 0  # zero-cost scores read (and charged)
+        self._free = self._x  # the free features, before any zero-cost columns
+        self._zc_scores = np.full(space.size, np.nan)
+        self._zc_done = np.zeros(space.size, dtype=bool)
+        self._zc_stale = False  # a score was read on proposal since the columns were built
 
     def _measure(self, indices: np.ndarray) -> None:
         """Query the proxy for those of ``indices`` not measured yet (charged)."""
@@ -187,13 +206,34 @@ class ModelBased(Searcher):
                 f"{covered.size} architectures; {self.name}[zerocost=...] needs the whole space"
             )
         order = self.rng.permutation(self.space.size).astype(np.int64)
+        if self.zerocost_share < 1.0:
+            order = order[: math.ceil(self.zerocost_share * self.space.size)]
         answered, values = self.proxy.query_zerocost(proxy, order)
-        scores = np.full(self.space.size, np.nan)
-        scores[answered] = values
-        done = np.zeros(self.space.size, dtype=bool)
-        done[answered] = True
-        self.zerocost_read = int(done.sum())
-        self._x = np.concatenate([self._x, zerocost_columns(scores, done)], axis=1)
+        self._zc_scores[answered] = values
+        self._zc_done[answered] = True
+        self.zerocost_read = int(self._zc_done.sum())
+        self._build_zerocost()
+
+    def _build_zerocost(self) -> None:
+        """The free features and the zero-cost columns of the scores read so far."""
+        if self.zerocost_share < 1.0:
+            cols = imputed_zerocost_columns(self._zc_scores, self._zc_done, self._free)
+        else:
+            cols = zerocost_columns(self._zc_scores, self._zc_done)
+        self._x = np.concatenate([self._free, cols], axis=1)
+        self._design_buffer = None
+        self._zc_stale = False
+
+    def _read_proposed(self, index: int) -> None:
+        """Read the zero-cost score of a proposed architecture not read yet (charged)."""
+        if self.zerocost is None or self.zerocost_share >= 1.0 or self._zc_done[index]:
+            return
+        answered, values = self.proxy.query_zerocost(self.zerocost, np.array([index]))
+        if len(answered):
+            self._zc_scores[index] = values[0]
+            self._zc_done[index] = True
+            self.zerocost_read += 1
+            self._zc_stale = True
 
     def _start(self) -> None:
         self._started = True
@@ -226,6 +266,8 @@ class ModelBased(Searcher):
         return [int(self.rng.choice(np.flatnonzero(free & (self._stratum == stratum))))]
 
     def _plan(self) -> list[int]:
+        if self._zc_stale:
+            self._build_zerocost()
         n_obs = len(self._obs_index)
         if n_obs < 3 or self._readings.measured.sum() < 3:
             return self._explore()
@@ -321,6 +363,7 @@ class ModelBased(Searcher):
                 if not self._used[index]:
                     self._used[index] = True
                     self._measure(np.array([index]))
+                    self._read_proposed(index)
                     self._pending[index] = self.proxy.clock
                     return arch_from_index(index) if self.space is SSS else self.space.arch(index)
             planned = self._plan()

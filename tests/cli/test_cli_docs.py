@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 from nasfilter.cli import COMMAND_MODULES, build_parser
-
-REPO = Path(__file__).parent.resolve().parent.parent
-
-
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_cli_docs", REPO / "scripts/gen_cli_docs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.paths import REPO, load_script
 
 
 def test_committed_cli_reference_is_up_to_date() -> None:
-    generated = _generator().render()
+    generated = load_script("gen_cli_docs").render()
     committed = (REPO / "docs" / "cli.md").read_text("utf-8")
     assert committed == generated, "docs/cli.md is out of date: run `make docs`"
 
 
 def test_reference_covers_every_subcommand_and_option() -> None:
-    text = _generator().render()
+    text = load_script("gen_cli_docs").render()
     parser = build_parser()
     (sub_action,) = [a for a in parser._actions if a.dest == "command"]
     assert len(sub_action.choices) == len(COMMAND_MODULES)  # one subcommand per module

@@ -107,3 +107,58 @@ def test_on_sss_a_covering_file_is_read_once_per_architecture_and_charged(
     assert problem.zerocost.seconds == pytest.approx(32768 * 0.1, rel=1e-6)
     evaluated = np.flatnonzero(ev["kind"] == "evaluate")
     assert evaluated.size > 3 and np.flatnonzero(zc).max() < evaluated.min()
+
+
+def test_a_share_reads_a_sample_first_then_each_proposal_before_it_is_evaluated() -> None:
+    searcher, problem, ev = _run("model-based[zerocost=synflow,zerocost_share=0.1]", 3_000.0)
+    zc, evaluate = ev["kind"] == "zerocost", ev["kind"] == "evaluate"
+    first = np.flatnonzero(evaluate).min()
+    before = ev["index"][zc & (np.arange(len(zc)) < first)]
+    start = before[:1563]  # ceil(0.1 x 15625), distinct; then the first proposal's read
+    assert len(set(start.tolist())) == 1563 and len(before) <= 1564
+    assert len(before) == 1563 or before[-1] == ev["index"][first]
+    read_at = {}
+    for i in np.flatnonzero(zc):
+        read_at.setdefault(int(ev["index"][i]), int(i))
+    assert len(read_at) == zc.sum() == searcher.zerocost_read  # each read once
+    for i in np.flatnonzero(evaluate):  # every evaluated architecture was read before
+        assert read_at[int(ev["index"][i])] < i
+    later = set(read_at) - set(start.tolist())
+    assert later and later <= set(ev["index"][evaluate].tolist())  # only proposals later
+    assert zc.sum() < 15625 and problem.zerocost.n_queries == zc.sum()
+    # the features of the read ones are their scores, standardized over the finite read
+    synflow = packaged_scores("tss", "cifar10").values["synflow"].astype(np.float64)
+    read = np.array(sorted(read_at))
+    ok = read[np.isfinite(synflow[read])]
+    z = (synflow[ok] - synflow[ok].mean()) / synflow[ok].std()
+    searcher._build_zerocost()
+    np.testing.assert_allclose(searcher._x[ok, 32], z, rtol=1e-9, atol=1e-12)
+
+
+def test_imputed_columns_recover_a_score_linear_in_the_free_features() -> None:
+    from nasfilter.searchers.features import imputed_zerocost_columns
+
+    rng = np.random.default_rng(5)
+    free = rng.normal(size=(400, 3))
+    scores = 10.0 + 2.0 * free[:, 0] - free[:, 2]
+    answered = np.arange(400) < 300
+    scores_seen = np.where(answered, scores, np.nan)
+    scores_seen[7] = np.nan  # an undefined answered score
+    cols = imputed_zerocost_columns(scores_seen, answered, free)
+    ok = answered & np.isfinite(scores_seen)
+    mean, sd = scores[ok].mean(), scores[ok].std()
+    np.testing.assert_allclose(cols[~answered, 0], (scores[~answered] - mean) / sd, atol=2e-3)
+    np.testing.assert_allclose(cols[~answered, 1], cols[~answered, 0] ** 2)
+    assert (cols[~answered, 2] == 0).all() and cols[7, 2] == 1.0
+    np.testing.assert_allclose(cols[ok, 0], (scores[ok] - mean) / sd, rtol=1e-12)
+    # fewer than 3 finite answered: the unanswered stay at the mean
+    few = imputed_zerocost_columns(
+        np.array([1.0, 3.0, np.nan]), np.array([1, 1, 0], bool), free[:3]
+    )
+    assert few.tolist() == [[-1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+def test_zerocost_share_out_of_range_is_refused_naming_the_range() -> None:
+    for bad in ("0", "1.5"):
+        with pytest.raises(ValueError, match=r"zerocost_share \(valid range: \[0.001, 1\]\)"):
+            make_searcher(f"model-based[zerocost=synflow,zerocost_share={bad}]")
