@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from nasfilter.bench.datasets import get_dataset
 from nasfilter.bench.proxy import ProxyTable
@@ -44,3 +48,30 @@ def random_proxy(seed: int = 0) -> ProxyTable:
         throughput=rng.uniform(1e4, 5e5, N_ARCHS),
         label="tests.tables.random_proxy",
     )
+
+
+def ship_scores(
+    directory: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    space: str,
+    dataset: str,
+    proxies: dict[str, tuple[np.ndarray, np.ndarray, float]],
+) -> None:
+    """Make a hand-made score file the only one nasfilter ships, for this test: ``proxies``
+    maps a proxy name to (scores float32 (size,), computed bool (size,), CPU seconds of each
+    computed score). The pin table and package folder are patched; the load cache is cleared
+    (call ``scorefile.packaged_scores.cache_clear()`` again after the test)."""
+    from nasfilter.bench.spaces import get_space
+    from nasfilter.zerocost import scorefile
+    from nasfilter.zerocost.compute import Scores
+
+    scores = Scores(get_space(space), get_dataset(dataset), 0)
+    for name, (values, computed, seconds) in proxies.items():
+        scores.values[name] = values.astype(np.float32)
+        scores.computed[name] = computed.astype(bool)
+        scores.seconds[name] = np.where(computed, seconds, np.nan).astype(np.float32)
+    path = scorefile.save_scores(scores, directory / f"{space}-{dataset}.npz")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    monkeypatch.setattr(scorefile, "DATA_DIR", path.parent)
+    monkeypatch.setattr(scorefile, "SHA256", {path.name: digest})
+    scorefile.packaged_scores.cache_clear()

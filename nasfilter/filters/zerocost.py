@@ -9,11 +9,15 @@ each charged at the proxy's modelled cost), and passes the front layers in turn.
 
 Scores that are not numbers: an architecture whose score is NaN or infinite (synflow on
 the 341 disconnected tss cells) is never ranked as a number: it goes into one layer after
-every layer of finite scores, so it is passed only once all of those are used up. A proxy
-whose scores do not cover every architecture of the run's space and dataset (on tss
-only synflow does, on each dataset; the other proxies cover a 108-cell CIFAR-10 sample) is refused at the
-first candidate, naming its coverage; an unknown proxy is refused at construction, listing
-the known ones.
+every layer of finite scores, so it is passed only once all of those are used up.
+
+It runs on any space (sss or tss) whose score file covers the run's space and dataset: the
+problem's own file (``Problem(..., zerocost=ScoreFile)``) or the shipped one
+(:func:`~nasfilter.zerocost.scorefile.shipped` lists them). A space and dataset with no
+shipped file is refused at the first candidate, naming it and the shipped ones; a proxy whose
+scores do not cover every architecture (on the shipped tss files only synflow does; the other
+proxies cover a 108-cell CIFAR-10 sample) is refused there too, naming its coverage; an
+unknown proxy is refused at construction, listing the known ones.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from nasfilter.pareto import nondominated_ranks
 from nasfilter.sim.proxy_handle import ProxyHandle
 from nasfilter.sim.scan import DEFAULT_SCAN_SHARE, scan
 from nasfilter.zerocost import get_proxy
+from nasfilter.zerocost.scorefile import shipped
 
 
 def score_ranks(
@@ -55,7 +60,8 @@ class ZeroCostFrontiers(SuccessiveFrontiers):
     """
 
     name: ClassVar[str] = "zerocost-frontiers"
-    spaces: ClassVar[tuple[str, ...]] = ("tss",)  # zero-cost scores ship for tss only
+    # any space; whether its scores cover the run's space and dataset is checked at setup
+    spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
     needs_proxy = True
     uses_utilization = False
 
@@ -75,7 +81,8 @@ class ZeroCostFrontiers(SuccessiveFrontiers):
                 f"zero-cost proxy {self.score!r} covers {int(covered.sum())} of the "
                 f"{covered.size} {proxy.space.name}/{proxy.dataset} architectures; "
                 f"{self.name} ranks the whole space, so it needs a proxy with full coverage "
-                "(shipped: synflow on tss cifar10; compute others with `nasfilter zero-cost`)"
+                f"(shipped score files: {', '.join(shipped())}; compute others with "
+                "`nasfilter zero-cost`)"
             )
         answered, readings = scan(proxy, self.rng, self.scan_share)
         answered, scores = proxy.query_zerocost(self.score, answered)

@@ -22,15 +22,15 @@ the proxy, each query charged). Each round:
    before the next, so a batch spreads over the throughput range instead of piling onto
    one gap. The batch is an eighth of the evaluations so far, between 2 and ``batch``.
 
-With ``zerocost="synflow"`` (any zero-cost proxy with scores for the whole space, tss only
-today) the proxy's score joins the accuracy features
-(:func:`~nasfilter.searchers.features.zerocost_columns`: the standardized score, its square
-and an undefined flag). The searcher reads the score of every architecture at its start
-through the metered problem (``ProxyHandle.query_zerocost``), each query charged like any
-zero-cost query (docs/cheap-signals.md), in a seeded random order, so that a budget that ends
-first leaves a uniform sample read. With ``zerocost_share`` below 1 it reads only that share
-of the space at the start (the same seeded order), predicts each unread score from the free
-features (:func:`~nasfilter.searchers.features.imputed_zerocost_columns`), and reads the
+With ``zerocost="synflow"`` (any zero-cost proxy with scores for the whole space of the run:
+:func:`~nasfilter.zerocost.scorefile.shipped` lists the shipped files) the proxy's score joins
+the accuracy features (:func:`~nasfilter.searchers.features.zerocost_columns`: the standardized
+score, its square and an undefined flag). The searcher reads the score of every architecture at
+its start through the metered problem (``ProxyHandle.query_zerocost``), each query charged like
+any zero-cost query (docs/cheap-signals.md), in a seeded random order, so that a budget that
+ends first leaves a uniform sample read. With ``zerocost_share`` below 1 it reads only that
+share of the space at the start (the same seeded order), predicts each unread score from the
+free features (:func:`~nasfilter.searchers.features.imputed_zerocost_columns`), and reads the
 score of each architecture it proposes when it proposes it (charged), so every evaluated
 architecture carries its own score.
 

@@ -4,10 +4,13 @@ found by brute force."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from nasfilter.bench.spaces import TSS
+from nasfilter.bench.spaces import SSS, TSS
 from nasfilter.bench.tss_real import tss_table
 from nasfilter.filters import ZeroCostFrontiers, make_filter
 from nasfilter.filters.zerocost import score_ranks
@@ -17,8 +20,9 @@ from nasfilter.searchers import make_searcher
 from nasfilter.sim.clock import Budget
 from nasfilter.sim.problem import Problem
 from nasfilter.sim.proxy_handle import ProxyHandle, SearchContext
+from nasfilter.zerocost import scorefile
 from nasfilter.zerocost.scorefile import DATA_DIR
-from tests.tables import random_proxy, random_table
+from tests.tables import random_proxy, random_table, ship_scores
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +128,70 @@ def test_a_run_with_the_filter_is_seeded_and_charges_both_lanes() -> None:
     assert seconds == pytest.approx(6000 * cost)
 
 
-def test_the_filter_refuses_the_sss_space_by_name() -> None:
-    problem = Problem(random_table(), np.random.default_rng(0), Budget(1e6), proxy=random_proxy())
-    context = SearchContext(np.random.default_rng(0), ProxyHandle(problem))
-    with pytest.raises(ValueError, match=r"'zerocost-frontiers' handles the tss.*not the sss"):
-        ZeroCostFrontiers().setup(context)
+@pytest.fixture
+def sss_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[np.ndarray]:
+    """Ship a hand-made sss/cifar100 score file: synflow on every architecture (random, 50
+    of them NaN), snip on the first 100 only; yields the synflow scores (float32 (32768,))."""
+    rng = np.random.default_rng(7)
+    synflow = rng.uniform(1.0, 50.0, SSS.size).astype(np.float32)
+    synflow[rng.choice(SSS.size, 50, replace=False)] = np.nan
+    snip = np.arange(SSS.size) < 100
+    everything = np.ones(SSS.size, dtype=bool)
+    proxies = {
+        "synflow": (synflow, everything, 0.5),
+        "snip": (np.where(snip, 1.0, np.nan), snip, 0.5),
+    }
+    ship_scores(tmp_path, monkeypatch, "sss", "cifar100", proxies)
+    yield synflow
+    scorefile.packaged_scores.cache_clear()
+
+
+def _sss_problem(dataset: str) -> tuple[Problem, np.ndarray]:
+    """An sss problem on a hand-made table and proxy; and the proxy's throughput (32768,)."""
+    proxy = random_proxy()
+    table = random_table(dataset=dataset)
+    return make_problem(table, 1e6, 0, proxy=proxy), proxy.throughput
+
+
+def test_on_sss_the_filter_passes_the_brute_force_front_of_a_covering_file(
+    sss_shipped: np.ndarray,
+) -> None:
+    problem, thr = _sss_problem("cifar100")
+    syn = sss_shipped.astype(np.float64)
+    ok = np.flatnonzero(np.isfinite(syn))
+    front = [
+        int(i) for i in ok
+        if not np.any((thr[ok] >= thr[i]) & (syn[ok] >= syn[i])
+                      & ((thr[ok] > thr[i]) | (syn[ok] > syn[i])))
+    ]  # fmt: skip
+    assert 3 <= len(front) < 100
+    flt = ZeroCostFrontiers(score="synflow", patience=None, scan_share=None)
+    flt.setup(SearchContext(np.random.default_rng(0), ProxyHandle(problem)))
+    kept = [i for i in range(SSS.size) if flt.keep_index(SSS.arch(i), i)]
+    assert kept[: len(front)] == front
+    # the full scan: every architecture's hardware reading (2 s) and its score (0.5 s)
+    assert problem.zerocost.seconds == pytest.approx(SSS.size * 0.5)
+    assert problem.proxy_seconds == pytest.approx(SSS.size * 2.0)
+
+
+def test_on_sss_a_partial_proxy_is_refused_naming_its_coverage(sss_shipped: np.ndarray) -> None:
+    problem, _ = _sss_problem("cifar100")
+    with pytest.raises(
+        ValueError, match=r"'snip' covers 100 of the 32768 sss/cifar100 .*shipped score files: "
+        r"sss-cifar100;"
+    ):  # fmt: skip
+        run_search(
+            make_searcher("random"), problem, filter=make_filter("zerocost-frontiers[score=snip]")
+        )
+
+
+def test_on_sss_without_a_covering_file_the_filter_is_refused_naming_it(
+    sss_shipped: np.ndarray,
+) -> None:
+    # the hand-made file ships for sss/cifar100 only: a cifar10 run has none
+    problem, _ = _sss_problem("cifar10")
+    with pytest.raises(
+        ValueError, match="no zero-cost scores ship for sss/cifar10; shipped: sss-cifar100"
+    ):
+        run_search(make_searcher("random"), problem, filter=make_filter("zerocost-frontiers"))
+    assert problem.zerocost.n_queries == 0

@@ -3,6 +3,8 @@ through the metered problem (tss; the shipped synflow scores)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -65,15 +67,46 @@ def test_zerocost_columns_by_hand_and_bad_input() -> None:
         make_searcher("model-based[zerocost=nope]")
 
 
-def test_a_space_without_shipped_scores_is_refused_naming_it() -> None:
+def test_a_space_without_shipped_scores_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from nasfilter.bench.surrogate import embedded_table
     from nasfilter.oracle import proxy_table
+    from nasfilter.zerocost import scorefile
 
+    # independent of what ships: the pin table without any sss file
+    pins = {k: v for k, v in scorefile.SHA256.items() if not k.startswith("sss-")}
+    monkeypatch.setattr(scorefile, "SHA256", pins)
+    scorefile.packaged_scores.cache_clear()  # a file of sss/cifar10 loaded earlier is not reused
     problem = make_problem(
         embedded_table("cifar10"), 3_000.0, 0, proxy=proxy_table("roofline", "v100", "cifar10")
     )
-    with pytest.raises(ValueError, match="no zero-cost scores ship for sss/cifar10"):
+    with pytest.raises(
+        ValueError, match="no zero-cost scores ship for sss/cifar10; shipped: tss-cifar10"
+    ):
         run_search(make_searcher("model-based[zerocost=synflow]"), problem)
+
+
+def test_on_sss_a_covering_file_is_read_once_per_architecture_and_charged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nasfilter.zerocost import scorefile
+    from tests.tables import random_proxy, random_table, ship_scores
+
+    values = np.random.default_rng(3).uniform(1.0, 9.0, 32768)
+    ship_scores(tmp_path, monkeypatch, "sss", "cifar100", {"synflow": (values, values > 0, 0.1)})
+    try:
+        problem = make_problem(random_table(dataset="cifar100"), 8_000.0, 0, proxy=random_proxy())
+        searcher = make_searcher("model-based[zerocost=synflow]")
+        ev = run_search(searcher, problem).events
+    finally:
+        scorefile.packaged_scores.cache_clear()
+    zc = ev["kind"] == "zerocost"
+    assert sorted(ev["index"][zc].tolist()) == list(range(32768))
+    # each read charged the file's 0.1 CPU s (float32), and evaluations follow the reads
+    assert problem.zerocost.seconds == pytest.approx(32768 * 0.1, rel=1e-6)
+    evaluated = np.flatnonzero(ev["kind"] == "evaluate")
+    assert evaluated.size > 3 and np.flatnonzero(zc).max() < evaluated.min()
 
 
 def test_a_share_reads_a_sample_first_then_each_proposal_before_it_is_evaluated() -> None:

@@ -55,8 +55,17 @@ def test_an_altered_shipped_file_is_refused(
         packaged_scores.cache_clear()
 
 
-def test_no_shipped_scores_for_a_dataset_lists_the_shipped_ones() -> None:
-    with pytest.raises(ValueError, match="no zero-cost scores ship for sss/cifar10; shipped: tss"):
+def test_no_shipped_scores_for_a_dataset_lists_the_shipped_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # independent of what ships: a pin table of two tss files and no sss one
+    pins = {"tss-cifar10.npz": SHA256["tss-cifar10.npz"], "tss-cifar100.npz": "0" * 64}
+    monkeypatch.setattr(scorefile, "SHA256", pins)
+    packaged_scores.cache_clear()  # a file of sss/cifar10 loaded earlier is not reused
+    with pytest.raises(
+        ValueError, match="no zero-cost scores ship for sss/cifar10; shipped: tss-cifar10, "
+        "tss-cifar100 "
+    ):  # fmt: skip
         packaged_scores("sss", "cifar10")
 
 
