@@ -89,3 +89,27 @@ def test_shipped_synflow_of_the_other_datasets(dataset: str) -> None:
     for a in (int(done[0]), int(done[n - 1])):
         got = score_arch("tss", a, dataset, parse_proxies("synflow"))["synflow"][0]
         assert np.array_equal(np.float32(got), f.values["synflow"][a], equal_nan=True), a
+
+
+@pytest.mark.parametrize(
+    ("dataset", "least"), [("cifar10", 32768), ("cifar100", 32768), ("ImageNet16-120", 15000)]
+)
+def test_shipped_sss_synflow(dataset: str, least: int) -> None:
+    # sss: synflow on a prefix of the fixed seeded order of the 32768 networks (all of them
+    # on CIFAR-100), every score finite (no sss network is disconnected); the first and the
+    # last computed scores recomputed here match bit for bit
+    pytest.importorskip("torch")
+    pytest.importorskip("xautodl")
+    from nasfilter.zerocost import parse_proxies
+    from nasfilter.zerocost.compute import score_arch
+
+    f = packaged_scores("sss", dataset)
+    assert f.proxies == ("synflow",) and f.values["synflow"].dtype == np.float32
+    order = np.random.default_rng(33).permutation(32768)
+    n = int(f.computed["synflow"].sum())
+    assert n >= least and f.computed["synflow"][order[:n]].all()
+    assert np.isfinite(f.values["synflow"][order[:n]]).all()
+    assert np.isnan(f.values["synflow"][order[n:]]).all()
+    for a in (int(order[0]), int(order[n - 1])):
+        got = score_arch("sss", a, dataset, parse_proxies("synflow"))["synflow"][0]
+        assert np.float32(got) == f.values["synflow"][a], a
