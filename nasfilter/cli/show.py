@@ -14,6 +14,7 @@ from nasfilter.bench.spaces import get_space
 from nasfilter.bench.tss_data import SEEDS, load_tss_arrays, seed_record_params_mismatch
 from nasfilter.cli.args import ORACLE_FLAGS, TABLE_HELP, add_dataset, add_space, apply_space, naming
 from nasfilter.oracle import proxy_table
+from nasfilter.sim.inputs_check import check_proxy_suits
 
 
 def register(sub: Any) -> None:
@@ -77,12 +78,10 @@ def run(args: argparse.Namespace) -> int:
     rec = table.record(index)
     with naming(ORACLE_FLAGS):
         proxy = proxy_table(args.oracle, args.device, table.dataset, args.oracle_cache)
-    if proxy.space is not table.space:
-        raise SystemExit(
-            f"nasfilter: error: --oracle {args.oracle} gives a {proxy.space.name} proxy but "
-            f"the table is of the {table.space.name} space; use an oracle of the "
-            f"{table.space.name} space"
-        )
+        check_proxy_suits(
+            table, proxy, who=f"the proxy of --oracle {args.oracle}",
+            remedy=f"use an oracle of the {table.space.name} space",
+        )  # fmt: skip
     measured = bool(proxy.measured[index])
     if table.space.name == "tss":
         add_tss_detail(rec, table)

@@ -3,8 +3,8 @@ reference (:func:`inputs`), and what identifies them (:func:`provenance`).
 
 The per-process caches key on a file's identity (resolved path, size, mtime), so a table
 rewritten in place is loaded afresh. Every path through here checks that the table and the
-proxy are of one dataset (:func:`nasfilter.sim.inputs_check.check_same_dataset`, the check a
-:class:`~nasfilter.sim.problem.Problem` is built with).
+proxy are of one dataset and space (:func:`nasfilter.sim.inputs_check.check_proxy_suits`,
+the check a :class:`~nasfilter.sim.problem.Problem` is built with).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from nasfilter.bench.table import ARRAY_COLUMNS, BenchmarkTable
 from nasfilter.oracle import proxy_table
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.records import RunSpec
-from nasfilter.sim.inputs_check import check_same_dataset
+from nasfilter.sim.inputs_check import check_proxy_suits
 
 FileIdentity = tuple[str, int, int] | None  # (resolved path, size, mtime in ns), or None
 
@@ -139,14 +139,12 @@ def inputs(spec: RunSpec) -> RunInputs:
     with _resolving("table"):
         _check_table(table)
     with _resolving("table"):  # the table must suit the proxy: a --table error, as before
-        check_same_dataset(table, proxy)
-        if proxy.space is not table.space:
-            raise ValueError(
-                f"oracle {spec.oracle!r} gives a {proxy.space.name} proxy but table "
-                f"{table.label!r} is of the {table.space.name} space; use an oracle of the "
-                f"{table.space.name} space (docs/tss.md: oracle='measured', device='2080ti' "
-                "on tss, as --space tss does; 'calibrated' or 'roofline' on sss)"
-            )
+        space = table.space.name
+        check_proxy_suits(
+            table, proxy, who=f"the proxy of oracle {spec.oracle!r}",
+            remedy=f"use an oracle of the {space} space (docs/tss.md: oracle='measured', "
+            f"device='2080ti' on tss, as --space tss does; 'calibrated' or 'roofline' on sss)",
+        )  # fmt: skip
         ref = _reference_at(table_id, spec.dataset, spec.oracle, spec.device, cache_id)
     return RunInputs(table, proxy, ref)
 

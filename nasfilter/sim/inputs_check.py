@@ -27,6 +27,24 @@ def check_same_dataset(table: BenchmarkTable, proxy: ProxyTable) -> None:
         )
 
 
+def check_proxy_suits(
+    table: BenchmarkTable,
+    proxy: ProxyTable,
+    who: str | None = None,
+    remedy: str = "use a proxy of its space",
+) -> None:
+    """ValueError naming both when ``proxy`` is of another dataset
+    (:func:`check_same_dataset`) or another search space than ``table``; ``who`` is how the
+    caller named the proxy (default: its label), ``remedy`` what to do instead."""
+    check_same_dataset(table, proxy)
+    if proxy.space is not table.space:
+        who = who or f"the proxy {proxy.label!r}"
+        raise ValueError(
+            f"{who} is of the {proxy.space.name} space ({proxy.space.title}) but the table "
+            f"{table.label!r} is of the {table.space.name} space ({table.space.title}); {remedy}"
+        )
+
+
 def check_problem_inputs(
     table: object, rng: object, budget: object, proxy: object, proxy_cost: object,
     trace_limit: object,
@@ -44,13 +62,7 @@ def check_problem_inputs(
             f"got {type(proxy).__name__}"
         )
     if proxy is not None:
-        check_same_dataset(table, proxy)
-        if proxy.space is not table.space:
-            raise ValueError(
-                f"the proxy {proxy.label!r} is of the {proxy.space.name} space "
-                f"({proxy.space.title}) but the table {table.label!r} is of the "
-                f"{table.space.name} space ({table.space.title}); use a proxy of its space"
-            )
+        check_proxy_suits(table, proxy)
     if not (
         isinstance(proxy_cost, (int, float, np.integer, np.floating))
         and not isinstance(proxy_cost, bool)

@@ -56,7 +56,8 @@ def test_measured_oracle_is_batch_over_help_latency_and_fp32_utilization() -> No
     [
         (["--space", "tss", "--table", "real"], "--table real is a table of the sss space"),
         (["--table", "tss-real"], "--table tss-real is a table of the tss space, but --space"),
-        (["--space", "tss", "--oracle", "calibrated"], "gives a sss proxy but the table is of"),
+        (["--space", "tss", "--oracle", "calibrated"],
+         "the proxy of --oracle calibrated is of the sss space"),
         (["--space", "tss", "--oracle", "measured", "--device", "v100"], "measured GPUs: 1080ti"),
         (["--space", "tss", "--oracle", "measured[batch=64]", "--device", "2080ti"],
          "batches: 1, 32, 256"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nasfilter.bench.spaces import SSS, TSS
+from nasfilter.bench.spaces import SSS, TSS, Space
 from nasfilter.bench.tss_real import tss_table
 from nasfilter.filters import ZeroCostFrontiers, make_filter
 from nasfilter.filters.zerocost import score_ranks
@@ -84,20 +84,29 @@ def test_score_ranks_by_hand_puts_nan_after_every_finite_layer() -> None:
     assert score_ranks(answered[2:3], throughput[2:3], scores[2:3], 3).tolist() == [-1, -1, 0]
 
 
-def test_the_filter_passes_the_brute_force_throughput_synflow_front_first(npz) -> None:
-    thr = measured_proxy("2080ti").throughput
-    syn = npz["synflow"].astype(np.float64)
+def _brute_front(thr: np.ndarray, syn: np.ndarray) -> list[int]:
+    """The non-dominated indices of (throughput, score), NaN scores left out, by brute force."""
     ok = np.flatnonzero(np.isfinite(syn))
-    front = [
+    return [
         int(i) for i in ok
         if not np.any((thr[ok] >= thr[i]) & (syn[ok] >= syn[i])
                       & ((thr[ok] > thr[i]) | (syn[ok] > syn[i])))
     ]  # fmt: skip
+
+
+def _kept(problem: Problem, space: Space) -> list[int]:
+    """The indices the synflow filter keeps, in the order it passes them (a full scan)."""
     flt = ZeroCostFrontiers(score="synflow", patience=None, scan_share=None)
-    problem = _problem(1e6)
     flt.setup(SearchContext(np.random.default_rng(0), ProxyHandle(problem)))
-    kept = [i for i in range(TSS.size) if flt.keep_index(TSS.arch(i), i)]
-    assert kept[: len(front)] == front
+    return [i for i in range(space.size) if flt.keep_index(space.arch(i), i)]
+
+
+def test_the_filter_passes_the_brute_force_throughput_synflow_front_first(npz) -> None:
+    thr = measured_proxy("2080ti").throughput
+    syn = npz["synflow"].astype(np.float64)
+    front = _brute_front(thr, syn)
+    problem = _problem(1e6)
+    assert _kept(problem, TSS)[: len(front)] == front
     cost = float(np.median(npz["seconds__synflow"][npz["computed__synflow"]]))
     # the full scan: every cell's hardware reading (2 s) and its synflow score
     assert problem.zerocost.seconds == pytest.approx(TSS.size * cost)
@@ -158,17 +167,9 @@ def test_on_sss_the_filter_passes_the_brute_force_front_of_a_covering_file(
 ) -> None:
     problem, thr = _sss_problem("cifar100")
     syn = sss_shipped.astype(np.float64)
-    ok = np.flatnonzero(np.isfinite(syn))
-    front = [
-        int(i) for i in ok
-        if not np.any((thr[ok] >= thr[i]) & (syn[ok] >= syn[i])
-                      & ((thr[ok] > thr[i]) | (syn[ok] > syn[i])))
-    ]  # fmt: skip
+    front = _brute_front(thr, syn)
     assert 3 <= len(front) < 100
-    flt = ZeroCostFrontiers(score="synflow", patience=None, scan_share=None)
-    flt.setup(SearchContext(np.random.default_rng(0), ProxyHandle(problem)))
-    kept = [i for i in range(SSS.size) if flt.keep_index(SSS.arch(i), i)]
-    assert kept[: len(front)] == front
+    assert _kept(problem, SSS)[: len(front)] == front
     # the full scan: every architecture's hardware reading (2 s) and its score (0.5 s)
     assert problem.zerocost.seconds == pytest.approx(SSS.size * 0.5)
     assert problem.proxy_seconds == pytest.approx(SSS.size * 2.0)
