@@ -171,7 +171,8 @@ def _cell_rows(
 
 
 def _one_device_speed() -> Iterator[dict[str, Any]]:
-    """All 15625 tss cells and all 32768 sss networks on one device: the issue-32 goal."""
+    """All 15625 tss cells and all 32768 sss networks on one device: docs/gpu-model.md's speed goal
+    (< 0.5 s each)."""
     from nasfilter.bench.network import layer_table
     from nasfilter.oracle.calibrated import calibrated, load_calibration, predict_tss
 

@@ -52,7 +52,7 @@ def _json_value(value: Any) -> Any:
 
 
 def add_tss_detail(rec: dict[str, Any], table: Any) -> None:
-    """Add a tss record's real per-seed hp-200 values (raw, with the issue-36 flags)."""
+    """Add a tss record's real per-seed hp-200 values (raw, with NATS-Bench's issue #36 flags)."""
 
     arrays = load_tss_arrays(table.dataset.name)
     index = rec["index"]
