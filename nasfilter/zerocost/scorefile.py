@@ -33,7 +33,7 @@ FORMAT = "nasfilter-zerocost"
 DATA_DIR = Path(str(resources.files("nasfilter") / "data" / "zerocost"))
 # SHA-256 of each shipped score file (scripts/compute_zerocost.py pack writes SHA256SUMS).
 SHA256: dict[str, str] = {
-    "sss-ImageNet16-120.npz": "7a9957dd56e50ee243c2cb13ca12fa8914a5e9c39973e3a31eeb5a15fba94701",
+    "sss-ImageNet16-120.npz": "bc3597ca1f8488844b417c4b74ef3a31f7794880464b7b1d0f1621c6e92a6052",
     "sss-cifar10.npz": "f013a92bf5ce76f78ad6e6fabe97b458f37466b32cf021bca483d47af1fd5ff9",
     "sss-cifar100.npz": "df94c4a5a96d1dc9a92f1ce496c16c1d1443b630bf25a1714e3f2d30e59af6fe",
     "tss-cifar10.npz": "622ad6d254f510d21c2da603ec2c8c779f8333f37079857d9cb04d47688e36ac",
