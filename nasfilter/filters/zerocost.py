@@ -64,6 +64,7 @@ class ZeroCostFrontiers(SuccessiveFrontiers):
     spaces: ClassVar[tuple[str, ...]] = ("sss", "tss")
     needs_proxy = True
     uses_utilization = False
+    uses_zerocost = True
 
     def __init__(
         self,

@@ -144,6 +144,7 @@ class ModelBased(Searcher):
             raise ValueError(f"hardware must be True or False, got {hardware!r}")
         self.hardware = hardware
         self.uses_utilization = hardware  # utilization is an accuracy feature
+        self.uses_zerocost = self.zerocost is not None
         self.beta = check_real(beta, "beta (valid range: [0, 10])", low=0.0, high=10.0)
         top = MAX_SIZE  # no setting needs more than the (largest) space holds
         self.batch = check_positive_int(batch, f"batch (valid range: [1, {top}])", maximum=top)

@@ -36,6 +36,8 @@ class Plugin:
         uses_utilization: True when the plugin reads the proxy's utilization, the study's
             hardware signal (a class or an instance attribute); a plugin that queries the
             proxy for throughput only (an objective, not a signal) leaves it False.
+        uses_zerocost: True when the plugin reads a zero-cost proxy's scores (a class or an
+            instance attribute).
         kind: what the plugin is, for messages ("searcher", "filter").
         spaces: the names of the search spaces the plugin handles (sss only unless it says
             more); a run on a table of another space is refused before it starts. A plugin
@@ -47,6 +49,7 @@ class Plugin:
     kind: ClassVar[str] = "plugin"
     needs_proxy: bool = False
     uses_utilization: bool = False
+    uses_zerocost: bool = False
     spaces: ClassVar[tuple[str, ...]] = ("sss",)
     _config_keys: ClassVar[tuple[str, ...]] = ()
 

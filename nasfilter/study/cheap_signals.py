@@ -4,7 +4,8 @@ accuracy, and the goal table of a set of scored runs (:class:`CheapSignals`).
 A method's **condition** says which cheap signal it reads besides full evaluations: the
 study's hardware signal (the proxy's utilization: ``uses_utilization`` of the searcher or
 its filter), low-fidelity accuracy (evaluations after fewer epochs: the searcher's
-``uses_fidelities``), both, or none. Reading throughput alone is no signal: it is the
+``uses_fidelities``), both, a zero-cost proxy's scores (``uses_zerocost``, alone or
+with the others), or none. Reading throughput alone is no signal: it is the
 front's second objective (docs/searchers.md, "The study's answer: which cheap signal pays").
 
 The **ablation** asks how far low-fidelity accuracy can rank: Spearman, over every
@@ -62,13 +63,14 @@ EARLY_SEED, FINAL_SEED = 777, 888
 
 def condition(searcher: str, filter: str | None = "none") -> str:
     """The condition (one of :data:`CONDITIONS`) of a searcher spec behind a filter spec
-    (None or ``"none"``: no filter), read from the plugins' ``uses_utilization`` and
-    ``uses_fidelities`` attributes."""
+    (None or ``"none"``: no filter), read from the plugins' ``uses_utilization``,
+    ``uses_fidelities`` and ``uses_zerocost`` attributes."""
     made = make_searcher(searcher)
-    wrapper = None if filter in (None, "none") else make_filter(str(filter))
-    hardware = bool(made.uses_utilization or (wrapper is not None and wrapper.uses_utilization))
+    plugins = [made] if filter in (None, "none") else [made, make_filter(str(filter))]
+    hardware = any(p.uses_utilization for p in plugins)
     low_fidelity = bool(getattr(made, "uses_fidelities", False))
-    return CONDITIONS[int(hardware) + 2 * int(low_fidelity)]
+    zerocost = any(p.uses_zerocost for p in plugins)
+    return CONDITIONS[int(hardware) + 2 * int(low_fidelity) + 4 * int(zerocost)]
 
 
 def goal_times(budget: float) -> tuple[float, ...]:

@@ -85,8 +85,9 @@ def _goal_table(cs: CheapSignals, synthetic: bool) -> ReportTable:
         rows,
         caption=f"{goal_text(cs.goal)} {best_per_condition(cs)} Conditions: the cheap signal "
         "a method reads besides full evaluations: hardware (the proxy's utilization), low "
-        "fidelity (accuracy after fewer epochs), both, or none (throughput alone is an "
-        f"objective, not a signal). Mean ± standard error over seeds, K = {cs.workers}.",
+        "fidelity (accuracy after fewer epochs), both, a zero-cost proxy's scores (alone or "
+        "with the others), or none (throughput alone is an objective, not a signal). Mean ± "
+        f"standard error over seeds, K = {cs.workers}.",
     )
 
 

@@ -14,8 +14,12 @@ from typing import Any
 
 from nasfilter.study.json_values import Stat, finite_or_none, json_float, json_floats, plain_json
 
-# What a method reads besides full evaluations (nasfilter.study.cheap_signals.condition).
-CONDITIONS = ("none", "hardware", "low fidelity", "both")
+# What a method reads besides full evaluations (nasfilter.study.cheap_signals.condition), at
+# index hardware + 2 x low fidelity + 4 x zero-cost ("both": hardware and low fidelity).
+CONDITIONS = (
+    "none", "hardware", "low fidelity", "both",
+    "zero-cost", "hardware + zero-cost", "low fidelity + zero-cost", "all three",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

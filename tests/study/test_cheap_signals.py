@@ -88,6 +88,18 @@ def test_each_catalogue_method_has_its_condition() -> None:
     assert condition("mo-asha", "proxy-threshold[scan=False]") == "both"
 
 
+def test_reading_a_zero_cost_proxy_is_a_condition_of_its_own() -> None:
+    # a zero-cost score is a cheap signal: a method reading one is never "none"
+    assert condition("model-based[zerocost=synflow]", None) == "zero-cost"
+    assert condition("model-based[hardware=True,zerocost=synflow]", None) == (
+        "hardware + zero-cost"
+    )
+    assert condition("random", "zerocost-frontiers[score=synflow]") == "zero-cost"
+    assert condition("model-based-mf", "zerocost-frontiers") == "low fidelity + zero-cost"
+    assert condition("model-based-mf[hardware=True]", "zerocost-frontiers") == "all three"
+    assert condition("model-based", None) == "none"
+
+
 # ------------------------------------------------------------------ the ablation
 class _Curves:
     """Learning curves from arrays (architectures, epochs) per seed; ``missing``
