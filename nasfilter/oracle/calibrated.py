@@ -33,7 +33,7 @@ import numpy as np
 from nasfilter.bench.datasets import Dataset, get_dataset
 from nasfilter.bench.layer_table import LayerTable
 from nasfilter.bench.proxy import ProxyTable
-from nasfilter.oracle.analytic import AnalyticBackend
+from nasfilter.oracle.analytic import AnalyticBackend, prediction_proxy_table
 from nasfilter.oracle.base import BackendSpec
 from nasfilter.oracle.calibration_file import CALIBRATION_DIR as CALIBRATION_DIR
 from nasfilter.oracle.calibration_file import CALIBRATION_FORMAT as CALIBRATION_FORMAT
@@ -110,21 +110,12 @@ class CalibratedResult:
 
     def proxy_table(self) -> ProxyTable:
         """The simulator's view, labelled with the model and its fit data."""
-        return ProxyTable(
-            utilization=np.array(self.utilization),
-            throughput=np.array(self.throughput),
-            label=self.label,
-            provenance={
-                "backend": "calibrated",
-                "dataset": self.dataset.name,
-                "device": self.device.to_dict(),
-                "config": self.config(),
-                "peak_flops": self.peak_flops,
-                "calibration": self.calibration.provenance,
-                "synthetic": True,
-                "note": "GPU model calibrated on real measurements of other networks; "
-                "a prediction, not a measurement",
-            },
+        return prediction_proxy_table(
+            self,
+            "calibrated",
+            "GPU model calibrated on real measurements of other networks; "
+            "a prediction, not a measurement",
+            {"calibration": self.calibration.provenance},
         )
 
 
