@@ -99,14 +99,7 @@ class CalibratedResult:
         )
 
     def config(self) -> dict[str, Any]:
-        return {
-            "engine": self.engine,
-            "layout": self.layout,
-            "batch": "max",
-            "peak_source": self.peak_source,
-            "params": self.calibration.params.to_dict(),
-            "fitted_on": self.calibration.fitted_on,
-        }
+        return model_config(self.engine, self.layout, self.peak_source, self.calibration)
 
     def proxy_table(self) -> ProxyTable:
         """The simulator's view, labelled with the model and its fit data."""
@@ -117,6 +110,21 @@ class CalibratedResult:
             "a prediction, not a measurement",
             {"calibration": self.calibration.provenance},
         )
+
+
+def model_config(
+    engine: str, layout: str, peak_source: str, calibration: Calibration
+) -> dict[str, Any]:
+    """The settings of a calibrated prediction, JSON-ready: the config of its result and of
+    its backend (a cache key, so both must agree); ``batch`` is always recorded as "max"."""
+    return {
+        "engine": engine,
+        "layout": layout,
+        "batch": "max",
+        "peak_source": peak_source,
+        "params": calibration.params.to_dict(),
+        "fitted_on": calibration.fitted_on,
+    }
 
 
 def _check(engine: str, layout: str, batch: object) -> None:
@@ -309,14 +317,7 @@ class CalibratedBackend(AnalyticBackend):
 
     @property
     def config(self) -> dict[str, Any]:
-        return {
-            "engine": self.engine,
-            "layout": self.layout,
-            "batch": "max",
-            "peak_source": self.peak_source,
-            "params": self.calibration.params.to_dict(),
-            "fitted_on": self.calibration.fitted_on,
-        }
+        return model_config(self.engine, self.layout, self.peak_source, self.calibration)
 
     def fingerprint(self) -> dict[str, Any]:
         return self.device.to_dict()
