@@ -7,7 +7,7 @@ An analytic backend predicts all 32768 architectures of a dataset at once
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -23,9 +23,15 @@ class Prediction(Protocol):
     """The per-architecture arrays an analytic prediction holds, each shape (32768,)."""
 
     @property
+    def device(self) -> DeviceSpec: ...
+    @property
     def dataset(self) -> Dataset: ...
     @property
+    def label(self) -> str: ...
+    @property
     def throughput(self) -> np.ndarray: ...
+    @property
+    def utilization(self) -> np.ndarray: ...
     @property
     def flops_per_image(self) -> np.ndarray: ...
     @property
@@ -34,7 +40,34 @@ class Prediction(Protocol):
     def peak_flops(self) -> float: ...
     @property
     def peak_source(self) -> str: ...
+    def config(self) -> dict[str, Any]: ...
     def proxy_table(self) -> ProxyTable: ...
+
+
+def prediction_proxy_table(
+    res: Prediction, backend: str, note: str, extra: Mapping[str, Any] | None = None
+) -> ProxyTable:
+    """The simulator's view of ``res``: copies of its utilization and throughput, (32768,),
+    under its label, with the provenance of an analytic prediction made by ``backend``.
+
+    ``extra`` holds the backend's own provenance keys, placed after ``peak_flops``; ``note``
+    says what kind of prediction it is (never a measurement).
+    """
+    return ProxyTable(
+        utilization=np.array(res.utilization),
+        throughput=np.array(res.throughput),
+        label=res.label,
+        provenance={
+            "backend": backend,
+            "dataset": res.dataset.name,
+            "device": res.device.to_dict(),
+            "config": res.config(),
+            "peak_flops": res.peak_flops,
+            **(extra or {}),
+            "synthetic": True,
+            "note": note,
+        },
+    )
 
 
 class AnalyticBackend(Backend):

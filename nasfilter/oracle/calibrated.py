@@ -33,7 +33,7 @@ import numpy as np
 from nasfilter.bench.datasets import Dataset, get_dataset
 from nasfilter.bench.layer_table import LayerTable
 from nasfilter.bench.proxy import ProxyTable
-from nasfilter.oracle.analytic import AnalyticBackend
+from nasfilter.oracle.analytic import AnalyticBackend, prediction_proxy_table
 from nasfilter.oracle.base import BackendSpec
 from nasfilter.oracle.calibration_file import CALIBRATION_DIR as CALIBRATION_DIR
 from nasfilter.oracle.calibration_file import CALIBRATION_FORMAT as CALIBRATION_FORMAT
@@ -99,33 +99,32 @@ class CalibratedResult:
         )
 
     def config(self) -> dict[str, Any]:
-        return {
-            "engine": self.engine,
-            "layout": self.layout,
-            "batch": "max",
-            "peak_source": self.peak_source,
-            "params": self.calibration.params.to_dict(),
-            "fitted_on": self.calibration.fitted_on,
-        }
+        return model_config(self.engine, self.layout, self.peak_source, self.calibration)
 
     def proxy_table(self) -> ProxyTable:
         """The simulator's view, labelled with the model and its fit data."""
-        return ProxyTable(
-            utilization=np.array(self.utilization),
-            throughput=np.array(self.throughput),
-            label=self.label,
-            provenance={
-                "backend": "calibrated",
-                "dataset": self.dataset.name,
-                "device": self.device.to_dict(),
-                "config": self.config(),
-                "peak_flops": self.peak_flops,
-                "calibration": self.calibration.provenance,
-                "synthetic": True,
-                "note": "GPU model calibrated on real measurements of other networks; "
-                "a prediction, not a measurement",
-            },
+        return prediction_proxy_table(
+            self,
+            "calibrated",
+            "GPU model calibrated on real measurements of other networks; "
+            "a prediction, not a measurement",
+            {"calibration": self.calibration.provenance},
         )
+
+
+def model_config(
+    engine: str, layout: str, peak_source: str, calibration: Calibration
+) -> dict[str, Any]:
+    """The settings of a calibrated prediction, JSON-ready: the config of its result and of
+    its backend (a cache key, so both must agree); ``batch`` is always recorded as "max"."""
+    return {
+        "engine": engine,
+        "layout": layout,
+        "batch": "max",
+        "peak_source": peak_source,
+        "params": calibration.params.to_dict(),
+        "fitted_on": calibration.fitted_on,
+    }
 
 
 def _check(engine: str, layout: str, batch: object) -> None:
@@ -318,14 +317,7 @@ class CalibratedBackend(AnalyticBackend):
 
     @property
     def config(self) -> dict[str, Any]:
-        return {
-            "engine": self.engine,
-            "layout": self.layout,
-            "batch": "max",
-            "peak_source": self.peak_source,
-            "params": self.calibration.params.to_dict(),
-            "fitted_on": self.calibration.fitted_on,
-        }
+        return model_config(self.engine, self.layout, self.peak_source, self.calibration)
 
     def fingerprint(self) -> dict[str, Any]:
         return self.device.to_dict()

@@ -39,7 +39,7 @@ import numpy as np
 from nasfilter.bench.datasets import Dataset, get_dataset
 from nasfilter.bench.layer_table import LayerTable
 from nasfilter.bench.proxy import ProxyTable
-from nasfilter.oracle.analytic import AnalyticBackend
+from nasfilter.oracle.analytic import AnalyticBackend, prediction_proxy_table
 from nasfilter.oracle.base import BackendSpec
 from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
 
@@ -118,20 +118,7 @@ class RooflineResult:
 
     def proxy_table(self) -> ProxyTable:
         """The simulator's view: utilization and throughput of every architecture."""
-        return ProxyTable(
-            utilization=np.array(self.utilization),
-            throughput=np.array(self.throughput),
-            label=self.label,
-            provenance={
-                "backend": "roofline",
-                "dataset": self.dataset.name,
-                "device": self.device.to_dict(),
-                "config": self.config(),
-                "peak_flops": self.peak_flops,
-                "synthetic": True,
-                "note": "analytic model, not a measurement",
-            },
-        )
+        return prediction_proxy_table(self, "roofline", "analytic model, not a measurement")
 
 
 def _check_settings(batch: object, launch_overhead: object) -> None:
