@@ -76,6 +76,8 @@ class CalibratedResult:
         throughput: images/s, (32768,).
         utilization: fraction of ``peak_flops``, (32768,).
         layer_seconds: seconds per layer and batch, (32768, L).
+        batch_setting: what was asked: "max" (the largest batch that fits each network) or
+            one batch for all.
     """
 
     device: DeviceSpec
@@ -91,6 +93,7 @@ class CalibratedResult:
     throughput: np.ndarray
     utilization: np.ndarray
     layer_seconds: np.ndarray
+    batch_setting: int | str = "max"
 
     @property
     def label(self) -> str:
@@ -99,7 +102,9 @@ class CalibratedResult:
         )
 
     def config(self) -> dict[str, Any]:
-        return model_config(self.engine, self.layout, self.peak_source, self.calibration)
+        return model_config(
+            self.engine, self.layout, self.peak_source, self.calibration, self.batch_setting
+        )
 
     def proxy_table(self) -> ProxyTable:
         """The simulator's view, labelled with the model and its fit data."""
@@ -113,14 +118,18 @@ class CalibratedResult:
 
 
 def model_config(
-    engine: str, layout: str, peak_source: str, calibration: Calibration
+    engine: str,
+    layout: str,
+    peak_source: str,
+    calibration: Calibration,
+    batch: int | str = "max",
 ) -> dict[str, Any]:
     """The settings of a calibrated prediction, JSON-ready: the config of its result and of
-    its backend (a cache key, so both must agree); ``batch`` is always recorded as "max"."""
+    its backend (a cache key, so both must agree; the backend always predicts at "max")."""
     return {
         "engine": engine,
         "layout": layout,
-        "batch": "max",
+        "batch": batch,
         "peak_source": peak_source,
         "params": calibration.params.to_dict(),
         "fitted_on": calibration.fitted_on,
@@ -188,6 +197,7 @@ def calibrated(
         throughput=throughput,
         utilization=utilization,
         layer_seconds=seconds,
+        batch_setting=batch if batch == "max" else int(batch),
     )
 
 

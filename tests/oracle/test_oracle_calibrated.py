@@ -209,3 +209,12 @@ def test_a_fixed_batch_above_what_fits_the_memory_is_refused_naming_it() -> None
     assert calibrated(small, "cifar10", TYPICAL, batch=top).batch[0] == top
     with pytest.raises(ValueError, match=rf"from 1 to {top} .*got {top + 1}"):
         calibrated(small, "cifar10", TYPICAL, batch=top + 1)
+
+
+def test_the_provenance_records_the_batch_that_was_asked_for() -> None:
+    fixed = calibrated("v100", "cifar10", batch=64)
+    assert fixed.batch_setting == 64 and (fixed.batch == 64).all()
+    assert fixed.proxy_table().provenance["config"]["batch"] == 64
+    largest = calibrated("v100", "cifar10")
+    assert largest.proxy_table().provenance["config"]["batch"] == "max"
+    assert largest.batch.min() > 64  # each network at the largest batch that fits
