@@ -16,6 +16,7 @@ import pytest
 from nasfilter.bench.proxy import ProxyTable
 from nasfilter.bench.spaces.sss import N_ARCHS
 from nasfilter.bench.table import BenchmarkTable, Provenance
+from nasfilter.study.report import report_tables
 from nasfilter.study.signal_ranking import (
     SignalRank,
     SignalRanking,
@@ -173,3 +174,15 @@ def test_synflow_ranks_the_real_tss_cifar10_accuracy() -> None:
     synflow = next(r for r in rows if r.label.startswith("synflow"))
     assert 0.70 < synflow.spearman < 0.75
     assert synflow.n < table.space.size  # disconnected cells score NaN and are left out
+
+
+def test_the_report_shows_the_table_only_when_the_summary_has_it() -> None:
+    old: dict[str, Any] = json.loads((DATA / "summary-v1.json").read_text("utf-8"))
+    summary = StudySummary.from_json(old)
+    title = "Which cheap signal pays: every cheap signal as a ranking"
+    assert all(title not in t.title for t in report_tables(summary))
+    ranking = SignalRanking((SignalRank("a", 10, 0.5, 0.4, 0.25),), "no zero-cost rows: x")
+    tables = report_tables(dataclasses.replace(summary, signal_ranking=ranking))
+    shown = [t for t in tables if title in t.title]
+    assert len(shown) == 1 and shown[0].rows == (("a", "10", "0.500", "0.400", "25.0%"),)
+    assert summary.accuracy_label in shown[0].caption
