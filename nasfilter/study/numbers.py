@@ -33,6 +33,7 @@ from nasfilter.stats import spearman
 from nasfilter.study.cheap_signals import cheap_signals
 from nasfilter.study.methods import FILTERING, REINFORCE_MNAS, Method
 from nasfilter.study.metrics_table import KEYS
+from nasfilter.study.signal_ranking import signal_ranking
 from nasfilter.study.signal_summary import CheapSignals
 from nasfilter.study.summary import (
     Band,
@@ -117,6 +118,7 @@ def study_summary(
         runs=entries,
         parameters=parameters,
         cheap_signals=_cheap_signals(runs, table, reference, parameters.budget_seconds),
+        signal_ranking=signal_ranking(table, proxy),
     )
 
 

@@ -18,7 +18,7 @@ from nasfilter.runs.metrics import accuracy_words
 from nasfilter.runs.results import empty_run_warning, format_mean_se, reach_text
 from nasfilter.study.methods import MULTI_FIDELITY_METHODS
 from nasfilter.study.metrics_table import KEYS, cells, headers
-from nasfilter.study.signal_report import cheap_signal_tables
+from nasfilter.study.signal_report import cheap_signal_tables, ranking_table
 from nasfilter.study.summary import StudySummary
 
 
@@ -198,6 +198,8 @@ def report_tables(s: StudySummary) -> list[ReportTable]:
         f"worker-seconds; mean ± standard error over {len(p.seeds)} seeds.",
     )
     signals = cheap_signal_tables(s.cheap_signals, s.synthetic_table, s.table_label)
+    if s.signal_ranking is not None:  # None: a summary written before the table
+        signals.append(ranking_table(s.signal_ranking, s.accuracy_label, s.synthetic_table))
     return [_oracles_table(s), metrics, workers, *signals]
 
 

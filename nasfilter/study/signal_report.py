@@ -10,6 +10,7 @@ import math
 from nasfilter.bench.fidelity import HOW_TO_ADD_CURVES
 from nasfilter.render.html_page import ReportTable
 from nasfilter.runs.meanse import format_mean_se
+from nasfilter.study.signal_ranking import SignalRank, SignalRanking
 from nasfilter.study.signal_summary import CONDITIONS, Ablation, CheapSignals, Goal
 
 TITLE = "Which cheap signal pays"
@@ -126,3 +127,26 @@ def cheap_signal_tables(
         )
         return [ReportTable(TITLE, ("condition", "method"), (), caption=why)]
     return [_goal_table(cs, synthetic), _ablation_table(cs.ablation, synthetic)]
+
+
+def _share(row: SignalRank) -> str:
+    return f"{row.top_recall:.1%}" if math.isfinite(row.top_recall) else "undefined"
+
+
+def ranking_table(r: SignalRanking, accuracy_label: str, synthetic: bool) -> ReportTable:
+    """Every cheap signal as a ranking of the accuracy the report scores with."""
+    rows = tuple(
+        (row.label, f"{row.n:,}", f"{row.spearman:.3f}", f"{row.kendall:.3f}", _share(row))
+        for row in r.rows
+    )
+    top = f"{r.top_share:.0%}"
+    return ReportTable(
+        _label(f"{TITLE}: every cheap signal as a ranking", synthetic),
+        ("signal", "n", "Spearman", "Kendall tau", f"top-{top} recall"),
+        rows,
+        caption=f"Each cheap signal against the {accuracy_label}, over the n architectures "
+        f"where both are finite (NaN scores are left out, never ranked). Top-{top} recall: "
+        f"the share of the top {top} by accuracy that are also in the top {top} by the "
+        f"signal (largest first). Utilization and throughput are the oracle's; MACs and "
+        f"parameters the table's; {r.zerocost}.",
+    )

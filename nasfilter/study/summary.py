@@ -26,6 +26,7 @@ from nasfilter.study.json_values import Stat, finite_or_none, json_safe, plain_j
 from nasfilter.study.json_values import json_float as _float
 from nasfilter.study.json_values import json_floats as _floats
 from nasfilter.study.json_values import json_ints as _ints
+from nasfilter.study.signal_ranking import SignalRanking
 from nasfilter.study.signal_summary import CheapSignals
 
 # 2: every nasfilter.study.metrics_table column, and a version key; 1: the files before it.
@@ -354,7 +355,9 @@ class StudySummary:
     side by side (:func:`nasfilter.oracle.compare.oracle_figures`), ``survey`` the CNN
     survey's summary (None: not run; ``{"skipped": why}``: its extra is missing), as the
     modules that make them write them; ``cheap_signals`` the answer to "which cheap signal
-    pays" (None: the table has no learning curves, or the file predates it).
+    pays" (None: the table has no learning curves, or the file predates it);
+    ``signal_ranking`` every cheap signal as a ranking of the accuracy (None: the file
+    predates it).
     """
 
     table_label: str
@@ -378,6 +381,7 @@ class StudySummary:
     oracles: dict[str, Any] = field(default_factory=lambda: {"oracles": [], "skipped": {}})
     survey: dict[str, Any] | None = None
     cheap_signals: CheapSignals | None = None
+    signal_ranking: SignalRanking | None = None  # None: the file predates it
     timings_seconds: dict[str, float] = field(default_factory=dict)
     created: str = ""
     study: str = STUDY
@@ -403,6 +407,8 @@ class StudySummary:
         out["survey"] = self.survey
         if self.cheap_signals is not None:  # absent: no learning curves (as in older files)
             out["cheap_signals"] = self.cheap_signals.to_json()
+        if self.signal_ranking is not None:  # absent in older files
+            out["signal_ranking"] = self.signal_ranking.to_json()
         out |= {"timings_seconds": self.timings_seconds, "created": self.created}
         safe: dict[str, Any] = json_safe(out)
         return safe
@@ -440,6 +446,7 @@ class StudySummary:
             oracles=dict(data.get("oracles", {"oracles": [], "skipped": {}})),
             survey=data.get("survey"),
             cheap_signals=CheapSignals.from_json(data.get("cheap_signals")),
+            signal_ranking=SignalRanking.from_json(data.get("signal_ranking")),
             timings_seconds=dict(data.get("timings_seconds", {})),
             created=str(data.get("created", "")),
             study=str(data.get("study", STUDY)),
