@@ -18,41 +18,10 @@ import numpy as np
 
 from nasfilter.bench.proxy import ProxyTable
 from nasfilter.bench.table import BenchmarkTable
-from nasfilter.stats import spearman
 from nasfilter.study.json_values import finite_or_none
 from nasfilter.zerocost.base import get_proxy
+from nasfilter.zerocost.compare import TOP_SHARE, rank_signal
 from nasfilter.zerocost.scorefile import packaged_scores, shipped
-
-TOP_SHARE = 0.05  # the top share of architectures the recall compares
-
-
-def kendall(x: object, y: object) -> float:
-    """Kendall's tau-b of two (n,) arrays over their finite pairs; NaN if undefined (fewer
-    than three finite pairs, or a constant side), as :func:`nasfilter.stats.spearman`."""
-    a = np.asarray(x, dtype=float).ravel()
-    b = np.asarray(y, dtype=float).ravel()
-    ok = np.isfinite(a) & np.isfinite(b)
-    a, b = a[ok], b[ok]
-    if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    from scipy.stats import kendalltau
-
-    return float(kendalltau(a, b).statistic)
-
-
-def top_recall(signal: object, accuracy: object, share: float = TOP_SHARE) -> float:
-    """The share of the top ``share`` by ``accuracy`` that are also in the top ``share``
-    by ``signal`` (largest values first), both (n,) arrays, over their finite pairs; the top
-    holds ceil(share * n) architectures, ties broken by index. NaN with no finite pair."""
-    a = np.asarray(signal, dtype=float).ravel()
-    b = np.asarray(accuracy, dtype=float).ravel()
-    ok = np.flatnonzero(np.isfinite(a) & np.isfinite(b))
-    if ok.size == 0:
-        return float("nan")
-    k = math.ceil(share * ok.size)
-    by_signal = ok[np.argsort(-a[ok], kind="stable")[:k]]
-    by_accuracy = ok[np.argsort(-b[ok], kind="stable")[:k]]
-    return float(np.intersect1d(by_signal, by_accuracy).size / k)
 
 
 @dataclass(frozen=True)
@@ -68,12 +37,15 @@ class SignalRank:
 
     @classmethod
     def of(cls, label: str, signal: np.ndarray, accuracy: np.ndarray) -> SignalRank:
-        """The row of ``signal`` (n,) against ``accuracy`` (n,) over their finite pairs."""
-        n = int((np.isfinite(signal) & np.isfinite(accuracy)).sum())
-        return cls(
-            label, n, spearman(signal, accuracy), kendall(signal, accuracy),
-            top_recall(signal, accuracy),
-        )  # fmt: skip
+        """The row of ``signal`` (n,) against ``accuracy`` (n,) over their finite pairs
+        (:func:`nasfilter.zerocost.compare.rank_signal`); NaN figures below three pairs."""
+        x, y = np.asarray(signal, dtype=np.float64), np.asarray(accuracy, dtype=np.float64)
+        ok = np.isfinite(x) & np.isfinite(y)
+        n = int(ok.sum())
+        if n < 3:
+            return cls(label, n, math.nan, math.nan, math.nan)
+        r = rank_signal(label, x[ok], y[ok])
+        return cls(label, n, r.spearman, r.kendall, r.top_recall)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -20,9 +20,7 @@ from nasfilter.study.report import report_tables
 from nasfilter.study.signal_ranking import (
     SignalRank,
     SignalRanking,
-    kendall,
     signal_ranking,
-    top_recall,
     zerocost_rows,
 )
 from nasfilter.study.signal_report import ranking_table
@@ -73,19 +71,21 @@ def test_top_recall_on_a_hand_made_array() -> None:
     acc = np.arange(40, dtype=float)
     signal = np.arange(40, dtype=float)
     signal[0] = 100.0
-    assert top_recall(signal, acc) == 0.5
+    assert SignalRank.of("s", signal, acc).top_recall == 0.5
     # 41 architectures: ceil(0.05 * 41) = 3; signal's top three 40, 0, 1 share only 40.
     acc = np.arange(41, dtype=float)
     signal = acc.copy()
     signal[[0, 1]] = [200.0, 100.0]
-    assert top_recall(signal, acc) == pytest.approx(1 / 3)
-    assert np.isnan(top_recall(np.full(5, np.nan), np.arange(5.0)))
+    assert SignalRank.of("s", signal, acc).top_recall == pytest.approx(1 / 3)
+    undefined = SignalRank.of("s", np.full(5, np.nan), np.arange(5.0))
+    assert undefined.n == 0 and np.isnan(undefined.top_recall)
 
 
 def test_kendall_on_a_hand_made_array() -> None:
     # One discordant pair of the six of four items: tau = (5 - 1) / 6.
-    assert kendall([1, 2, 3, 4], [1, 2, 4, 3]) == pytest.approx(4 / 6)
-    assert np.isnan(kendall([1, 1, 1], [1, 2, 3]))
+    one = SignalRank.of("k", np.array([1.0, 2, 3, 4]), np.array([1.0, 2, 4, 3]))
+    assert one.kendall == pytest.approx(4 / 6)
+    assert np.isnan(SignalRank.of("k", np.ones(3), np.array([1.0, 2, 3])).kendall)
 
 
 @pytest.fixture
