@@ -75,3 +75,20 @@ def ship_scores(
     monkeypatch.setattr(scorefile, "DATA_DIR", path.parent)
     monkeypatch.setattr(scorefile, "SHA256", {path.name: digest})
     scorefile.packaged_scores.cache_clear()
+
+
+def ship_sss_synflow_and_partial_snip(
+    directory: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dataset: str,
+    synflow: np.ndarray,
+    snip_computed: np.ndarray,
+) -> None:
+    """:func:`ship_scores` of one sss file for ``dataset``: ``synflow`` (32768,) computed for
+    every network (NaN where undefined), ``snip`` (1.0) computed only where ``snip_computed``
+    (bool (32768,)); each score charged 0.5 CPU s."""
+    proxies = {
+        "synflow": (synflow, np.ones(synflow.size, dtype=bool), 0.5),
+        "snip": (np.where(snip_computed, 1.0, np.nan), snip_computed, 0.5),
+    }
+    ship_scores(directory, monkeypatch, "sss", dataset, proxies)

@@ -22,7 +22,7 @@ from nasfilter.sim.problem import Problem
 from nasfilter.sim.proxy_handle import ProxyHandle, SearchContext
 from nasfilter.zerocost import scorefile
 from nasfilter.zerocost.scorefile import DATA_DIR
-from tests.tables import random_proxy, random_table, ship_scores
+from tests.tables import random_proxy, random_table, ship_sss_synflow_and_partial_snip
 
 
 @pytest.fixture(scope="module")
@@ -144,13 +144,8 @@ def sss_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[np.
     rng = np.random.default_rng(7)
     synflow = rng.uniform(1.0, 50.0, SSS.size).astype(np.float32)
     synflow[rng.choice(SSS.size, 50, replace=False)] = np.nan
-    snip = np.arange(SSS.size) < 100
-    everything = np.ones(SSS.size, dtype=bool)
-    proxies = {
-        "synflow": (synflow, everything, 0.5),
-        "snip": (np.where(snip, 1.0, np.nan), snip, 0.5),
-    }
-    ship_scores(tmp_path, monkeypatch, "sss", "cifar100", proxies)
+    first_100 = np.arange(SSS.size) < 100
+    ship_sss_synflow_and_partial_snip(tmp_path, monkeypatch, "cifar100", synflow, first_100)
     yield synflow
     scorefile.packaged_scores.cache_clear()
 

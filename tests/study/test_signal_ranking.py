@@ -26,7 +26,7 @@ from nasfilter.study.signal_ranking import (
 from nasfilter.study.signal_report import ranking_table
 from nasfilter.study.summary import StudySummary
 from nasfilter.zerocost import scorefile
-from tests.tables import random_table, ship_scores
+from tests.tables import random_table, ship_sss_synflow_and_partial_snip
 
 DATA = Path(__file__).parent.parent / "data" / "reproduce"
 
@@ -95,13 +95,8 @@ def shipped_sss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[np.
     synflow = np.arange(N_ARCHS, dtype=float)
     nan_at = np.arange(0, 1000, 10)
     synflow[nan_at] = np.nan
-    everything = np.ones(N_ARCHS, dtype=bool)
     half = np.arange(N_ARCHS) < N_ARCHS // 2
-    proxies = {
-        "synflow": (synflow, everything, 0.5),
-        "snip": (np.where(half, 1.0, np.nan), half, 0.5),
-    }
-    ship_scores(tmp_path, monkeypatch, "sss", "cifar10", proxies)
+    ship_sss_synflow_and_partial_snip(tmp_path, monkeypatch, "cifar10", synflow, half)
     yield nan_at
     scorefile.packaged_scores.cache_clear()
 
