@@ -15,7 +15,7 @@ sample), as docs/cheap-signals.md states; the data-needing proxies miss it there
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -24,34 +24,41 @@ from benchmarks import result
 from nasfilter.bench.tss_real import tss_table
 from nasfilter.oracle.measured import measured_proxy
 from nasfilter.runs.runner import make_problem
+from nasfilter.sim.problem import Problem
 
 SAMPLE = 5  # tss cells timed from scratch (seconds each: the data proxies dominate)
 
 
-def _first_query_seconds(query: str, idx: np.ndarray, repeat: int = 5) -> float:
-    """Median wall seconds of ``query`` (a Problem method name) of ``idx`` on a fresh problem
-    each trial, after one query of index 0: every index of ``idx`` (0 left out) a first
-    query, charged to the clock."""
+def _read(problem: Problem, idx: np.ndarray) -> object:
+    return problem.query_zerocost_many("synflow", idx)
+
+
+def _lookup(problem: Problem, idx: np.ndarray) -> object:
+    return problem.query_proxy_many(idx)
+
+
+def _first_query_seconds(
+    query: Callable[[Problem, np.ndarray], object], idx: np.ndarray, repeat: int = 5
+) -> float:
+    """Median wall seconds of ``query(problem, idx)`` on a fresh problem each trial, after
+    one query of index 0: every index of ``idx`` (0 left out) a first query, charged."""
     table, proxy = tss_table("cifar10"), measured_proxy("2080ti")
     times = []
     for _ in range(repeat):
         problem = make_problem(table, 1e12, 0, proxy=proxy)
-        warm = ("synflow", np.array([0])) if query == "query_zerocost_many" else (np.array([0]),)
-        getattr(problem, query)(*warm)  # the lane set up (its cost read) before the timed read
-        args = ("synflow", idx) if query == "query_zerocost_many" else (idx,)
+        query(problem, np.array([0]))  # the lane set up (its cost read) before the timed read
         start = time.perf_counter()
-        getattr(problem, query)(*args)
+        query(problem, idx)
         times.append(time.perf_counter() - start)
     return float(np.median(times))
 
 
 def _reads() -> Iterator[dict[str, Any]]:
     everything = np.arange(1, 15625)
-    _first_query_seconds("query_zerocost_many", everything[:1], repeat=1)  # load the file once
+    _first_query_seconds(_read, everything[:1], repeat=1)  # load the score file once
     cases = (("one index a call", np.array([7])), ("the other 15624 in one call", everything))
     for what, idx in cases:
-        read = _first_query_seconds("query_zerocost_many", idx)
-        lookup = _first_query_seconds("query_proxy_many", idx)
+        read, lookup = _first_query_seconds(_read, idx), _first_query_seconds(_lookup, idx)
         ratio = read / lookup
         yield result(
             f"zero-cost read (synflow, tss cifar10), {what}, against a hardware lookup",
