@@ -131,6 +131,14 @@ class FrontReference:
                 f"table {table.label!r} and proxy {proxy.label!r} share no architecture "
                 "with both a test accuracy and a throughput"
             )
+        return cls.from_points(points, usable)
+
+    @classmethod
+    def from_points(cls, points: np.ndarray, usable: np.ndarray) -> FrontReference:
+        """The reference of objectives ``points`` (n, 2: scored accuracy, log10 throughput)
+        over the rows ``usable`` (bool (n,), finite there, at least one); both are copied."""
+        points = np.array(points, dtype=np.float64)
+        usable = np.array(usable, dtype=bool)
         idx = np.flatnonzero(usable)
         front = idx[nondominated_mask(points[idx])]
         norm = Normalization.from_points(points[idx])
