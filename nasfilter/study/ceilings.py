@@ -1,0 +1,135 @@
+"""The studies' yardsticks: how high any run's HV ratio could go at the compared budgets.
+
+For each table and hardware signal of the sss and tss studies, on the scale their runs are
+scored on (:func:`nasfilter.runs.inputs.inputs`), :mod:`nasfilter.runs.ceiling`'s
+clairvoyant ceiling (the best set of evaluations that fits the budget, knowing every scored
+accuracy), the seconds it needs for an HV ratio of 0.99, and the figure of a run that knew
+every architecture's observed accuracy for free and evaluated its non-dominated layers.
+``python scripts/update_ceiling_docs.py`` writes the tables into docs/tss-results.md and
+docs/cheap-signals.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nasfilter.runs.ceiling import clairvoyant_ceiling, known_signal_ratios
+from nasfilter.runs.inputs import inputs
+from nasfilter.runs.records import RunSpec
+from nasfilter.study.tss import DATASETS, DEVICES, HP12, TIMES
+
+TARGET = 0.99  # the HV ratio the issues' goals ask for at 20,000 s
+
+
+@dataclass(frozen=True)
+class CeilingRow:
+    """One table and hardware signal's yardsticks at :data:`TIMES`.
+
+    Attributes:
+        dataset: the dataset's name.
+        hardware: what the throughput is (``"RTX 2080 Ti, measured, batch 256"``, ...).
+        front_size: architectures on the true front.
+        front_cost: seconds to evaluate all of them once.
+        lower, upper: the clairvoyant ceiling's bracket at each of :data:`TIMES`.
+        to_target: (at least, at most) seconds any set needs for an HV ratio of :data:`TARGET`.
+        known: the HV ratio at each of :data:`TIMES` of the run that evaluates the layers of
+            the observed accuracy, known for every architecture.
+    """
+
+    dataset: str
+    hardware: str
+    front_size: int
+    front_cost: float
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+    to_target: tuple[float, float]
+    known: tuple[float, ...]
+
+
+def ceiling_row(spec: RunSpec, hardware: str) -> CeilingRow:
+    """The yardsticks of the table and proxy ``spec`` resolves into (a few seconds)."""
+    table, _, ref = inputs(spec)
+    cost = table.eval_cost
+    ceiling = clairvoyant_ceiling(ref, cost, TIMES)
+    observed = np.nanmean(table.valid_acc, axis=1)  # one column per seed; the mean is seen
+    known, _ = known_signal_ratios(ref, observed, cost, TIMES)
+    return CeilingRow(
+        dataset=spec.dataset,
+        hardware=hardware,
+        front_size=len(ref.true_front),
+        front_cost=float(cost[ref.true_front].sum()),
+        lower=tuple(ceiling.lower.tolist()),
+        upper=tuple(ceiling.upper.tolist()),
+        to_target=ceiling.seconds_to_reach(TARGET),
+        known=tuple(known.tolist()),
+    )
+
+
+TSS_HARDWARE = {"2080ti": "RTX 2080 Ti", "titanxp": "Titan Xp"}
+
+
+def tss_rows() -> list[CeilingRow]:
+    """The tss study's tables (real hp-12 rung, HELP's measured latency at batch 256)."""
+    return [
+        ceiling_row(
+            RunSpec(searcher="random", dataset=ds, table=HP12, oracle="measured", device=dev),
+            f"{TSS_HARDWARE[dev]}, measured, batch 256",
+        )
+        for ds in DATASETS
+        for dev in DEVICES
+    ]
+
+
+def sss_rows() -> list[CeilingRow]:
+    """The sss study's tables (real hp-90 table, the calibrated GPU model of a V100)."""
+    return [
+        ceiling_row(RunSpec(searcher="random", dataset=ds), "V100, calibrated model")
+        for ds in DATASETS
+    ]
+
+
+def _ratio(lower: float, upper: float) -> str:
+    low, high = f"{lower:.4f}", f"{upper:.4f}"
+    return low if low == high else f"{low}–{high}"
+
+
+def _seconds(at_least: float, at_most: float) -> str:
+    if at_least == at_most:
+        return f"{at_least:,.0f}"
+    return f"{at_least:,.0f}–{at_most:,.0f}" if np.isfinite(at_most) else f"> {at_least:,.0f}"
+
+
+def ceiling_table(rows: list[CeilingRow], observed: str) -> str:
+    """Markdown: one line per row; ``observed`` names the accuracy a search observes."""
+    times = [f"{t:,.0f} s" for t in TIMES]
+    head = (
+        "| dataset | hardware | true front (cells, s to evaluate all) | "
+        + " | ".join(f"clairvoyant ceiling, {t}" for t in times)
+        + f" | s needed for {TARGET} | "
+        + " | ".join(f"{observed} known, layers, {t}" for t in times)
+        + " |\n"
+    )
+    out = head + "|" + "---|" * (4 + 2 * len(TIMES)) + "\n"
+    for r in rows:
+        cells = [
+            r.dataset,
+            r.hardware,
+            f"{r.front_size}, {r.front_cost:,.0f}",
+            *(_ratio(lo, hi) for lo, hi in zip(r.lower, r.upper, strict=True)),
+            _seconds(*r.to_target),
+            *(f"{k:.4f}" for k in r.known),
+        ]
+        out += "| " + " | ".join(cells) + " |\n"
+    return out
+
+
+#: Where each space's table goes: (file under the repository, its markers, the rows, the
+#: accuracy a search observes on that space).
+DOC_SECTIONS = (
+    ("docs/tss-results.md", ("<!-- tss-ceilings:begin -->", "<!-- tss-ceilings:end -->"),
+     tss_rows, "hp-12"),
+    ("docs/cheap-signals.md", ("<!-- sss-ceilings:begin -->", "<!-- sss-ceilings:end -->"),
+     sss_rows, "hp-90 validation"),
+)  # fmt: skip
