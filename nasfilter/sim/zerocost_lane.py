@@ -74,7 +74,8 @@ class ZeroCostLane:
         self.space, self.dataset, self.clock, self.trace = space, dataset, clock, trace
         self._scores = scores
         self.charge_repeats = charge_repeats
-        self._memo: dict[str, set[int]] = {}
+        self._seen: dict[str, np.ndarray] = {}  # proxy -> bool (size,): queried before
+        self._costs: dict[str, float] = {}  # proxy -> its cost (the score file is frozen)
         self.seconds = 0.0
         self.n_queries = 0
 
@@ -87,7 +88,9 @@ class ZeroCostLane:
 
     def cost(self, proxy: str) -> float:
         """Simulated seconds per query of ``proxy`` (:func:`zerocost_cost`)."""
-        return zerocost_cost(self.scores, proxy)
+        if proxy not in self._costs:
+            self._costs[proxy] = zerocost_cost(self.scores, proxy)
+        return self._costs[proxy]
 
     def coverage(self, proxy: str) -> np.ndarray:
         """bool (size,): which architectures have a computed score of ``proxy`` (free)."""
@@ -112,10 +115,12 @@ class ZeroCostLane:
             )
         self.clock.check_open(f"query zero-cost proxy {proxy!r}")
         cost = self.cost(proxy)
-        memo = self._memo.setdefault(proxy, set())
+        if proxy not in self._seen:
+            self._seen[proxy] = np.zeros(values.size, dtype=bool)
+        seen = self._seen[proxy]
         first = np.zeros(idx.shape, dtype=bool)
         first[np.unique(idx, return_index=True)[1]] = True
-        first &= ~np.isin(idx, np.fromiter(memo, dtype=np.int64, count=len(memo)))
+        first &= ~seen[idx]
         costs = np.where(first | self.charge_repeats, cost, 0.0)
         total = np.cumsum(costs)
         clock = self.clock
@@ -136,5 +141,5 @@ class ZeroCostLane:
             clock.now += float(total[k - 1])
             self.seconds += float(total[k - 1])
         self.n_queries += k
-        memo.update(idx[:k].tolist())
+        seen[idx[:k]] = True
         return idx[:k], values[idx[:k]].astype(np.float64)
