@@ -19,11 +19,11 @@ evaluation costs sum to at most t. So no searcher, however well informed, beats:
   so the optimum is a chain sorted by throughput, and a dynamic programme over chain ends
   and grid budgets finds it (O(c^2 B) for c such architectures and B grid steps).
 
-- :func:`known_signal_ratios`: the HV ratio reached by a run that knew a cheap signal of
-  every architecture for free (the whole hp-12 table, say) and evaluated the non-dominated
-  layers of (signal, throughput) in order until the next evaluation would end after the
-  budget. It is not a bound on searchers that read that signal (another order could do
-  better or worse); it shows what the signal's own ranking of the front is worth.
+- :func:`signal_ceiling`: the HV ratio of the set a run would evaluate if it took a cheap
+  signal for the accuracy and knew it for every architecture (the whole hp-12 table, say):
+  the clairvoyant set of (signal, throughput) within the budget, scored on the accuracy.
+  It is not a bound on searchers that read that signal (they may hedge, or learn the
+  signal's errors); it shows what trusting the signal's ranking of the front is worth.
 
 Both read the run's front reference (:class:`~nasfilter.runs.metrics.FrontReference`), so
 the figures are on the scale every run of that table and proxy is scored on.
@@ -38,7 +38,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from nasfilter.checks import check_real
-from nasfilter.pareto import nondominated_ranks
 from nasfilter.runs.metrics import FrontReference
 
 #: The largest dynamic-programme grid (chain ends x budget steps) computed before asking
@@ -251,31 +250,30 @@ def _chains(reference: FrontReference, cost: object, top: float, res: float) -> 
     return chains, steps
 
 
-def known_signal_ratios(
+def signal_ceiling(
     reference: FrontReference,
     signal: object,
     cost: object,
     budgets: Sequence[float],
-) -> tuple[np.ndarray, np.ndarray]:
-    """(HV ratio float64 (k,), evaluations int64 (k,)) at each of ``budgets`` of a run that
-    evaluates, in order, the non-dominated layers of (``signal``, throughput), higher signal
-    first within a layer, until the next evaluation would end after the budget.
+    resolution: float = 1.0,
+) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """(HV ratio float64 (k,), the sets): at each of ``budgets``, the set a searcher that
+    took ``signal`` for the accuracy and knew it for every architecture would evaluate (the
+    :func:`clairvoyant_ceiling` set of (``signal``, throughput): at most the signal's own
+    front), scored on ``reference``'s accuracy.
 
     ``signal`` (n,): a value per row of ``reference.points``, higher = better (e.g. the
     table's hp-12 validation accuracy); architectures whose signal is not finite are never
-    evaluated (never ranked).
+    chosen (never ranked). ValueError as :func:`clairvoyant_ceiling`, and for a signal of
+    another shape or finite for none of the scored architectures.
     """
-    costs = _costs(reference, cost)
     sig = np.asarray(signal, dtype=np.float64)
-    if sig.shape != costs.shape:
-        raise ValueError(f"signal must have shape {costs.shape}, got {sig.shape}")
-    at = _budgets(budgets)
-    idx = np.flatnonzero(reference.usable & np.isfinite(sig))
-    if not len(idx):
+    n = len(reference.points)
+    if sig.shape != (n,):
+        raise ValueError(f"signal must have shape ({n},), one per architecture, got {sig.shape}")
+    usable = reference.usable & np.isfinite(sig)
+    if not usable.any():
         raise ValueError("signal is not finite for any architecture the reference scores")
-    ranks = nondominated_ranks(np.stack([sig[idx], reference.points[idx, 1]], axis=1))
-    order = idx[np.lexsort((-sig[idx], ranks))]
-    spent = np.cumsum(costs[order])
-    counts = np.searchsorted(spent, at, side="right")
-    ratios = np.array([reference.indicators(order[:k])[0] for k in counts.tolist()])
-    return ratios, counts.astype(np.int64)
+    trusted = FrontReference.from_points(np.stack([sig, reference.points[:, 1]], axis=1), usable)
+    chosen = clairvoyant_ceiling(trusted, cost, budgets, resolution).chosen
+    return np.array([reference.indicators(s)[0] for s in chosen]), chosen

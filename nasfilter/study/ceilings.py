@@ -3,8 +3,9 @@
 For each table and hardware signal of the sss and tss studies, on the scale their runs are
 scored on (:func:`nasfilter.runs.inputs.inputs`), :mod:`nasfilter.runs.ceiling`'s
 clairvoyant ceiling (the best set of evaluations that fits the budget, knowing every scored
-accuracy), the seconds it needs for an HV ratio of 0.99, and the figure of a run that knew
-every architecture's observed accuracy for free and evaluated its non-dominated layers.
+accuracy), the seconds it needs for an HV ratio of 0.99, and the figure of the set a run
+would evaluate if it knew every architecture's observed accuracy and took it for the scored
+one (:func:`nasfilter.runs.ceiling.signal_ceiling`).
 ``python scripts/update_ceiling_docs.py`` writes the tables into docs/tss-results.md and
 docs/cheap-signals.md.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nasfilter.runs.ceiling import clairvoyant_ceiling, known_signal_ratios
+from nasfilter.runs.ceiling import clairvoyant_ceiling, signal_ceiling
 from nasfilter.runs.inputs import inputs
 from nasfilter.runs.records import RunSpec
 from nasfilter.study.tss import DATASETS, DEVICES, HP12, TIMES
@@ -34,8 +35,9 @@ class CeilingRow:
         front_cost: seconds to evaluate all of them once.
         lower, upper: the clairvoyant ceiling's bracket at each of :data:`TIMES`.
         to_target: (at least, at most) seconds any set needs for an HV ratio of :data:`TARGET`.
-        known: the HV ratio at each of :data:`TIMES` of the run that evaluates the layers of
-            the observed accuracy, known for every architecture.
+        trusted: the HV ratio at each of :data:`TIMES` of the best set by the observed
+            accuracy, known for every architecture.
+        trusted_size: that set's architectures at each of :data:`TIMES`.
     """
 
     dataset: str
@@ -45,7 +47,8 @@ class CeilingRow:
     lower: tuple[float, ...]
     upper: tuple[float, ...]
     to_target: tuple[float, float]
-    known: tuple[float, ...]
+    trusted: tuple[float, ...]
+    trusted_size: tuple[int, ...]
 
 
 def ceiling_row(spec: RunSpec, hardware: str) -> CeilingRow:
@@ -54,7 +57,7 @@ def ceiling_row(spec: RunSpec, hardware: str) -> CeilingRow:
     cost = table.eval_cost
     ceiling = clairvoyant_ceiling(ref, cost, TIMES)
     observed = np.nanmean(table.valid_acc, axis=1)  # one column per seed; the mean is seen
-    known, _ = known_signal_ratios(ref, observed, cost, TIMES)
+    trusted, sets = signal_ceiling(ref, observed, cost, TIMES)
     return CeilingRow(
         dataset=spec.dataset,
         hardware=hardware,
@@ -63,7 +66,8 @@ def ceiling_row(spec: RunSpec, hardware: str) -> CeilingRow:
         lower=tuple(ceiling.lower.tolist()),
         upper=tuple(ceiling.upper.tolist()),
         to_target=ceiling.seconds_to_reach(TARGET),
-        known=tuple(known.tolist()),
+        trusted=tuple(trusted.tolist()),
+        trusted_size=tuple(len(s) for s in sets),
     )
 
 
@@ -105,10 +109,10 @@ def ceiling_table(rows: list[CeilingRow], observed: str) -> str:
     """Markdown: one line per row; ``observed`` names the accuracy a search observes."""
     times = [f"{t:,.0f} s" for t in TIMES]
     head = (
-        "| dataset | hardware | true front (cells, s to evaluate all) | "
+        "| dataset | hardware | true front (architectures, s to evaluate all) | "
         + " | ".join(f"clairvoyant ceiling, {t}" for t in times)
         + f" | s needed for {TARGET} | "
-        + " | ".join(f"{observed} known, layers, {t}" for t in times)
+        + " | ".join(f"best set by {observed}, {t} (cells)" for t in times)
         + " |\n"
     )
     out = head + "|" + "---|" * (4 + 2 * len(TIMES)) + "\n"
@@ -119,7 +123,7 @@ def ceiling_table(rows: list[CeilingRow], observed: str) -> str:
             f"{r.front_size}, {r.front_cost:,.0f}",
             *(_ratio(lo, hi) for lo, hi in zip(r.lower, r.upper, strict=True)),
             _seconds(*r.to_target),
-            *(f"{k:.4f}" for k in r.known),
+            *(f"{k:.4f} ({n})" for k, n in zip(r.trusted, r.trusted_size, strict=True)),
         ]
         out += "| " + " | ".join(cells) + " |\n"
     return out

@@ -1,4 +1,4 @@
-"""The clairvoyant ceiling and the known-signal yardstick (nasfilter.runs.ceiling), against
+"""The clairvoyant ceiling and the trusted-signal yardstick (nasfilter.runs.ceiling), against
 brute force over every subset with moocore's hypervolume (an independent library), against
 hand-built cases, and against a real run's scoring on the shipped tss table."""
 
@@ -14,7 +14,7 @@ from nasfilter.runs import ceiling as ceiling_module
 from nasfilter.runs.ceiling import (
     clairvoyant_ceiling,
     cost_efficient,
-    known_signal_ratios,
+    signal_ceiling,
 )
 from nasfilter.runs.metrics import FrontReference
 
@@ -123,32 +123,35 @@ def test_seconds_to_reach_match_the_cheapest_subset(seed: int) -> None:
     assert short.seconds_to_reach(1.0) == (math.inf, math.inf)
 
 
-def test_known_signal_evaluates_layers_in_order() -> None:
+def test_a_trusted_signal_picks_its_own_best_set() -> None:
     # log throughput rises with the index; accuracy is what scores.
     pts = np.array([[90.0, 1.0], [80.0, 2.0], [60.0, 3.0], [30.0, 4.0], [95.0, 0.5]])
     ref = _reference(pts)
     cost = np.array([1.0, 1.0, 1.0, 1.0, 1.0])
-    # A signal that agrees with accuracy: one layer, evaluated highest signal first.
-    agree = np.array([4.0, 3.0, 2.0, 1.0, 5.0])
-    ratios, counts = known_signal_ratios(ref, agree, cost, [2.5, 5.0])
-    assert counts.tolist() == [2, 5]
     scaled = ref.norm.transform(pts)
     total = _hv(scaled)
-    assert ratios[0] == pytest.approx(_hv(scaled[[4, 0]]) / total)
-    assert ratios[1] == pytest.approx(1.0)
-    # A signal that ranks fast networks best but for 4: in (signal, throughput) 3 and 4 are
-    # non-dominated (layer 0, 4 first: higher signal), then 2, 1 and 0 each a layer.
+    # A signal that ranks the fast networks best but for 4: its front in (signal,
+    # throughput) is {3, 4}, so with budget to spare that is the set, whatever else fits.
     wrong = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    ratios, counts = known_signal_ratios(ref, wrong, cost, [1.0, 2.0, 3.0])
-    assert counts.tolist() == [1, 2, 3]
-    assert ratios[0] == pytest.approx(_hv(scaled[[4]]) / total)
-    assert ratios[1] == pytest.approx(_hv(scaled[[4, 3]]) / total)
-    assert ratios[2] == pytest.approx(_hv(scaled[[4, 3, 2]]) / total)
-    # An architecture without a signal is never evaluated.
-    missing = agree.copy()
-    missing[4] = np.nan
-    _, counts = known_signal_ratios(ref, missing, cost, [100.0])
-    assert counts.tolist() == [4]
+    ratios, sets = signal_ceiling(ref, wrong, cost, [10.0])
+    assert sorted(sets[0].tolist()) == [3, 4]
+    assert ratios[0] == pytest.approx(_hv(scaled[[3, 4]]) / total)
+    # With one evaluation: the single network of the largest area by the signal, against
+    # brute force with moocore on the signal's own normalized scale.
+    sig_ref = _reference(np.stack([wrong, pts[:, 1]], axis=1))
+    sig_scaled = sig_ref.norm.transform(sig_ref.points)
+    best = max(range(5), key=lambda i: _hv(sig_scaled[[i]]))
+    ratios, sets = signal_ceiling(ref, wrong, cost, [1.0])
+    assert sets[0].tolist() == [best]
+    assert ratios[0] == pytest.approx(_hv(scaled[[best]]) / total)
+    # The scored accuracy itself as the signal gives the clairvoyant ceiling.
+    ratios, _ = signal_ceiling(ref, pts[:, 0], cost, [1.0, 2.0, 3.0])
+    assert ratios == pytest.approx(clairvoyant_ceiling(ref, cost, [1.0, 2.0, 3.0]).lower)
+    # An architecture without a signal is never chosen.
+    missing = wrong.copy()
+    missing[3] = np.nan
+    _, sets = signal_ceiling(ref, missing, cost, [10.0])
+    assert 3 not in sets[0].tolist()
 
 
 @pytest.mark.parametrize(
@@ -166,8 +169,8 @@ def test_known_signal_evaluates_layers_in_order() -> None:
         (lambda r, c: clairvoyant_ceiling(r, c, [9.0]).seconds_to_reach(0.0), "target .* 0.0"),
         (lambda r, c: clairvoyant_ceiling(r, c, [9.0]).seconds_to_reach(1.5), "target .* 1.5"),
         (lambda r, c: clairvoyant_ceiling(r, c, [math.inf]), "budget .* got inf"),
-        (lambda r, c: known_signal_ratios(r, np.ones(3), c, [5.0]), r"signal must have shape"),
-        (lambda r, c: known_signal_ratios(r, np.full(9, np.nan), c, [5.0]), "not finite for any"),
+        (lambda r, c: signal_ceiling(r, np.ones(3), c, [5.0]), r"signal must have shape \(9,\)"),
+        (lambda r, c: signal_ceiling(r, np.full(9, np.nan), c, [5.0]), "not finite for any"),
     ],
 )  # fmt: skip
 def test_bad_input_is_named(call: object, message: str) -> None:
