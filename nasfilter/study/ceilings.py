@@ -12,6 +12,7 @@ docs/cheap-signals.md.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,15 +75,17 @@ def ceiling_row(spec: RunSpec, hardware: str) -> CeilingRow:
 TSS_HARDWARE = {"2080ti": "RTX 2080 Ti", "titanxp": "Titan Xp"}
 
 
-def tss_rows() -> list[CeilingRow]:
+def tss_rows(
+    datasets: Sequence[str] = DATASETS, devices: Sequence[str] = DEVICES
+) -> list[CeilingRow]:
     """The tss study's tables (real hp-12 rung, HELP's measured latency at batch 256)."""
     return [
         ceiling_row(
             RunSpec(searcher="random", dataset=ds, table=HP12, oracle="measured", device=dev),
-            f"{TSS_HARDWARE[dev]}, measured, batch 256",
+            f"{TSS_HARDWARE.get(dev, dev)}, measured, batch 256",
         )
-        for ds in DATASETS
-        for dev in DEVICES
+        for ds in datasets
+        for dev in devices
     ]
 
 
