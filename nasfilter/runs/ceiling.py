@@ -228,7 +228,7 @@ def clairvoyant_ceiling(
     return Ceiling(
         budgets=at,
         lower=lower,
-        upper=upper_curve[cols],
+        upper=np.maximum(upper_curve[cols], lower),  # equal sums in another order: ulps
         chosen=tuple(chosen),
         resolution=res,
         candidates=len(chains.index),
