@@ -18,13 +18,17 @@ REPO = Path(__file__).resolve().parents[2]
 def test_rows_render_brackets_seconds_and_open_ends() -> None:
     rows = [
         CeilingRow("cifar100", "RTX 2080 Ti, measured, batch 256", 45, 8150.68,
-                   (0.99994, 1.0), (0.99996, 1.0), (1105.0, 1113.0), (0.99637, 0.99794), (38, 38)),
+                   (0.99994, 1.0), (0.99996, 1.0), (1105.0, 1113.0), (0.99637, 0.99794),
+                   (38, 38)),
         CeilingRow("ImageNet16-120", "V100, calibrated model", 65, 9682.4,
-                   (0.98001, 0.98996), (0.98004, 0.99012), (54000.0, math.inf), (0.5, 0.75), (3, 7)),
+                   (0.98001, 0.98996), (0.98004, 0.99012), (54000.0, math.inf), (0.5, 0.75),
+                   (3, 7)),
     ]  # fmt: skip
     lines = ceiling_table(rows, "hp-12").splitlines()
     assert lines[0].count("|") == lines[1].count("|") == lines[2].count("|") == 9
-    assert lines[0].startswith("| dataset | hardware | true front (architectures, s to evaluate all) |")
+    assert lines[0].startswith(
+        "| dataset | hardware | true front (architectures, s to evaluate all) |"
+    )
     assert "best set by hp-12, 55,000 s (cells)" in lines[0]
     assert lines[2] == (
         "| cifar100 | RTX 2080 Ti, measured, batch 256 | 45, 8,151 | 0.9999–1.0000 | 1.0000 | "
