@@ -97,6 +97,24 @@ def add_dataset(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_inputs(p: argparse.ArgumentParser, device_help: str) -> None:
+    """The flags that name a run's inputs, as ``run`` takes them: ``--table``,
+    ``--dataset``, ``--space``, ``--oracle``, ``--device`` (``device_help``) and
+    ``--oracle-cache``."""
+    p.add_argument("--table", help=TABLE_HELP)
+    add_dataset(p)
+    add_space(p)
+    p.add_argument(
+        "--oracle",
+        default=None,
+        help=f"proxy backend (default {DEFAULT_ORACLE}; measured with --space tss)",
+    )
+    p.add_argument("--device", default=None, help=device_help)
+    p.add_argument(
+        "--oracle-cache", help="measurement cache or exported .npz for a measured oracle"
+    )
+
+
 def add_force(p: argparse.ArgumentParser, what: str) -> None:
     """The ``--force`` flag of a command that writes ``what``."""
     p.add_argument(

@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from nasfilter.bench.proxy import DEFAULT_ORACLE
-from nasfilter.cli.args import TABLE_HELP, add_dataset, add_space, apply_space, naming
+from nasfilter.cli.args import add_inputs, apply_space, naming, seconds
 
 HELP = "the best HV ratio any run could reach within a budget (the clairvoyant ceiling)"
 
@@ -27,16 +27,6 @@ def _ratio(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"an HV ratio in (0, 1], got {text!r}")
-    return value
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"a finite number of seconds > 0, got {text!r}")
     return value
 
 
@@ -53,7 +43,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--budget",
-        type=_positive,
+        type=seconds(positive=True),
         nargs="+",
         default=[20_000.0],
         metavar="S",
@@ -64,23 +54,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--resolution",
-        type=_positive,
+        type=seconds(positive=True),
         default=1.0,
         metavar="S",
         help="the cost grid, seconds (default 1)",
     )
-    p.add_argument("--table", help=TABLE_HELP)
-    add_dataset(p)
-    add_space(p)
-    p.add_argument(
-        "--oracle",
-        default=None,
-        help=f"proxy backend (default {DEFAULT_ORACLE}; measured with --space tss)",
-    )
-    p.add_argument("--device", default=None, help="oracle device (default v100; 2080ti on tss)")
-    p.add_argument(
-        "--oracle-cache", help="measurement cache or exported .npz for a measured oracle"
-    )
+    add_inputs(p, "oracle device (default v100; 2080ti with --space tss)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 

@@ -15,12 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nasfilter.bench.fidelity import curves_for
-from nasfilter.bench.proxy import DEFAULT_ORACLE
 from nasfilter.cli.args import (
     ORACLE_FLAGS,
-    TABLE_HELP,
-    add_dataset,
-    add_space,
+    add_inputs,
     apply_space,
     check_database,
     int_at_least,
@@ -102,22 +99,10 @@ def add_common(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_BUDGET,
         help=f"simulated seconds per run (default {DEFAULT_BUDGET:g}, the study's)",
     )
-    p.add_argument("--table", help=TABLE_HELP)
-    add_dataset(p)
-    add_space(p)
-    p.add_argument(
-        "--oracle",
-        default=None,
-        help=f"proxy backend (default {DEFAULT_ORACLE}; measured with --space tss)",
-    )
-    p.add_argument(
-        "--device",
-        default=None,
-        help="oracle device (default: v100 for calibrated and roofline, cpu for onnxruntime, "
+    add_inputs(
+        p,
+        "oracle device (default: v100 for calibrated and roofline, cpu for onnxruntime, "
         "the cache's only device for torch-cuda and tensorrt)",
-    )
-    p.add_argument(
-        "--oracle-cache", help="measurement cache or exported .npz for a measured oracle"
     )
     p.add_argument(
         "--proxy-cost",

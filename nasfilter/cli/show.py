@@ -9,10 +9,9 @@ from dataclasses import asdict
 from typing import Any
 
 from nasfilter.bench.lookup import load_table
-from nasfilter.bench.proxy import DEFAULT_ORACLE
 from nasfilter.bench.spaces import get_space
 from nasfilter.bench.tss_data import SEEDS, load_tss_arrays, seed_record_params_mismatch
-from nasfilter.cli.args import ORACLE_FLAGS, TABLE_HELP, add_dataset, add_space, apply_space, naming
+from nasfilter.cli.args import ORACLE_FLAGS, add_inputs, apply_space, naming
 from nasfilter.oracle import proxy_table
 from nasfilter.sim.inputs_check import check_proxy_suits
 
@@ -26,18 +25,7 @@ def register(sub: Any) -> None:
         "used; --table synthetic picks the embedded surrogate.",
     )
     p.add_argument("arch", help="an index in [0, 32767] or channels such as 8:16:24:32:40")
-    p.add_argument("--table", help=TABLE_HELP)
-    add_dataset(p)
-    add_space(p)
-    p.add_argument(
-        "--oracle",
-        default=None,
-        help=f"proxy backend (default {DEFAULT_ORACLE}; measured with --space tss)",
-    )
-    p.add_argument("--device", default=None, help="oracle device (default v100)")
-    p.add_argument(
-        "--oracle-cache", help="measurement cache or exported .npz for a measured oracle"
-    )
+    add_inputs(p, "oracle device (default v100)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 

@@ -77,8 +77,10 @@ def test_text_output_names_inputs_and_the_target(capsys: pytest.CaptureFixture[s
     [
         (["--target", "0"], "argument --target: an HV ratio in (0, 1], got '0'"),
         (["--target", "x"], "argument --target: not a number: 'x'"),
-        (["--budget", "-5"], "argument --budget: a finite number of seconds > 0, got '-5'"),
-        (["--budget", "inf"], "argument --budget: a finite number of seconds > 0, got 'inf'"),
+        (["--budget", "-5"],
+         "argument --budget: expected a finite number of simulated seconds > 0, got '-5'"),
+        (["--budget", "inf"],
+         "argument --budget: expected a finite number of simulated seconds > 0, got 'inf'"),
         (["--resolution", "0.0001", "--budget", "55000"],
          "--resolution: a grid of .* pass a coarser resolution than 0.0001 s"),
         (["--space", "tss", "--device", "9090"], "no latencies for device '9090'"),
