@@ -13,7 +13,7 @@ docs/cheap-signals.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -76,16 +76,30 @@ TSS_HARDWARE = {"2080ti": "RTX 2080 Ti", "titanxp": "Titan Xp"}
 
 
 def tss_rows(
-    datasets: Sequence[str] = DATASETS, devices: Sequence[str] = DEVICES
+    datasets: Sequence[str] = DATASETS, devices: Sequence[str] = DEVICES, batch: int = 256
 ) -> list[CeilingRow]:
-    """The tss study's tables (real hp-12 rung, HELP's measured latency at batch 256)."""
+    """The tss study's tables (real hp-12 rung, HELP's latency measured at ``batch``)."""
     return [
         ceiling_row(
-            RunSpec(searcher="random", dataset=ds, table=HP12, oracle="measured", device=dev),
-            f"{TSS_HARDWARE.get(dev, dev)}, measured, batch 256",
+            RunSpec(
+                searcher="random",
+                dataset=ds,
+                table=HP12,
+                oracle=f"measured[batch={batch}]",
+                device=dev,
+            ),
+            f"{TSS_HARDWARE.get(dev, dev)}, measured, batch {batch}",
         )
         for ds in datasets
         for dev in devices
+    ]
+
+
+def json_rows(rows: Sequence[CeilingRow]) -> list[dict[str, object]]:
+    """``rows`` as strict-JSON objects (an open end of ``to_target`` as None)."""
+    return [
+        asdict(r) | {"to_target": [t if np.isfinite(t) else None for t in r.to_target]}
+        for r in rows
     ]
 
 

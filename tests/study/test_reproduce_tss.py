@@ -54,6 +54,15 @@ def test_every_file_is_written(out: Path) -> None:
     assert (block["dataset"], block["device"], block["batch"], block["seeds"]) == (
         "cifar10", "2080ti", 256, [0, 1])  # fmt: skip
     assert [m["method"] for m in block["methods"]] == [m.label for m in METHODS]
+    (ceiling,) = summary["ceilings"]
+    assert (ceiling["dataset"], ceiling["hardware"]) == (
+        "cifar10",
+        "RTX 2080 Ti, measured, batch 256",
+    )
+    # cifar10's whole true front costs under 20,000 s of hp-12 evaluations: the ceiling is 1
+    assert ceiling["front_cost"] < 20_000 and ceiling["lower"][0] == 1.0
+    assert ceiling["to_target"][0] <= ceiling["to_target"][1] < ceiling["front_cost"]
+    assert 0 < ceiling["trusted"][0] <= 1.0
 
 
 def test_fig3_numbers_equal_help_latency_and_issue_31(out: Path) -> None:
@@ -95,6 +104,7 @@ def test_report_labels_every_number(out: Path) -> None:
         "NATS record cifar10-valid",
         "Every method at 20,000 s",
         "Ablation of cheap signals",
+        "The clairvoyant ceiling",
     ):
         assert words in page, words
     assert "test acc" not in page and "http://" not in page and "https://" not in page

@@ -8,8 +8,9 @@ Under ``out`` it writes:
 - ``fig3-<dataset>-<gpu>.png/.svg``: Fig. 3 (measured utilization against measured throughput,
   coloured by the real hp-200 validation accuracy, seed mean) per dataset and GPU;
 - ``results.md``: every table (Fig. 3's numbers, every method at 20,000 and 55,000 s, the
-  ablation of cheap signals, the goals);
-- ``summary.json``: the blocks with what each number is (:func:`labels`);
+  ablation of cheap signals, the goals, and the clairvoyant ceiling of each dataset and GPU,
+  :mod:`nasfilter.study.ceilings`);
+- ``summary.json``: the blocks with what each number is (:func:`labels`) and the ceilings;
 - ``report.html``: all of it in one self-contained page.
 """
 
@@ -39,6 +40,7 @@ from nasfilter.oracle.measured import (
 from nasfilter.render.drawing import FigureContext, FigureFiles, save_figure
 from nasfilter.render.html_page import ReportFigure, ReportTable, write_report
 from nasfilter.sim.problem import DEFAULT_PROXY_COST
+from nasfilter.study.ceilings import ceiling_table, json_rows, tss_rows
 from nasfilter.study.plots import fig3_utilization_space
 from nasfilter.study.tss import (
     COMPARED,
@@ -248,20 +250,30 @@ def reproduce_tss_spec(
 
 def write_outputs(out: Path, blocks: list[Block], batch: int) -> dict[str, Any]:
     """``results.md``, ``summary.json`` and ``report.html`` of ``blocks`` under ``out``."""
-    text = render(blocks)
+    datasets = list(dict.fromkeys(b["dataset"] for b in blocks))
+    devices = list(dict.fromkeys(b["device"] for b in blocks))
+    ceilings = tss_rows(datasets, devices, batch)
+    text = render(blocks) + CEILING_HEAD + ceiling_table(ceilings, "hp-12")
     with atomic_write(out / "results.md", "w") as fh:
         fh.write(text)
-    datasets = list(dict.fromkeys(b["dataset"] for b in blocks))
     summary = {
         "space": "tss",
         "labels": labels(datasets, batch),
         "tables": {d: {t: tss_table(d, t).label for t in (HP12, HP200)} for d in datasets},
         "oracles": {b["device"]: measured_proxy(b["device"], batch).label for b in blocks},
         "blocks": blocks,
+        "ceilings": json_rows(ceilings),
     }
     _write_json(out / "summary.json", summary)
     write_tss_report(out, summary, text)
     return summary
+
+
+# The yardsticks' section of results.md and the report (nasfilter.study.ceilings).
+CEILING_HEAD = (
+    "\n### The clairvoyant ceiling: the best set of cells within each budget, knowing every "
+    "hp-200 accuracy; the seconds any set needs for 0.99; the best set by hp 12\n\n"
+)
 
 
 def markdown_tables(text: str) -> list[ReportTable]:
