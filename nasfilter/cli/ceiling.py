@@ -70,12 +70,10 @@ def _seconds(value: float) -> float | None:
 
 def ceiling_report(args: argparse.Namespace) -> dict[str, Any]:
     """What the command prints, as one JSON-ready object (``--json`` prints it)."""
-    import numpy as np
-
     from nasfilter.cli.run import resolve_inputs
-    from nasfilter.runs.ceiling import clairvoyant_ceiling, signal_ceiling
     from nasfilter.runs.metrics import accuracy_words
     from nasfilter.runs.records import RunSpec
+    from nasfilter.study.ceilings import yardsticks
 
     apply_space(args)
     budgets = sorted(set(args.budget))
@@ -87,9 +85,8 @@ def ceiling_report(args: argparse.Namespace) -> dict[str, Any]:
     table, proxy, reference = resolve_inputs([spec])
     cost = table.eval_cost
     with naming("--resolution"):
-        ceiling = clairvoyant_ceiling(reference, cost, budgets, args.resolution)
-    observed = np.nanmean(table.valid_acc, axis=1)  # one column per seed: the mean is seen
-    trusted, sets = signal_ceiling(reference, observed, cost, budgets, args.resolution)
+        found = yardsticks(table, reference, budgets, args.resolution)
+    ceiling = found.ceiling
     at_least, at_most = ceiling.seconds_to_reach(args.target)
     front = reference.true_front
     rows = [
@@ -99,8 +96,8 @@ def ceiling_report(args: argparse.Namespace) -> dict[str, Any]:
             "upper": float(ceiling.upper[i]),
             "chosen": ceiling.chosen[i].tolist(),
             "chosen_seconds": float(cost[ceiling.chosen[i]].sum()),
-            "observed_best_set_hv_ratio": float(trusted[i]),
-            "observed_best_set": sets[i].tolist(),
+            "observed_best_set_hv_ratio": float(found.trusted[i]),
+            "observed_best_set": found.trusted_sets[i].tolist(),
         }
         for i, b in enumerate(budgets)
     ]

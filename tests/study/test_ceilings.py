@@ -29,14 +29,14 @@ def test_rows_render_brackets_seconds_and_open_ends() -> None:
     assert lines[0].startswith(
         "| dataset | hardware | true front (architectures, s to evaluate all) |"
     )
-    assert "best set by hp-12, 55,000 s (cells)" in lines[0]
+    assert "best set by hp-12, 55,000 s (size)" in lines[0]
     assert lines[2] == (
         "| cifar100 | RTX 2080 Ti, measured, batch 256 | 45, 8,151 | 0.9999–1.0000 | 1.0000 | "
         "1,105–1,113 | 0.9964 (38) | 0.9979 (38) |"
     )
     assert lines[3] == (
         "| ImageNet16-120 | V100, calibrated model | 65, 9,682 | 0.9800 | 0.9900–0.9901 | "
-        "> 54,000 | 0.5000 (3) | 0.7500 (7) |"
+        ">= 54,000 | 0.5000 (3) | 0.7500 (7) |"
     )
 
 
