@@ -16,6 +16,10 @@ from typing import Any
 
 from nasfilter.bench.proxy import DEFAULT_ORACLE
 from nasfilter.cli.args import add_inputs, apply_space, naming, seconds
+from nasfilter.cli.run import resolve_inputs
+from nasfilter.runs.metrics import accuracy_words
+from nasfilter.runs.records import RunSpec
+from nasfilter.study.ceilings import yardsticks
 
 HELP = "the best HV ratio any run could reach within a budget (the clairvoyant ceiling)"
 
@@ -70,11 +74,6 @@ def _seconds(value: float) -> float | None:
 
 def ceiling_report(args: argparse.Namespace) -> dict[str, Any]:
     """What the command prints, as one JSON-ready object (``--json`` prints it)."""
-    from nasfilter.cli.run import resolve_inputs
-    from nasfilter.runs.metrics import accuracy_words
-    from nasfilter.runs.records import RunSpec
-    from nasfilter.study.ceilings import yardsticks
-
     apply_space(args)
     budgets = sorted(set(args.budget))
     spec = RunSpec(  # any searcher: the ceiling is the same for every one
