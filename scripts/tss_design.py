@@ -10,6 +10,7 @@ the finalists on seeds 105-114. Nothing of cifar100 or ImageNet16-120 is read.
     python scripts/tss_design.py            # about 6 minutes on two shared cores
     python scripts/tss_design.py --held-out # the chosen method on cifar100, ImageNet16-120
     python scripts/tss_design.py --synflow  # the second round: synflow as a model feature
+    python scripts/tss_design.py --paths    # the third round: the path encoding
     python scripts/tss_design.py --held-out SPEC  # another spec, held out the same way
 
 ``--held-out`` runs the chosen method, unchanged, on cifar100 and ImageNet16-120 at 20,000 s,
@@ -28,6 +29,14 @@ the first round's choice stands, and ``RUNNER_UP`` (the best finalist by the mea
 out for information only. The stand-in is conservative for full reads:
 15625 synflow reads cost ~990 s on cifar10, 30 % of 3,300 s, but ~10 % of 20,000 s on
 ImageNet16-120 (where a network's score costs more, but an evaluation far more).
+
+The third round (``--paths``) asks whether the path encoding of a cell (which operations feed
+which, :func:`nasfilter.searchers.features.tss_path_encoding`; BANANAS's encoding, chosen from
+the literature, not from these data) as accuracy features ranks cells better than each edge's
+operation alone. Same protocol and rule as the second round (written here before it ran): a
+screen of path variants on seeds 100-104 beside the first round's choice, the three best new
+ones by the mean of their two budget means as finalists with it on seeds 105-114, and the rule
+of :func:`choose`.
 """
 
 from __future__ import annotations
@@ -81,6 +90,14 @@ SYNFLOW_FINALISTS = (  # the screen's three best new variants by the mean of the
     "model-based[init=8,batch=8,acquisition=layers,zerocost=synflow,zerocost_share=0.3]",
 )
 RUNNER_UP = SYNFLOW_FINALISTS[1]  # not chosen: within noise of CHOSEN, more settings
+PATHS_SCREEN = (  # the third round, beside CHOSEN: the path encoding as accuracy features
+    "model-based[init=8,batch=8,acquisition=layers,encoding=paths]",
+    "model-based-hw[init=8,batch=8,acquisition=layers,encoding=paths]",
+    "model-based[init=8,batch=8,acquisition=layers,encoding=paths,calibrate=True]",
+    "model-based[init=5,batch=4,acquisition=layers,encoding=paths]",
+    "model-based[acquisition=layers,encoding=paths]",
+    "model-based[init=8,batch=8,encoding=paths]",
+)
 BUDGETS = (3_300.0, 10_000.0)  # cifar10 seconds buying ImageNet16-120's / cifar100's evaluations
 
 
@@ -126,6 +143,15 @@ def synflow_round() -> None:
     print(f"chosen by the rule: {choose(finals)}", flush=True)
 
 
+def paths_round() -> None:
+    """The third round: the path encoding, by the second round's protocol and rule."""
+    found = screen((CHOSEN, *PATHS_SCREEN), range(100, 105))
+    ranked = sorted(PATHS_SCREEN, key=lambda s: -float(found[s].mean()))
+    print(f"finalists: {ranked[:3]}", flush=True)
+    finals = screen((CHOSEN, *ranked[:3]), range(105, 115))
+    print(f"chosen by the rule: {choose(finals)}", flush=True)
+
+
 def held_out(spec: str = CHOSEN) -> None:
     """``spec`` (the chosen method) on the held-out datasets, scored seeds 0-8, 20,000 s."""
     from nasfilter.study.tss import TssMethod, hv_ratios
@@ -147,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if "--synflow" in args:
         synflow_round()
+        return 0
+    if "--paths" in args:
+        paths_round()
         return 0
     for title, specs, seeds in (("screen", SCREEN, range(100, 105)),
                                 ("finalists", FINALISTS, range(105, 115))):  # fmt: skip

@@ -64,28 +64,74 @@ def _standardized(x: np.ndarray) -> np.ndarray:
     return out
 
 
+#: The encodings of a tss cell as accuracy features (:func:`space_features`).
+ENCODINGS = ("ops", "paths")
+
+#: The cell's input-to-output paths as positions in the edge order of
+#: :func:`~nasfilter.bench.tss_data.arch_ops` ((1<-0), (2<-0), (2<-1), (3<-0), (3<-1),
+#: (3<-2)): 0->3, 0->1->3, 0->2->3 and 0->1->2->3.
+TSS_PATHS: tuple[tuple[int, ...], ...] = ((3,), (0, 4), (1, 5), (0, 2, 5))
+
+
+def tss_path_encoding(digits: np.ndarray) -> np.ndarray:
+    """The path encoding of tss cells (White et al., "BANANAS", AAAI 2021), float64 (n, 100).
+
+    ``digits`` int (n, 6): the op code of each edge (0 = none). For each of the four
+    input-to-output paths (:data:`TSS_PATHS`), a one-hot of the sequence of its operations
+    over the four that pass data (4 + 16 + 16 + 64 columns); all zeros where an edge of the
+    path is ``none`` (the path does not exist). Unlike the per-edge one-hots, it sees which
+    operations feed which: an operation on an edge no path uses adds nothing.
+    """
+    d = np.asarray(digits, dtype=np.int64)
+    if d.ndim != 2 or d.shape[1] != 6 or (d.size and (d.min() < 0 or d.max() > 4)):
+        raise ValueError(f"tss digits must be op codes 0..4 of shape (n, 6), got {d.shape}")
+    blocks = []
+    for path in TSS_PATHS:
+        ops = d[:, list(path)] - 1  # -1: none
+        alive = (ops >= 0).all(axis=1)
+        code = (np.maximum(ops, 0) * 4 ** np.arange(len(path) - 1, -1, -1)).sum(axis=1)
+        block = np.zeros((len(d), 4 ** len(path)))
+        rows = np.flatnonzero(alive)
+        block[rows, code[rows]] = 1.0
+        blocks.append(block)
+    return np.concatenate(blocks, axis=1)
+
+
 @functools.cache
-def _tss_features(dataset: str) -> np.ndarray:
+def _tss_features(dataset: str, encoding: str) -> np.ndarray:
     arrays = load_tss_arrays(dataset)
     digits = TSS.all_digits()
     onehot = (digits[:, :, None] == np.arange(5)[None, None, :]).reshape(len(digits), 30)
-    cols = [
-        onehot.astype(np.float64),
+    cols = [onehot.astype(np.float64)]
+    if encoding == "paths":
+        cols.append(tss_path_encoding(digits))
+    cols += [
         np.log(arrays.flops_M.astype(np.float64))[:, None],
         np.log(arrays.params_M.astype(np.float64))[:, None],
     ]
     return _standardized(np.concatenate(cols, axis=1))
 
 
-def space_features(space: Space, dataset: str) -> np.ndarray:
+def space_features(space: Space, dataset: str, encoding: str = "ops") -> np.ndarray:
     """The free features of every architecture of ``space``, standardized, read-only,
     float64 (size, d): :func:`base_features` on sss; on tss the one-hot operation of each of
-    the six edges (30 columns), log MACs and log parameters (exact, NATS's counts for
-    ``dataset``), (15625, 32)."""
-    if space is SSS:
-        return base_features()
+    the six edges (30 columns), with ``encoding="paths"`` the path encoding
+    (:func:`tss_path_encoding`, 100 columns), then log MACs and log parameters (exact,
+    NATS's counts for ``dataset``): (15625, 32) or (15625, 132).
+
+    ValueError for an encoding not in :data:`ENCODINGS`, or ``"paths"`` on sss (its
+    networks are a chain of layers, with no paths to encode)."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
     if space is TSS:
-        return _tss_features(dataset)
+        return _tss_features(dataset, encoding)
+    if space is SSS:
+        if encoding != "ops":
+            raise ValueError(
+                f"encoding={encoding!r} needs a cell with paths (the tss space); an sss "
+                "network is a chain of five layers: use encoding='ops' (its channel features)"
+            )
+        return base_features()
     raise ValueError(f"no free features for the {space.name} space; known: sss, tss")
 
 

@@ -75,6 +75,7 @@ from nasfilter.searchers.acquisition import (
 from nasfilter.searchers.base import Searcher
 from nasfilter.searchers.batch_selection import batch_size, greedy_batch, layer_batch
 from nasfilter.searchers.features import (
+    ENCODINGS,
     imputed_zerocost_columns,
     space_features,
     space_macs,
@@ -116,6 +117,10 @@ class ModelBased(Searcher):
             through the metered problem at the start), or None.
         zerocost_share: share of the space whose scores are read at the start, in
             [0.001, 1]; below 1 the rest are predicted and read when proposed.
+        encoding: the cell's free features on tss, ``"ops"`` (each edge's operation) or
+            ``"paths"`` (also the path encoding,
+            :func:`~nasfilter.searchers.features.tss_path_encoding`); sss has only
+            ``"ops"`` (its channel features).
     """
 
     name: ClassVar[str] = "model-based"
@@ -137,6 +142,7 @@ class ModelBased(Searcher):
         explore: float = 0.0,
         zerocost: str | None = None,
         zerocost_share: float = 1.0,
+        encoding: str = "ops",
     ) -> None:
         # ValueError listing the known proxies for an unknown one
         self.zerocost = None if zerocost is None else get_proxy(zerocost).name
@@ -167,11 +173,14 @@ class ModelBased(Searcher):
         self.zerocost_share = check_real(
             zerocost_share, "zerocost_share (valid range: [0.001, 1])", 0.001, 1.0
         )
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+        self.encoding = encoding
 
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
         space = self.space
-        self._x = space_features(space, self.proxy.dataset)
+        self._x = space_features(space, self.proxy.dataset, self.encoding)
         self._macs = space_macs(space, self.proxy.dataset)  # free: exact counts, per dataset
         self._stratum = _strata(self.strata, self._macs)
         self._used = np.zeros(space.size, dtype=bool)  # proposed (evaluated, dropped or pending)
