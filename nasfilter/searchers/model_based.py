@@ -4,8 +4,10 @@ The two objectives are the study's: validation accuracy (learned) and throughput
 the proxy, each query charged). Each round:
 
 1. **Fit** a Bayesian ridge model of validation accuracy over the free features of every
-   architecture (:func:`~nasfilter.searchers.features.base_features`: channel one-hots and
-   logs, log MACs, log parameters), its penalty chosen by generalized cross-validation; with
+   architecture (:func:`~nasfilter.searchers.features.space_features`: on sss channel
+   one-hots and logs, log MACs, log parameters; on tss each edge's operation, with
+   ``encoding="paths"`` the cell's path encoding too), its penalty chosen by generalized
+   cross-validation; with
    ``hardware=True`` the (measured or predicted) log throughput and log utilization and
    their squares join the features. A second ridge model predicts log throughput and log
    utilization from the proxy readings so far, for architectures not measured yet.

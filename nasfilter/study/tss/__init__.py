@@ -97,6 +97,14 @@ COMPARED: tuple[TssMethod, ...] = (
     # cifar100 and ImageNet16-120: a held-out result there.
     TssMethod("model-based, layers (designed on cifar10)",
               "model-based[init=8,batch=8,acquisition=layers]"),
+    # The third round of the same protocol (scripts/tss_design.py --paths): the path encoding
+    # of the cell as accuracy features; the rule chose the variant with utilization features.
+    # Its twin without them is compared too, so that the ablation shows what the measured
+    # hardware adds to the same method.
+    TssMethod("model-based + utilization features, paths (designed on cifar10)",
+              "model-based-hw[init=8,batch=8,acquisition=layers,encoding=paths]", hardware=True),
+    TssMethod("model-based, paths (the twin without utilization features)",
+              "model-based[init=8,batch=8,acquisition=layers,encoding=paths]"),
 )
 # The ablation's hp-200-only arm: the same searchers observing hp-200 (one seed) instead.
 HP200_ONLY: tuple[TssMethod, ...] = tuple(
