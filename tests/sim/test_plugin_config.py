@@ -49,6 +49,7 @@ def test_config_reports_each_init_argument_by_name() -> None:
     assert keys == [
         "hardware", "beta", "batch", "init", "init_proxy", "strata",
         "cost_power", "pool", "calibrate", "acquisition", "explore", "zerocost", "zerocost_share",
+        "encoding",
     ]  # fmt: skip
     assert ModelBased(beta=0.5, batch=4).config()["beta"] == 0.5
 
