@@ -104,7 +104,9 @@ class Meter:
         self._valid_rows, self._eval_cost, self._present = _rows(table)
         self._proxy_lists: tuple[list[float], list[float]] | None = None  # when first queried
         self._eval_memo: dict[int, float] = {}  # first accuracy answered per index
-        self._proxy_memo: set[int] = set()  # indices queried
+        # 1 where the proxy was queried, per row; a bytearray indexes as fast as a set
+        # looks up, and numpy reads and writes it in place for bulk queries
+        self._proxy_seen = bytearray(len(table.valid_acc))
         self.evaluation_seconds = 0.0
         self.proxy_seconds = 0.0
         self.n_evaluations = 0
@@ -205,9 +207,9 @@ class Meter:
         if not math.isfinite(thr):
             proxy.require(index)  # raises LookupError naming the architecture
         util = utilization[index]
-        first = index not in self._proxy_memo
+        first = not self._proxy_seen[index]
         cost = self.proxy_cost if first or self.charge_repeat_proxy else 0.0
-        self._proxy_memo.add(index)
+        self._proxy_seen[index] = 1
         start = clock.now
         clock.spent += cost
         clock.now += cost
@@ -232,7 +234,8 @@ class Meter:
             proxy.require(int(idx[~measured][0]))
         first = np.zeros(idx.shape, dtype=bool)
         first[np.unique(idx, return_index=True)[1]] = True
-        first &= ~np.isin(idx, np.fromiter(self._proxy_memo, dtype=np.int64))
+        seen = np.frombuffer(self._proxy_seen, dtype=np.bool_)  # a view: no copy
+        first &= ~seen[idx]
         charged = first | self.charge_repeat_proxy
         costs = np.where(charged, self.proxy_cost, 0.0)
         with np.errstate(over="ignore"):  # absurd costs (1e308 s) overflow to inf: spent
@@ -251,5 +254,5 @@ class Meter:
             clock.spent = float(spent[-1])
             clock.now = float(ends[-1])
         self.proxy_seconds += float(costs.sum())
-        self._proxy_memo.update(idx.tolist())
+        seen[idx] = True
         return idx, np.stack([util, thr], axis=1)
