@@ -98,6 +98,12 @@ PATHS_SCREEN = (  # the third round, beside CHOSEN: the path encoding as accurac
     "model-based[acquisition=layers,encoding=paths]",
     "model-based[init=8,batch=8,encoding=paths]",
 )
+PATHS_FINALISTS = (  # the screen's three best new variants, as the round found them
+    "model-based[init=8,batch=8,acquisition=layers,encoding=paths,calibrate=True]",
+    "model-based-hw[init=8,batch=8,acquisition=layers,encoding=paths]",
+    "model-based[init=8,batch=8,acquisition=layers,encoding=paths]",
+)
+PATHS_CHOSEN = PATHS_FINALISTS[1]  # chosen by the rule; in the study beside its twin
 BUDGETS = (3_300.0, 10_000.0)  # cifar10 seconds buying ImageNet16-120's / cifar100's evaluations
 
 
@@ -134,20 +140,13 @@ def choose(results: dict[str, np.ndarray]) -> str:
     return min(near, key=lambda s: (settings(s), -float(results[s].mean())))
 
 
-def synflow_round() -> None:
-    """The second round: screen, finalists, the choice by the rule."""
-    found = screen((CHOSEN, *SYNFLOW_SCREEN), range(100, 105))
-    ranked = sorted(SYNFLOW_SCREEN, key=lambda s: -float(found[s].mean()))
-    print(f"finalists: {ranked[:3]} (recorded: {list(SYNFLOW_FINALISTS)})", flush=True)
-    finals = screen((CHOSEN, *ranked[:3]), range(105, 115))
-    print(f"chosen by the rule: {choose(finals)}", flush=True)
-
-
-def paths_round() -> None:
-    """The third round: the path encoding, by the second round's protocol and rule."""
-    found = screen((CHOSEN, *PATHS_SCREEN), range(100, 105))
-    ranked = sorted(PATHS_SCREEN, key=lambda s: -float(found[s].mean()))
-    print(f"finalists: {ranked[:3]}", flush=True)
+def design_round(variants: tuple[str, ...], recorded: tuple[str, ...]) -> None:
+    """A round after the first: screen ``variants`` beside CHOSEN, take the three best by the
+    mean of their two budget means as finalists (``recorded``: those the round found when it
+    ran), and choose among them and CHOSEN by :func:`choose`."""
+    found = screen((CHOSEN, *variants), range(100, 105))
+    ranked = sorted(variants, key=lambda s: -float(found[s].mean()))
+    print(f"finalists: {ranked[:3]} (recorded: {list(recorded)})", flush=True)
     finals = screen((CHOSEN, *ranked[:3]), range(105, 115))
     print(f"chosen by the rule: {choose(finals)}", flush=True)
 
@@ -172,10 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         held_out(rest[0] if rest else CHOSEN)
         return 0
     if "--synflow" in args:
-        synflow_round()
+        design_round(SYNFLOW_SCREEN, SYNFLOW_FINALISTS)
         return 0
     if "--paths" in args:
-        paths_round()
+        design_round(PATHS_SCREEN, PATHS_FINALISTS)
         return 0
     for title, specs, seeds in (("screen", SCREEN, range(100, 105)),
                                 ("finalists", FINALISTS, range(105, 115))):  # fmt: skip

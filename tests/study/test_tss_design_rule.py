@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nasfilter.study.tss import COMPARED
 from tests.paths import load_script
 
 
@@ -38,3 +39,11 @@ def test_the_recorded_finalists_and_runner_up_are_in_the_screen() -> None:
     assert set(script.SYNFLOW_FINALISTS) <= set(script.SYNFLOW_SCREEN)
     assert script.RUNNER_UP in script.SYNFLOW_FINALISTS
     assert script.CHOSEN not in script.SYNFLOW_SCREEN
+
+
+def test_the_third_rounds_record_matches_the_study() -> None:
+    script = load_script("tss_design")
+    assert set(script.PATHS_FINALISTS) <= set(script.PATHS_SCREEN)
+    assert script.PATHS_CHOSEN in script.PATHS_FINALISTS
+    assert all("encoding=paths" in spec for spec in script.PATHS_SCREEN)
+    assert script.PATHS_CHOSEN in {m.searcher for m in COMPARED}
