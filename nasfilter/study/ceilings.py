@@ -74,14 +74,18 @@ def yardsticks(
     reference: FrontReference,
     budgets: Sequence[float],
     resolution: float = 1.0,
+    last_may_overrun: bool = False,
 ) -> Yardsticks:
     """The :class:`Yardsticks` of ``table`` scored on ``reference`` at ``budgets`` (s). The
     observed accuracy is the table's validation accuracy, seed mean (hp 12 on tss-real):
-    what a search observes, on average over the training seeds it may draw."""
+    what a search observes, on average over the training seeds it may draw.
+    ``last_may_overrun``: as :func:`~nasfilter.runs.ceiling.clairvoyant_ceiling`'s."""
     cost = table.eval_cost
-    ceiling = clairvoyant_ceiling(reference, cost, budgets, resolution)
+    ceiling = clairvoyant_ceiling(reference, cost, budgets, resolution, last_may_overrun)
     observed = np.nanmean(table.valid_acc, axis=1)
-    trusted, sets = signal_ceiling(reference, observed, cost, budgets, resolution)
+    trusted, sets = signal_ceiling(
+        reference, observed, cost, budgets, resolution, last_may_overrun
+    )
     return Yardsticks(ceiling, trusted, sets)
 
 

@@ -63,6 +63,27 @@ def test_the_seconds_to_reach_bracket_the_budget_where_the_target_is_first_met(
     assert short["upper"] < 0.99 <= enough["lower"]
 
 
+def test_with_a_last_evaluation_overrunning_the_sets_fit_less_their_largest_cost(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ("--space", "tss", "--dataset", "ImageNet16-120", "--budget", "3000", "20000")
+    plain = _ceiling(capsys, *base)
+    over = _ceiling(capsys, *base, "--last-may-overrun")
+    assert over["last_may_overrun"] is True and plain["last_may_overrun"] is False
+    cost = tss_table("ImageNet16-120").eval_cost
+    for r, p in zip(over["budgets"], plain["budgets"], strict=True):
+        c = cost[r["chosen"]]
+        assert c.sum() - c.max() <= r["budget"] < c.sum() or r["lower"] == 1.0
+        assert r["lower"] >= p["lower"]
+    # at 3,000 s the overrunning evaluation is worth something: more than the plain bound
+    assert over["budgets"][0]["lower"] > plain["budgets"][0]["upper"]
+    assert over["seconds_to_reach"][1] < plain["seconds_to_reach"][0]
+    assert main(["ceiling", *base, "--last-may-overrun"]) == 0
+    text = capsys.readouterr().out
+    assert "a set fits when its costs less the largest fit" in text
+    assert "needs a budget of" in text
+
+
 def test_text_output_names_inputs_and_the_target(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ceiling", "--dataset", "cifar10", "--budget", "500", "--target", "1"]) == 0
     out = capsys.readouterr().out
