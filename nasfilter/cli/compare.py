@@ -3,7 +3,8 @@
 Every number comes from :mod:`nasfilter.runs.results`, which scores the stored events, and the
 table is the library's (:mod:`nasfilter.study.metrics_table`); with
 ``--recompute`` the scores are computed afresh from the events and the database's cache is
-rewritten (after a metric changed).
+rewritten (after a metric changed); with ``--ceiling`` each table, oracle and budget's
+clairvoyant ceiling of the final metrics (:func:`ceiling_lines`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,16 @@ from typing import Any
 from nasfilter.bench.tss_real import TSS_TABLES
 from nasfilter.cli.args import add_force, check_input_file, check_output_file
 from nasfilter.files import write_csv
+from nasfilter.runs.ceiling import clairvoyant_ceiling
 from nasfilter.runs.fronts import run_front
+from nasfilter.runs.inputs import inputs
 from nasfilter.runs.metrics import accuracy_words
-from nasfilter.runs.results import METRICS_VERSION, UntrustedPluginError, load_results
+from nasfilter.runs.results import (
+    METRICS_VERSION,
+    UntrustedPluginError,
+    load_results,
+    oracle_plugin,
+)
 from nasfilter.runs.run_summary import UNNAMED_PROXY, completed_evaluations, zerocost_by_proxy
 from nasfilter.runs.storage.base import input_id
 from nasfilter.runs.storage.sqlite_store import Store, StoreError
@@ -80,6 +88,13 @@ def register(sub: Any) -> None:
         action="store_true",
         help="let scoring a run import the oracle plugin its database names (only for a "
         "database you trust: without it, such a run without cached scores is refused)",
+    )
+    p.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also print, for each table, oracle and budget, the clairvoyant ceiling of the "
+        "final metrics: the best HV ratio of any set of architectures whose evaluation costs, "
+        "less the largest, fit the budget (a few seconds each; `nasfilter ceiling`)",
     )
     add_force(p, "--csv file")
     p.add_argument(
@@ -199,6 +214,52 @@ def _json_rows(
     return out
 
 
+#: The grid of ``--ceiling``: at most this many steps per budget (1 s up to 20,000 s).
+CEILING_STEPS = 20_000
+
+
+def ceiling_lines(results: Sequence[Any], trust_plugins: bool) -> list[str]:
+    """One line per (table, dataset, oracle, budget) of ``results``: the clairvoyant ceiling
+    of the final metrics (:func:`~nasfilter.runs.ceiling.clairvoyant_ceiling` with
+    ``last_may_overrun``: a run starts no evaluation once its worker-seconds are spent, so
+    those it started, less the last, fit the budget) beside the best method's mean HV ratio
+    there. A wall-clock budget with several workers bounds no sum, and an untrusted oracle
+    plugin is not imported: their lines say so."""
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for r in results:
+        spec = r.spec
+        if spec is None:  # a record of a bare Problem: no table or oracle to resolve
+            continue
+        key = (spec.table, spec.dataset, spec.oracle, spec.device, spec.oracle_cache,
+               float(spec.budget), spec.budget.clock if spec.workers > 1 else "worker")  # fmt: skip
+        groups.setdefault(key, []).append(r)
+    out = []
+    for key, group in groups.items():
+        spec, budget = group[0].spec, key[5]
+        means: dict[tuple[str, str], list[float]] = {}
+        for r in group:
+            means.setdefault((r.spec.searcher, r.spec.filter), []).append(r.metrics["hv_ratio"])
+        best = max(sum(v) / len(v) for v in means.values())
+        where = f"{spec.table} {spec.dataset}, {spec.oracle} {spec.device}, {budget:,.0f} s"
+        if key[6] != "worker":
+            out.append(f"ceiling  {where}: none (a wall-clock budget with several workers)")
+            continue
+        if oracle_plugin(spec) is not None and not trust_plugins:
+            out.append(f"ceiling  {where}: not computed (an oracle plugin; --trust-plugins)")
+            continue
+        table, _, reference = inputs(spec)
+        ceiling = clairvoyant_ceiling(
+            reference, table.eval_cost, [budget], max(1.0, budget / CEILING_STEPS),
+            last_may_overrun=True,
+        )  # fmt: skip
+        low, high = f"{ceiling.lower[0]:.4f}", f"{ceiling.upper[0]:.4f}"
+        out.append(
+            f"ceiling  {where}: {low if low == high else low + '-' + high} (any set whose "
+            f"costs less the largest fit), best method's mean here {best:.4f}"
+        )
+    return out
+
+
 def of_space(results: Sequence[Any], space: str) -> list[Any]:
     """The results whose table is of ``space`` (the tss tables are named ``tss-real*``)."""
 
@@ -257,6 +318,9 @@ def run(args: argparse.Namespace) -> int:
     split = [row | {"zerocost_proxies": p} for row, p in zip(rows, per_proxy, strict=True)]
     for line in zerocost_lines(split):
         print(line)
+    if args.ceiling:
+        for line in ceiling_lines(results, args.trust_plugins):
+            print(line)
     if args.recompute:
         print(f"recomputed the metrics of {len(rows)} runs from their stored events")
     return 0

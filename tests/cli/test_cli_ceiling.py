@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -112,3 +113,36 @@ def test_bad_input_is_named(
 ) -> None:
     assert main(["ceiling", *argv]) == 2
     assert re.search(re.escape(message).replace(r"\.\*", ".*"), capsys.readouterr().err)
+
+
+def test_compare_prints_a_ceiling_that_bounds_every_runs_final_metrics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.db")
+    tss = ("--space", "tss", "--dataset", "ImageNet16-120", "--budget", "3000", "--db", db)
+    searchers = ("random", "model-based-hw[init=8,batch=8,acquisition=layers,encoding=paths]")
+    assert main(["run", *tss, "--searchers", *searchers, "--seeds", "0-2"]) == 0
+    assert main(["run", *tss, "--searchers", "random", "--seeds", "0-1", "--workers", "4",
+                 "--budget-clock", "wall"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["compare", "--db", db, "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert main(["compare", "--db", db, "--ceiling"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("ceiling")]
+    assert len(lines) == 2
+    assert lines[1].endswith("none (a wall-clock budget with several workers)")
+    found = re.search(r": ([0-9.]+)(?:-([0-9.]+))? \(any set whose costs less the largest fit\), "
+                      r"best method's mean here ([0-9.]+)", lines[0])  # fmt: skip
+    assert found is not None
+    low, high = float(found[1]), float(found[2] or found[1])
+    one_worker = [r for r in runs if r["workers"] == 1]
+    assert len(one_worker) == 6
+    # every run, its last evaluation overrunning the budget or not, stays under the ceiling
+    assert all(r["hv_ratio"] <= high for r in one_worker)
+    assert any(r["worker_seconds"] > 3000 for r in one_worker)
+    best = max(np.mean([r["hv_ratio"] for r in one_worker if r["searcher"] == s])
+               for s in {r["searcher"] for r in one_worker})  # fmt: skip
+    assert float(found[3]) == pytest.approx(best, abs=5e-5)
+    # the same figure as `nasfilter ceiling --last-may-overrun` (a 1 s grid there)
+    alone = _ceiling(capsys, *tss[:6], "--last-may-overrun")["budgets"][0]
+    assert low == pytest.approx(alone["lower"], abs=5e-5)
