@@ -25,9 +25,8 @@ evaluation costs sum to at most t. So no searcher, however well informed, beats:
   workers, a run charges each evaluation when it starts and starts none once the budget is
   spent, so every evaluation but the last started fits (the run needs them to sum to less
   than the budget, the ceiling to at most it: they differ only at exact equality). The
-  programme then carries a second
-  table, of chains in which one member is free (taking any member free is the same rule:
-  the largest is the best one to take).
+  programme then carries a second table, of chains in which one member is free (taking any
+  member free is the same rule: the largest is the best one to take).
 
 - :func:`signal_ceiling`: the HV ratio of the set a run would evaluate if it took a cheap
   signal for the accuracy and knew it for every architecture (the whole hp-12 table, say):

@@ -7,10 +7,10 @@ the proxy, each query charged). Each round:
    architecture (:func:`~nasfilter.searchers.features.space_features`: on sss channel
    one-hots and logs, log MACs, log parameters; on tss each edge's operation, with
    ``encoding="paths"`` the cell's path encoding too), its penalty chosen by generalized
-   cross-validation; with
-   ``hardware=True`` the (measured or predicted) log throughput and log utilization and
-   their squares join the features. A second ridge model predicts log throughput and log
-   utilization from the proxy readings so far, for architectures not measured yet.
+   cross-validation; with ``hardware=True`` the (measured or predicted) log throughput and
+   log utilization and their squares join the features. A second ridge model predicts log
+   throughput and log utilization from the proxy readings so far, for architectures not
+   measured yet.
 2. **Score** every unevaluated architecture (``acquisition="hypervolume"``, the default)
    by the hypervolume its point (predicted throughput, predicted accuracy + ``beta`` x
    posterior sd; ``beta=0`` by default) would add to the front of the evaluated ones'
