@@ -12,8 +12,10 @@ docs/cheap-signals.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -52,6 +54,26 @@ class CeilingRow:
     to_target: tuple[float, float]
     trusted: tuple[float, ...]
     trusted_size: tuple[int, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """Strict JSON (an open end of ``to_target`` as None)."""
+        return asdict(self) | {"to_target": [t if np.isfinite(t) else None for t in self.to_target]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CeilingRow:
+        """A row read back from :meth:`to_json`'s object."""
+        at_least, at_most = (math.inf if t is None else float(t) for t in data["to_target"])
+        return cls(
+            dataset=str(data["dataset"]),
+            hardware=str(data["hardware"]),
+            front_size=int(data["front_size"]),
+            front_cost=float(data["front_cost"]),
+            lower=tuple(float(v) for v in data["lower"]),
+            upper=tuple(float(v) for v in data["upper"]),
+            to_target=(at_least, at_most),
+            trusted=tuple(float(v) for v in data["trusted"]),
+            trusted_size=tuple(int(v) for v in data["trusted_size"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -92,9 +114,17 @@ def yardsticks(
 def ceiling_row(spec: RunSpec, hardware: str) -> CeilingRow:
     """The yardsticks of the table and proxy ``spec`` resolves into (a few seconds)."""
     table, _, ref = inputs(spec)
+    return row_of(table, ref, spec.dataset, hardware)
+
+
+def row_of(
+    table: BenchmarkTable, ref: FrontReference, dataset: str, hardware: str
+) -> CeilingRow:
+    """The yardsticks at :data:`TIMES` of ``table`` scored on ``ref`` (its proxy's front
+    reference), labelled ``dataset`` and ``hardware``."""
     found = yardsticks(table, ref, TIMES)
     return CeilingRow(
-        dataset=spec.dataset,
+        dataset=dataset,
         hardware=hardware,
         front_size=len(ref.true_front),
         front_cost=float(table.eval_cost[ref.true_front].sum()),
@@ -130,11 +160,8 @@ def tss_rows(
 
 
 def json_rows(rows: Sequence[CeilingRow]) -> list[dict[str, object]]:
-    """``rows`` as strict-JSON objects (an open end of ``to_target`` as None)."""
-    return [
-        asdict(r) | {"to_target": [t if np.isfinite(t) else None for t in r.to_target]}
-        for r in rows
-    ]
+    """``rows`` as strict-JSON objects (:meth:`CeilingRow.to_json`)."""
+    return [r.to_json() for r in rows]
 
 
 def sss_rows() -> list[CeilingRow]:
@@ -158,28 +185,36 @@ def _seconds(at_least: float, at_most: float) -> str:
     return f"{at_least:,.0f}–{at_most:,.0f}" if np.isfinite(at_most) else f">= {at_least:,.0f}"
 
 
-def ceiling_table(rows: list[CeilingRow], observed: str) -> str:
-    """Markdown: one line per row; ``observed`` names the accuracy a search observes."""
+def ceiling_cells(
+    rows: Sequence[CeilingRow], observed: str
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """(header, one row of cells per row); ``observed`` names the accuracy a search
+    observes."""
     times = [f"{t:,.0f} s" for t in TIMES]
-    head = (
-        "| dataset | hardware | true front (architectures, s to evaluate all) | "
-        + " | ".join(f"clairvoyant ceiling, {t}" for t in times)
-        + f" | s needed for {TARGET} | "
-        + " | ".join(f"best set by {observed}, {t} (size)" for t in times)
-        + " |\n"
-    )
-    out = head + "|" + "---|" * (4 + 2 * len(TIMES)) + "\n"
-    for r in rows:
-        cells = [
+    header = (
+        "dataset", "hardware", "true front (architectures, s to evaluate all)",
+        *(f"clairvoyant ceiling, {t}" for t in times), f"s needed for {TARGET}",
+        *(f"best set by {observed}, {t} (size)" for t in times),
+    )  # fmt: skip
+    body = tuple(
+        (
             r.dataset,
             r.hardware,
             f"{r.front_size}, {r.front_cost:,.0f}",
             *(_ratio(lo, hi) for lo, hi in zip(r.lower, r.upper, strict=True)),
             _seconds(*r.to_target),
             *(f"{k:.4f} ({n})" for k, n in zip(r.trusted, r.trusted_size, strict=True)),
-        ]
-        out += "| " + " | ".join(cells) + " |\n"
-    return out
+        )
+        for r in rows
+    )
+    return header, body
+
+
+def ceiling_table(rows: Sequence[CeilingRow], observed: str) -> str:
+    """Markdown of :func:`ceiling_cells`: one line per row."""
+    header, body = ceiling_cells(rows, observed)
+    out = "| " + " | ".join(header) + " |\n" + "|" + "---|" * len(header) + "\n"
+    return out + "".join("| " + " | ".join(cells) + " |\n" for cells in body)
 
 
 #: Where each space's table goes: (file under the repository, its markers, the rows, the

@@ -30,6 +30,7 @@ from nasfilter.runs.results import (
     mean_se,
 )
 from nasfilter.stats import spearman
+from nasfilter.study.ceilings import row_of
 from nasfilter.study.cheap_signals import cheap_signals
 from nasfilter.study.methods import FILTERING, REINFORCE_MNAS, Method
 from nasfilter.study.metrics_table import KEYS
@@ -119,6 +120,7 @@ def study_summary(
         parameters=parameters,
         cheap_signals=_cheap_signals(runs, table, reference, parameters.budget_seconds),
         signal_ranking=signal_ranking(table, proxy),
+        ceiling=row_of(table, reference, parameters.dataset, proxy.label).to_json(),
     )
 
 

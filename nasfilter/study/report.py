@@ -16,6 +16,7 @@ from nasfilter.render.drawing import FigureFiles
 from nasfilter.render.html_page import ReportFigure, ReportTable, write_report
 from nasfilter.runs.metrics import accuracy_words
 from nasfilter.runs.results import empty_run_warning, format_mean_se, reach_text
+from nasfilter.study.ceilings import CeilingRow, ceiling_cells
 from nasfilter.study.methods import MULTI_FIDELITY_METHODS
 from nasfilter.study.metrics_table import KEYS, cells, headers
 from nasfilter.study.signal_report import cheap_signal_tables, ranking_table
@@ -200,7 +201,26 @@ def report_tables(s: StudySummary) -> list[ReportTable]:
     signals = cheap_signal_tables(s.cheap_signals, s.synthetic_table, s.table_label)
     if s.signal_ranking is not None:  # None: a summary written before the table
         signals.append(ranking_table(s.signal_ranking, s.accuracy_label, s.synthetic_table))
+    if s.ceiling is not None:  # None: a summary written before the table
+        signals.append(ceiling_report_table(CeilingRow.from_json(s.ceiling), s.accuracy_label))
     return [_oracles_table(s), metrics, workers, *signals]
+
+
+def ceiling_report_table(row: CeilingRow, accuracy_label: str) -> ReportTable:
+    """The clairvoyant ceiling of the study's table and oracle (:mod:`nasfilter.study.ceilings`)."""
+    header, body = ceiling_cells([row], "the observed accuracy")
+    return ReportTable(
+        "How high could any run go? The clairvoyant ceiling",
+        header,
+        body,
+        caption="The highest HV ratio of any set of architectures whose evaluation costs sum "
+        f"to at most each budget, knowing every scored accuracy ({accuracy_label}); the "
+        "seconds of evaluations any set needs for the target; and the HV ratio of the best "
+        "set by the accuracy a search observes, known for every architecture. A run is "
+        "scored on what it evaluated, so none beats the ceiling at a time (`nasfilter "
+        "ceiling`; final metrics, which count a last evaluation ending past the budget: "
+        "`nasfilter ceiling --last-may-overrun`).",
+    )
 
 
 def provenance(s: StudySummary) -> dict[str, str]:

@@ -357,6 +357,8 @@ class StudySummary:
     modules that make them write them; ``cheap_signals`` the answer to "which cheap signal
     pays" (None: the table has no learning curves, or the file predates it);
     ``signal_ranking`` every cheap signal as a ranking of the accuracy (None: the file
+    predates it); ``ceiling`` the table and oracle's clairvoyant ceiling and best set by the
+    observed accuracy (:meth:`nasfilter.study.ceilings.CeilingRow.to_json`; None: the file
     predates it).
     """
 
@@ -382,6 +384,7 @@ class StudySummary:
     survey: dict[str, Any] | None = None
     cheap_signals: CheapSignals | None = None
     signal_ranking: SignalRanking | None = None  # None: the file predates it
+    ceiling: dict[str, Any] | None = None  # None: the file predates it
     timings_seconds: dict[str, float] = field(default_factory=dict)
     created: str = ""
     study: str = STUDY
@@ -409,6 +412,8 @@ class StudySummary:
             out["cheap_signals"] = self.cheap_signals.to_json()
         if self.signal_ranking is not None:  # absent in older files
             out["signal_ranking"] = self.signal_ranking.to_json()
+        if self.ceiling is not None:  # absent in older files
+            out["ceiling"] = self.ceiling
         out |= {"timings_seconds": self.timings_seconds, "created": self.created}
         safe: dict[str, Any] = json_safe(out)
         return safe
@@ -447,6 +452,7 @@ class StudySummary:
             survey=data.get("survey"),
             cheap_signals=CheapSignals.from_json(data.get("cheap_signals")),
             signal_ranking=SignalRanking.from_json(data.get("signal_ranking")),
+            ceiling=data.get("ceiling"),
             timings_seconds=dict(data.get("timings_seconds", {})),
             created=str(data.get("created", "")),
             study=str(data.get("study", STUDY)),

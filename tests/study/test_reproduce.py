@@ -203,6 +203,25 @@ def test_markdown_and_csv_tables(out: Path, summary: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
+def test_the_ceiling_bounds_every_runs_curve(out: Path, summary: dict[str, Any]) -> None:
+    ceiling = summary["ceiling"]
+    assert ceiling["dataset"] == "cifar10" and ceiling["hardware"] == summary["oracle_label"]
+    assert ceiling["front_size"] == len(summary["true_front"]["indices"])
+    times = (20_000.0, 55_000.0)
+    assert all(lo <= hi <= 1.0 for lo, hi in zip(ceiling["lower"], ceiling["upper"], strict=True))
+    at_least = ceiling["to_target"][0]  # no set of evaluations cheaper than this reaches 0.99
+    for run in summary["runs"]:
+        curve = np.asarray(run["hv_ratio_curve"], dtype=float)
+        ticks = BUDGET * np.arange(1, len(curve) + 1) / len(curve)  # nasfilter's tick_times
+        for t, upper in zip(times, ceiling["upper"], strict=True):
+            assert np.all(curve[ticks <= t] <= upper + 1e-12), run["method"]
+        # one worker: a run's evaluations by time t cost at most t
+        assert not np.any((curve >= 0.99) & (ticks < at_least)), run["method"]
+    page = (out / "report.html").read_text("utf-8")
+    assert "How high could any run go? The clairvoyant ceiling" in page
+
+
+@pytest.mark.slow
 def test_report_embeds_every_figure(out: Path, summary: dict[str, Any]) -> None:
     page = (out / "report.html").read_text("utf-8")
     for stem in FIGURE_STEMS:
