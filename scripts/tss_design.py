@@ -12,6 +12,7 @@ the finalists on seeds 105-114. Nothing of cifar100 or ImageNet16-120 is read.
     python scripts/tss_design.py --synflow  # the second round: synflow as a model feature
     python scripts/tss_design.py --paths    # the third round: the path encoding
     python scripts/tss_design.py --held-out SPEC  # another spec, held out the same way
+    python scripts/tss_design.py --paired SPEC BASE  # SPEC - BASE by seed, both GPUs, 20,000 s
 
 ``--held-out`` runs the chosen method, unchanged, on cifar100 and ImageNet16-120 at 20,000 s,
 seeds 0-8 (the scored ones), on the 2080 Ti at batch 256, and prints the mean HV ratio (SE).
@@ -161,6 +162,22 @@ def held_out(spec: str = CHOSEN) -> None:
               f"{hv.mean():.4f} (SE {hv.std(ddof=1) / np.sqrt(len(hv)):.4f})", flush=True)
 
 
+def paired(spec: str, base: str) -> None:
+    """``spec`` against ``base`` on both main GPUs and every dataset, scored seeds 0-8,
+    20,000 s: each one's mean HV ratio and their difference paired by seed (its SE)."""
+    from nasfilter.study.tss import DATASETS, DEVICES, TssMethod, hv_ratios
+
+    seeds = list(range(9))
+    for device in DEVICES:
+        for dataset in DATASETS:
+            a, b = (hv_ratios(TssMethod(s, s), dataset, device, seeds, (20_000.0,))[:, 0]
+                    for s in (spec, base))  # fmt: skip
+            d = a - b
+            print(f"{device} {dataset}: {a.mean():.4f} against {b.mean():.4f}, paired "
+                  f"difference {d.mean():+.4f} (SE {d.std(ddof=1) / np.sqrt(len(d)):.4f})",
+                  flush=True)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from nasfilter.study.tss import TssMethod, hv_ratios
@@ -169,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     if "--held-out" in args:
         rest = args[args.index("--held-out") + 1 :]
         held_out(rest[0] if rest else CHOSEN)
+        return 0
+    if "--paired" in args:
+        spec, base = args[args.index("--paired") + 1 :][:2]
+        paired(spec, base)
         return 0
     if "--synflow" in args:
         design_round(SYNFLOW_SCREEN, SYNFLOW_FINALISTS)
