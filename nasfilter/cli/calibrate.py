@@ -21,7 +21,12 @@ from nasfilter.files import atomic_write
 from nasfilter.oracle import calibration as cal
 from nasfilter.oracle.calibrated import Calibration
 from nasfilter.oracle.cells import cell_measurements, cells_provenance, fit_cells
-from nasfilter.oracle.cells_validation import format_cells_report, leave_one_gpu_out, timm_only
+from nasfilter.oracle.cells_validation import (
+    format_cells_report,
+    leave_one_generation_out,
+    leave_one_gpu_out,
+    timm_only,
+)
 from nasfilter.oracle.joint import fit_joint
 from nasfilter.oracle.joint_validation import format_timm_rows, validate_joint
 from nasfilter.oracle.validation import SHIPPED_DEVICES, cross_validate, format_report
@@ -51,9 +56,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--validate",
         action="store_true",
-        help="validation instead of a fit: the tss cells left out one GPU at a time and "
-        "predicted from timm alone, timm's cross-GPU validation, then the joint fit's "
-        "(--joint) six GPUs and two sources left out in turn (eight fits: minutes)",
+        help="validation instead of a fit: the tss cells left out one GPU and one "
+        "generation at a time and predicted from timm alone, timm's cross-GPU validation, "
+        "then the joint fit's (--joint) six GPUs, two generations and two sources left out "
+        "in turn (nine fits: minutes)",
     )
     p.add_argument(
         "--joint",
@@ -133,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace, tables: Any) -> int:
 
-    cells = leave_one_gpu_out() + timm_only()
+    cells = leave_one_gpu_out() + leave_one_generation_out() + timm_only()
     if not args.json:
         print("tss cells (HELP latencies, FP32 eager), calibrated vs plain roofline:")
         print(format_cells_report(cells), flush=True)

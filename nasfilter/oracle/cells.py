@@ -45,6 +45,12 @@ HELP_DEVICES: dict[str, str] = {
     "titanxp": "titanxp",
     "2080ti": "rtx2080ti",
 }
+# The same GPUs by architecture generation, from their data sheets (GP102 is Pascal, TU102
+# Turing): what a GPU of a generation the fit never saw is held out by.
+HELP_GENERATIONS: dict[str, tuple[str, ...]] = {
+    "Pascal": ("1080ti", "titanx", "titanxp"),
+    "Turing": ("2080ti",),
+}
 CELL_BATCHES = (1, 32, 256)
 CELL_PRECISION = "fp32"  # what the cells' latencies were measured in (see the module docstring)
 CELL_DATASET = "cifar10"  # HELP's input: 32x32 (docs/gpu-model.md)

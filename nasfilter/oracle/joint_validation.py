@@ -3,6 +3,9 @@
 - leave one GPU out, six GPUs: the RTX 3090 or 4090 (timm's) predicted from a joint fit on the
   other one's timm files and all four cell GPUs; each cell GPU predicted from a joint fit on
   both timm GPUs and the other three cell GPUs;
+- leave one generation out: each cell GPU predicted from a joint fit on both timm GPUs and the
+  cells of the other generation only (Pascal from the RTX 2080 Ti; Turing, one GPU, is the
+  leave-one-GPU-out fit);
 - leave one source out: timm only -> cells (the shipped twelve figures, the cell figures at
   what timm alone says: :func:`~nasfilter.oracle.joint.timm_only_params`), and cells only ->
   timm (all sixteen fitted on the cells; the figures they do not constrain at the fixed start,
@@ -17,7 +20,7 @@ from typing import Any
 
 from nasfilter.oracle.calibrated import load_calibration
 from nasfilter.oracle.calibration import TableSource
-from nasfilter.oracle.cells import HELP_DEVICES, cell_measurements
+from nasfilter.oracle.cells import HELP_DEVICES, HELP_GENERATIONS, cell_measurements
 from nasfilter.oracle.cells_validation import _rows as cell_rows
 from nasfilter.oracle.joint import fit_joint, timm_only_params
 from nasfilter.oracle.validation import SHIPPED_DEVICES, evaluate, shipped_samples
@@ -40,11 +43,20 @@ def validate_joint(tables: TableSource) -> dict[str, Any]:
         fit = fit_joint(others, cells)
         where = "+".join(s.device.name for s in others) + " + all four cell GPUs"
         timm.append(_timm_record("leave-one-GPU-out (joint)", where, sets[held], fit.params))
+    fits: dict[tuple[str, ...], Any] = {}  # held-out cell GPUs -> the joint fit without them
+
+    def without(held: tuple[str, ...]) -> Any:
+        if held not in fits:
+            rest = [m for m in cells if m[0] not in {HELP_DEVICES[g] for g in held}]
+            fits[held] = fit_joint(list(sets.values()), rest).params
+        return fits[held]
+
     cell_records: list[dict[str, Any]] = []
     for held in HELP_DEVICES:
-        rest = [m for m in cells if m[0] != HELP_DEVICES[held]]
-        fit = fit_joint(list(sets.values()), rest)
-        cell_records += cell_rows(fit.params, held, "leave-one-GPU-out (joint)")
+        cell_records += cell_rows(without((held,)), held, "leave-one-GPU-out (joint)")
+    for generation, gpus in HELP_GENERATIONS.items():
+        split = f"leave-one-generation-out ({generation}, joint)"
+        cell_records += [row for g in gpus for row in cell_rows(without(gpus), g, split)]
     shipped = timm_only_params(load_calibration().params)
     for held in HELP_DEVICES:
         cell_records += cell_rows(shipped, held, "timm only -> cells")
