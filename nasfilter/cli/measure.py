@@ -61,7 +61,7 @@ def register(sub: Any) -> None:
         help="roofline: v100 (default), a100, h100, h200, name:peak_tflops:bandwidth_tbs or a "
         "JSON file; torch-cuda/tensorrt: a CUDA device such as cuda:1; onnxruntime: cpu. "
         "--space tss (default 2080ti): measured: 1080ti, 2080ti, titanx, titanxp; calibrated, "
-        "roofline: a built-in device with an FP32 peak or a JSON device file; onnxruntime, "
+        "roofline: any built-in device or a JSON device file with fp32_peak_tflops; onnxruntime, "
         "torch-cuda, tensorrt: as without --space tss",
     )
     add_dataset(p)

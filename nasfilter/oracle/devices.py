@@ -58,8 +58,11 @@ DEVICES: dict[str, DeviceSpec] = {
         sm_count=80,
         memory_bytes=16 * _GB,
         l2_bytes=6 * _MIB,
+        fp32_peak_flops=15.7 * _T,
+        tensor_cores=True,
         sources="NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 80 SMs, 6144 KB L2, "
-        "16 GB HBM2, 900 GB/s, 125 TFLOP/s tensor; docs/facts.md §7",
+        "16 GB HBM2, 900 GB/s, 125 TFLOP/s tensor, 15.7 TFLOP/s FP32 (5120 CUDA cores x 2 x "
+        "1.53 GHz); docs/facts.md §7",
     ),
     "a100": DeviceSpec(
         "a100",
@@ -69,8 +72,11 @@ DEVICES: dict[str, DeviceSpec] = {
         sm_count=108,
         memory_bytes=80 * _GB,
         l2_bytes=40 * _MB,
+        fp32_peak_flops=19.5 * _T,
+        tensor_cores=True,
         sources="NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 108 SMs, 40 MB L2; "
-        "A100 80GB data sheet: 80 GB HBM2e, 2039 GB/s, 312 TFLOP/s FP16 tensor; docs/facts.md §7",
+        "A100 80GB data sheet: 80 GB HBM2e, 2039 GB/s, 312 TFLOP/s FP16 tensor, 19.5 TFLOP/s "
+        "FP32 (6912 CUDA cores x 2 x 1.41 GHz); docs/facts.md §7",
     ),
     "h100": DeviceSpec(
         "h100",
@@ -80,9 +86,11 @@ DEVICES: dict[str, DeviceSpec] = {
         sm_count=132,
         memory_bytes=80 * _GB,
         l2_bytes=50 * _MB,
+        fp32_peak_flops=67 * _T,
+        tensor_cores=True,
         sources="NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and data sheet: "
-        "H100 SXM5 132 SMs, 50 MB L2, 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s dense FP16; "
-        "docs/facts.md §7",
+        "H100 SXM5 132 SMs, 50 MB L2, 80 GB HBM3, 3.35 TB/s, 989 TFLOP/s dense FP16, "
+        "67 TFLOP/s FP32 (16896 CUDA cores x 2 x 1.98 GHz); docs/facts.md §7",
     ),
     "h200": DeviceSpec(
         "h200",
@@ -94,9 +102,11 @@ DEVICES: dict[str, DeviceSpec] = {
         sm_count=132,
         memory_bytes=141 * _GB,
         l2_bytes=50 * _MB,
+        fp32_peak_flops=67 * _T,
+        tensor_cores=True,
         sources="NVIDIA H200 Tensor Core GPU data sheet (2024): 141 GB HBM3e, 4.8 TB/s, "
-        "989 TFLOP/s dense FP16; the same GH100 chip as the H100 SXM (132 SMs, 50 MB L2); "
-        "docs/facts.md §7",
+        "989 TFLOP/s dense FP16, 67 TFLOP/s FP32; the same GH100 chip as the H100 SXM "
+        "(132 SMs, 50 MB L2); docs/facts.md §7",
     ),
     "rtx3090": DeviceSpec(
         "rtx3090",
@@ -107,9 +117,11 @@ DEVICES: dict[str, DeviceSpec] = {
         memory_bytes=24 * _GB,
         l2_bytes=6 * _MIB,
         fp16_accumulate_peak_flops=142 * _T,
+        fp32_peak_flops=35.6 * _T,
+        tensor_cores=True,
         sources="NVIDIA Ampere GA102 GPU Architecture whitepaper (2020): 82 SMs, 6144 KB L2, "
         "24 GB GDDR6X, 936 GB/s, 71 TFLOP/s FP16 tensor with FP32 accumulate (142 with FP16 "
-        "accumulate); docs/facts.md §7",
+        "accumulate), 35.6 TFLOP/s FP32 (10496 CUDA cores x 2 x 1.695 GHz); docs/facts.md §7",
     ),
     "rtx4090": DeviceSpec(
         "rtx4090",
@@ -120,9 +132,12 @@ DEVICES: dict[str, DeviceSpec] = {
         memory_bytes=24 * _GB,
         l2_bytes=72 * _MIB,
         fp16_accumulate_peak_flops=330.3 * _T,
+        fp32_peak_flops=82.6 * _T,
+        tensor_cores=True,
         sources="NVIDIA Ada GPU Architecture whitepaper (2022): RTX 4090 128 SMs, 72 MB L2, "
         "24 GB GDDR6X, 1008 GB/s, 165.2 TFLOP/s FP16 tensor with FP32 accumulate (330.3 with "
-        "FP16 accumulate); docs/facts.md §7",
+        "FP16 accumulate), 82.6 TFLOP/s FP32 (16384 CUDA cores x 2 x 2.52 GHz); "
+        "docs/facts.md §7",
     ),
     # The four GPUs of the tss cells' latencies (HELP); reference-board boost clocks.
     # Pascal (GP102) has no tensor cores and runs FP16 arithmetic at 1/64 of its FP32 rate:

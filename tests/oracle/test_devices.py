@@ -37,6 +37,47 @@ def test_builtin_devices_carry_the_model_figures_with_sources(name: str) -> None
     dev.require("sm_count", "memory_bytes", "l2_bytes")
 
 
+# FP32 CUDA cores and boost clock (GHz) from the same sources, typed here: the FP32 rate is
+# cores x 2 x clock, which each data sheet rounds.
+_CORES_CLOCK = {
+    "v100": (5120, 1.53),
+    "a100": (6912, 1.41),
+    "h100": (16896, 1.98),
+    "h200": (16896, 1.98),
+    "rtx3090": (10496, 1.695),
+    "rtx4090": (16384, 2.52),
+    "gtx1080ti": (3584, 1.582),
+    "titanx": (3584, 1.531),
+    "titanxp": (3840, 1.582),
+    "rtx2080ti": (4352, 1.545),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CORES_CLOCK))
+def test_every_builtin_gpu_has_its_fp32_rate_so_cells_predict_on_it(name: str) -> None:
+    from nasfilter.oracle.calibrated import predict_tss
+
+    cores, ghz = _CORES_CLOCK[name]
+    assert DEVICES[name].fp32_peak_flops == pytest.approx(cores * 2 * ghz * 1e9, rel=0.01)
+    assert DEVICES[name].tensor_cores is (name not in ("gtx1080ti", "titanx", "titanxp"))
+    thr = predict_tss(name, 256)
+    assert thr.shape == (15625,) and bool((thr > 0).all())
+
+
+def test_a_gpu_ahead_on_every_figure_is_never_predicted_slower_on_a_cell() -> None:
+    """The RTX 4090 has more FP32 rate, bandwidth, SMs and L2 than the RTX 3090, and the
+    H100 than the A100: no cell may come out slower on the larger one, at any batch."""
+    from nasfilter.oracle.calibrated import predict_tss
+
+    for small, large in (("rtx3090", "rtx4090"), ("a100", "h100"), ("rtx2080ti", "rtx3090")):
+        a, b = DEVICES[small], DEVICES[large]
+        assert b.fp32_peak_flops > a.fp32_peak_flops and b.bandwidth > a.bandwidth
+        assert b.sm_count > a.sm_count and b.l2_bytes >= a.l2_bytes
+        for batch in (1, 32, 256):
+            assert bool((predict_tss(large, batch) >= predict_tss(small, batch)).all()), (
+                small, large, batch)  # fmt: skip
+
+
 def test_geforce_peak_is_the_fp32_accumulate_rate() -> None:
     # docs/facts.md §7: AMP accumulates in FP32, at half the FP16-accumulate rate on GeForce cards.
     assert DEVICES["rtx3090"].peak_flops == 71e12
