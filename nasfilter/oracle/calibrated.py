@@ -30,8 +30,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nasfilter.bench.costs import flops
 from nasfilter.bench.datasets import Dataset, get_dataset
 from nasfilter.bench.layer_table import LayerTable
+from nasfilter.bench.network import layer_table
 from nasfilter.bench.proxy import ProxyTable
 from nasfilter.oracle.analytic import AnalyticBackend, prediction_proxy_table
 from nasfilter.oracle.base import BackendSpec
@@ -159,9 +161,6 @@ def calibrated(
 
     Raises MissingDeviceFieldError when the device lacks the SM count or memory size.
     """
-    from nasfilter.bench.costs import flops
-    from nasfilter.bench.network import layer_table
-
     dev = get_device(device)
     ds = get_dataset(dataset)
     _check(engine, layout, batch)

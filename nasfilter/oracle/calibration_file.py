@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nasfilter.files import atomic_write
 from nasfilter.oracle.devices import _short as _short_repr
 from nasfilter.oracle.gpumodel import GpuModelParams
 
@@ -71,8 +72,6 @@ class Calibration:
 
     def save(self, path: str | Path, force: bool = False) -> Path:
         """Write the calibration as JSON; an existing file is kept unless ``force``."""
-        from nasfilter.files import atomic_write
-
         unset = [k for k, v in self.params.to_dict().items() if not math.isfinite(v)]
         if unset:
             raise ValueError(

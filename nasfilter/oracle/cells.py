@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from nasfilter.bench.tss_data import SHA256, arch_ops, load_latency
 from nasfilter.bench.tss_layers import tss_units
 from nasfilter.oracle.devices import DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import (
@@ -205,15 +206,11 @@ def cell_measurements(
     devices: Sequence[str] = tuple(HELP_DEVICES), batches: Sequence[int] = CELL_BATCHES
 ) -> list[tuple[str, int, np.ndarray]]:
     """The shipped cell latencies: (built-in device, batch, seconds per batch (15625,))."""
-    from nasfilter.bench.tss_data import load_latency
-
     return [(HELP_DEVICES[g], b, load_latency(g, b)) for g in devices for b in batches]
 
 
 def all_ops() -> np.ndarray:
     """The op codes of all 15625 tss networks, int (15625, 6)."""
-    from nasfilter.bench.tss_data import arch_ops
-
     return arch_ops().astype(np.int64)
 
 
@@ -224,8 +221,6 @@ def fit_cells(base: GpuModelParams, devices: Sequence[str] = tuple(HELP_DEVICES)
 
 def cells_provenance(devices: Sequence[str] = tuple(HELP_DEVICES)) -> dict[str, object]:
     """What a cells fit read: the shipped file's SHA-256, devices, batches, precision."""
-    from nasfilter.bench.tss_data import SHA256
-
     return {
         "figures": list(CELL_FIGURES),
         "file": "nasfilter/data/nats_tss_real/help_latency_ms.npz",

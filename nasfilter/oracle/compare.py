@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from nasfilter.bench.proxy import ProxyTable
+from nasfilter.pareto import nondominated_mask
 from nasfilter.stats import spearman
 
 
@@ -22,8 +23,6 @@ def oracle_figures(proxies: Sequence[ProxyTable], accuracy: np.ndarray) -> list[
     ``accuracy``: test accuracy per architecture, (32768,). Architectures an oracle did not
     measure (NaN) are left out of its figures.
     """
-    from nasfilter.pareto import nondominated_mask
-
     if not proxies:
         raise ValueError("give at least one oracle")
     fronts = []

@@ -36,8 +36,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nasfilter.bench.costs import flops
 from nasfilter.bench.datasets import Dataset, get_dataset
 from nasfilter.bench.layer_table import LayerTable
+from nasfilter.bench.network import layer_table
 from nasfilter.bench.proxy import ProxyTable
 from nasfilter.oracle.analytic import AnalyticBackend, prediction_proxy_table
 from nasfilter.oracle.base import BackendSpec
@@ -162,9 +164,6 @@ def roofline(
     peak_source: str = DEFAULT_PEAK_SOURCE,
 ) -> RooflineResult:
     """Predict every architecture's throughput and utilization (vectorized, well under 1 s)."""
-    from nasfilter.bench.costs import flops
-    from nasfilter.bench.network import layer_table
-
     dev = get_device(device)
     ds = get_dataset(dataset)
     _check_settings(batch, launch_overhead)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from nasfilter.bench.costs import network_costs
 from nasfilter.bench.datasets import Dataset, get_dataset
 from nasfilter.bench.spaces import SSS
 from nasfilter.bench.spaces.sss import as_arch, channels_to_index
@@ -29,6 +30,10 @@ from nasfilter.checks import check_positive_int
 from nasfilter.oracle.base import Backend, BackendSpec
 from nasfilter.oracle.cache import Group, MeasurementCache
 from nasfilter.oracle.measurement import Measurement, device_label
+from nasfilter.oracle.registry import BACKENDS, from_spec, uses_gpu
+from nasfilter.oracle.roofline import roofline
+from nasfilter.oracle.tablefile import build_table, save_table
+from nasfilter.pareto import nondominated_mask
 
 MAX_FAILURES_KEPT = 20
 
@@ -56,9 +61,6 @@ def stratified_sample(
     to randomly chosen cells); ``corners`` adds the 32 corners. Returns sorted unique
     indices (int64).
     """
-    from nasfilter.bench.costs import network_costs
-    from nasfilter.oracle.roofline import roofline
-
     ds = get_dataset(dataset)
     n_macs, n_ai = strata
     cells = n_macs * n_ai
@@ -134,8 +136,6 @@ def select_archs(
 def pareto_count(throughput: np.ndarray, utilization: np.ndarray) -> int:
     """How many measured architectures are on the throughput-utilization Pareto front
     (both maximized; NaN entries are unmeasured and ignored)."""
-    from nasfilter.pareto import nondominated_mask
-
     ok = np.isfinite(throughput) & np.isfinite(utilization)
     if not ok.any():
         return 0
@@ -247,8 +247,6 @@ def sweep(
     if executor == "ray":
         return _ray_sweep(backend, order, ds, cache, progress, chunk_size, ray_init, on_row, start)
     if isinstance(backend, BackendSpec):
-        from nasfilter.oracle.registry import from_spec
-
         backend = from_spec(backend)
     config, fingerprint = backend.config, backend.fingerprint()
     group = Group.make(ds.name, backend.name, config, fingerprint)
@@ -307,8 +305,6 @@ def _spec_dict(spec: BackendSpec) -> dict[str, Any]:
 
 
 def _rebuild(spec: dict[str, Any]) -> Backend:
-    from nasfilter.oracle.registry import from_spec
-
     return from_spec(BackendSpec(spec["name"], spec["device"], spec["config"]))
 
 
@@ -369,7 +365,6 @@ def _ray_sweep(
         raise ValueError(
             f"executor 'ray' needs Ray ({exc}): install the ray extra, `pip install nasfilter[ray]`"
         ) from exc
-    from nasfilter.oracle.registry import BACKENDS, uses_gpu
 
     spec = backend.spec() if isinstance(backend, Backend) else backend
     BACKENDS.factory(spec.name)  # an unknown name fails here, before Ray starts
@@ -444,6 +439,4 @@ def export_table(
     cache: MeasurementCache, group: Group, path: str | Path, extra: dict[str, Any] | None = None
 ) -> Path:
     """Write every ok row of ``group`` to a measurement table file (.npz) for the simulator."""
-    from nasfilter.oracle.tablefile import build_table, save_table
-
     return save_table(build_table(list(cache.rows(group)), extra), path)
