@@ -24,9 +24,11 @@ from typing import Any, ClassVar, cast
 import numpy as np
 
 from nasfilter.bench.datasets import Dataset
+from nasfilter.bench.network import input_shape
 from nasfilter.oracle.base import Backend, BackendSpec, BackendUnavailable
+from nasfilter.oracle.cpu_peak import cpu_fingerprint, cpu_peak
 from nasfilter.oracle.measurement import Measurement, Status
-from nasfilter.oracle.space_nets import flops_per_image, space_config
+from nasfilter.oracle.space_nets import build, flops_per_image, space_config
 from nasfilter.oracle.timing import time_runs
 
 DEFAULT_BATCH = 64
@@ -75,9 +77,6 @@ def export_onnx(
     the outputs ``features`` and ``logits``.
     """
     import torch
-
-    from nasfilter.bench.network import input_shape
-    from nasfilter.oracle.space_nets import build
 
     net: Any = build(space, arch, dataset)
     dtype = torch.float16 if half else torch.float32
@@ -170,8 +169,6 @@ class OnnxRuntimeBackend(Backend):
         }
 
     def fingerprint(self) -> dict[str, Any]:
-        from nasfilter.oracle.cpu_peak import cpu_fingerprint
-
         return cpu_fingerprint()
 
     def spec(self) -> BackendSpec:
@@ -190,8 +187,6 @@ class OnnxRuntimeBackend(Backend):
     def peak(self) -> float:
         """The CPU peak FLOP/s utilization is computed against."""
         if self._peak is None:
-            from nasfilter.oracle.cpu_peak import cpu_peak
-
             self._peak = cpu_peak(self.threads or None, self.peak_cache)
         return self._peak
 
@@ -212,8 +207,6 @@ class OnnxRuntimeBackend(Backend):
         return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
     def measure(self, arch: int, dataset: Dataset) -> Measurement:
-        from nasfilter.bench.network import input_shape
-
         peak = self.peak()
         config = self.config
         fpi = float(flops_per_image(self.space, dataset)[arch])

@@ -26,9 +26,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from nasfilter.bench.datasets import Dataset
+from nasfilter.bench.network import input_shape
 from nasfilter.files import atomic_write
 from nasfilter.oracle.base import BackendSpec, BackendUnavailable
+from nasfilter.oracle.cpu_peak import cache_dir
 from nasfilter.oracle.measurement import canonical_json
+from nasfilter.oracle.onnx_backend import export_onnx
 from nasfilter.oracle.torch_cuda import (
     DEFAULT_BATCH_CAP,
     DEFAULT_START_BATCH,
@@ -169,7 +172,6 @@ class TensorRTBackend(TorchCudaBackend):
         """The timing-cache file shared across architectures and processes."""
         if self._timing_cache_arg:
             return Path(self._timing_cache_arg)
-        from nasfilter.oracle.cpu_peak import cache_dir
 
         tag = canonical_json({**self.fingerprint(), "tensorrt": _trt_version(self.trt)})
         digest = hashlib.sha256(tag.encode()).hexdigest()[:16]
@@ -190,9 +192,6 @@ class TensorRTBackend(TorchCudaBackend):
     # ------------------------------------------------------------------ engine
     def load(self, arch: int, dataset: Dataset) -> Any:
         """Build (and deserialize) the FP16 engine of ``arch``."""
-        from nasfilter.bench.network import input_shape
-        from nasfilter.oracle.onnx_backend import export_onnx
-
         trt = self.trt
         objs = process_objects(trt)
         builder, logger = objs["builder"], objs["logger"]
@@ -241,8 +240,6 @@ class TensorRTBackend(TorchCudaBackend):
 
         Raises the framework's out-of-memory error when the batch does not fit.
         """
-        from nasfilter.bench.network import input_shape
-
         trt, torch = self.trt, self.torch
         context = engine.create_execution_context(
             trt.ExecutionContextAllocationStrategy.USER_MANAGED

@@ -20,7 +20,9 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from nasfilter.bench.datasets import Dataset
+from nasfilter.bench.network import input_shape
 from nasfilter.oracle.base import Backend, BackendSpec, BackendUnavailable
+from nasfilter.oracle.cpu_peak import cached_peak
 from nasfilter.oracle.measurement import Measurement, Status
 from nasfilter.oracle.space_nets import build, flops_per_image, space_config
 from nasfilter.oracle.timing import Timer, time_runs
@@ -247,8 +249,6 @@ class TorchCudaBackend(Backend):
     def peak(self) -> float:
         """The GPU peak FLOP/s (an FP16 matrix product), measured once per device."""
         if self._peak is None:
-            from nasfilter.oracle.cpu_peak import cached_peak
-
             key = {
                 **self.fingerprint(),
                 "benchmark": f"torch-fp16-mm-{PEAK_MATMUL_SIZE}",
@@ -272,8 +272,6 @@ class TorchCudaBackend(Backend):
 
         Raises the framework's out-of-memory error when the batch does not fit.
         """
-        from nasfilter.bench.network import input_shape
-
         torch = self.torch
         torch.backends.cudnn.benchmark = True
         x = torch.zeros(input_shape(dataset, batch), device=self.device, dtype=torch.float16)

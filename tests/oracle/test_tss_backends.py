@@ -197,7 +197,7 @@ def test_tensorrt_builds_the_engine_of_the_cells_network(monkeypatch: pytest.Mon
         exported.append(real_export(*args, **kw))
         return exported[-1]
 
-    monkeypatch.setattr(onnx_backend, "export_onnx", export)
+    monkeypatch.setattr(trt_mod, "export_onnx", export)
     backend = real_backend("tensorrt", {"window": 0.01, "trials": 2, "batch_cap": 512,
                                         "timing_cache": str(tmp_path / "t.cache"),
                                         "peak_flops": 1e14}, "cuda")
