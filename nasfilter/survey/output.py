@@ -15,6 +15,7 @@ import numpy as np
 from nasfilter.bench.layer_table import ARRAY_FIELDS, LayerTable
 from nasfilter.files import atomic_write
 from nasfilter.render.drawing import FigureFiles
+from nasfilter.render.html_page import ReportFigure, ReportTable, write_report
 from nasfilter.survey import figure_cache as cached
 from nasfilter.survey import figures as drawn
 from nasfilter.survey.draw_process import DrawingProcess
@@ -167,8 +168,6 @@ def _draw(result: SurveyResult, out: Path, stem: str) -> FigureFiles:
 
 def report_section(result: SurveyResult, figures: list[Any]) -> tuple[list[Any], list[Any]]:
     """The survey's report figures and tables (for report.html and `nasfilter reproduce`)."""
-    from nasfilter.render.html_page import ReportFigure, ReportTable
-
     s = result.summary
     rho = s["spearman_utilization_top1"]
     med = s["median_measured_utilization_cnn"]
@@ -232,8 +231,6 @@ def write_figures_and_report(
 
 def _report(result: SurveyResult, out: Path, files: list[FigureFiles]) -> list[Path]:
     """``report.html`` of the survey with its figures ``files``; the PNGs and the report."""
-    from nasfilter.render.html_page import write_report
-
     figs, tables = report_section(result, files)
     s = result.summary
     write_report(

@@ -25,6 +25,7 @@ from nasfilter.oracle.calibrated import Calibration, load_calibration, predict_t
 from nasfilter.oracle.devices import DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT, ENGINES, LAYOUTS
 from nasfilter.oracle.gpumodel import max_batch as gpu_max_batch
+from nasfilter.registry import _PLUGIN, _load_module
 from nasfilter.survey.analysis import ModelProfile, profile_model
 from nasfilter.survey.breakdown import LayerBreakdown, layer_breakdown
 from nasfilter.survey.fold import check_fold, fold
@@ -102,8 +103,6 @@ def load_model(spec: str, img_size: int | None = None) -> tuple[Any, str, int | 
 
     Raises LookupError for an unknown timm name, ValueError naming ``spec`` otherwise.
     """
-    from nasfilter.registry import _PLUGIN, _load_module
-
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"model must be a timm name or module:function, got {spec!r}")
     text = spec.strip()

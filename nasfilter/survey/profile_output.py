@@ -14,8 +14,10 @@ import numpy as np
 from nasfilter.files import atomic_write
 from nasfilter.oracle.calibrated import DEFAULT_CALIBRATION
 from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT
+from nasfilter.render.drawing import save_figure
 from nasfilter.survey.breakdown import PARTS
 from nasfilter.survey.profile import Profile
+from nasfilter.survey.profile_plot import roofline_figure
 
 OUTPUTS = ("layers.csv", "profile.json", "roofline.png", "roofline.svg")
 COLUMNS = (
@@ -131,9 +133,6 @@ def write_profile(prof: Profile, out: Path, figure: bool = True) -> list[Path]:
         fh.write("\n")
     written = [out / "layers.csv", out / "profile.json"]
     if figure:
-        from nasfilter.render.drawing import save_figure
-        from nasfilter.survey.profile_plot import roofline_figure
-
         files = save_figure(roofline_figure(prof), out, "roofline")
         written += [files.png, files.svg]
     return written

@@ -25,10 +25,11 @@ from __future__ import annotations
 import numpy as np
 
 from nasfilter.bench.layer_table import LayerTable
-from nasfilter.oracle.calibrated import Calibration, load_calibration
+from nasfilter.oracle.calibrated import Calibration, load_calibration, predict_throughput
 from nasfilter.oracle.devices import DeviceSpec
 from nasfilter.oracle.gpumodel import BYTES_PER_ELEMENT
 from nasfilter.oracle.gpumodel import max_batch as _gpu_max_batch
+from nasfilter.oracle.roofline import roofline_layer_seconds
 
 __all__ = [
     "BYTES_PER_ELEMENT",
@@ -72,8 +73,6 @@ def _check(table: LayerTable, batch: int) -> None:
 
 def roofline_throughput(table: LayerTable, device: DeviceSpec, batch: int) -> float:
     """Images/s of the plain per-layer roofline at ``batch`` (data-sheet peak, no overhead)."""
-    from nasfilter.oracle.roofline import roofline_layer_seconds
-
     _check(table, batch)
     seconds = roofline_layer_seconds(
         table, device.peak("spec"), device.memory_bandwidth("spec"), int(batch), 0.0
@@ -93,8 +92,6 @@ def predicted_throughput(
 
     Raises MissingDeviceFieldError when the device lacks its SM count.
     """
-    from nasfilter.oracle.calibrated import predict_throughput
-
     _check(table, batch)
     return predict_throughput(
         table, device, int(batch), layout=layout, engine=ENGINE, calibration=calibration
