@@ -48,6 +48,8 @@ from nasfilter.bench.spaces.sss import Arch
 from nasfilter.bench.table import BenchmarkTable
 from nasfilter.filters import DropAll, Filter
 from nasfilter.filters.base import validate_filter
+from nasfilter.runs.experiment import RunSpec
+from nasfilter.runs.experiment import inputs as run_inputs  # `inputs` names the tuples below
 from nasfilter.runs.runner import STATUSES, RunResult, make_problem, run_search, seed_streams
 from nasfilter.searchers import RandomSearch, Searcher
 from nasfilter.searchers.base import validate_searcher
@@ -65,9 +67,7 @@ Inputs = tuple[BenchmarkTable, ProxyTable]
 
 def default_inputs() -> Inputs:
     """The embedded synthetic CIFAR-10 table and the V100 roofline proxy."""
-    from nasfilter.runs.experiment import RunSpec, inputs
-
-    table, proxy, _ = inputs(RunSpec("random", table="synthetic", oracle="roofline"))
+    table, proxy, _ = run_inputs(RunSpec("random", table="synthetic", oracle="roofline"))
     return table, proxy
 
 

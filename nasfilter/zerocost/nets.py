@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nasfilter.bench.datasets import Dataset, get_dataset
-from nasfilter.bench.network import MissingDependencyError, input_shape
+from nasfilter.bench.network import MissingDependencyError, input_shape, xautodl_config
 from nasfilter.bench.spaces import Space, get_space
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,8 +86,6 @@ def build(space: str | Space, arch: object, dataset: str | Dataset, seed: int) -
             net = _tss_network(str(parsed), ds.num_classes)
         else:
             from xautodl.models import get_cell_based_tiny_net
-
-            from nasfilter.bench.network import xautodl_config
 
             net = get_cell_based_tiny_net(xautodl_config(parsed, ds))
     net = net.to_empty(device="cpu")
