@@ -1,8 +1,9 @@
 """The calibrated GPU model held against real GPUs it was not fitted on, and its NATS speed.
 
 Held-out validation, one row and verdict per goal on the held-out GPU (MdAPE <= 10 % and
-Spearman >= 0.975 per layout; the NHWC / NCHW ratio's direction right for >= 90 % of models
-and the Pearson correlation of its log >= 0.6): fit on timm's published RTX 3090
+Spearman >= 0.975 per layout; the Pearson correlation of the log NHWC / NCHW ratio >= 0.6,
+its direction per model reported beside it, no goal since issue 32: the two GPUs' own
+measurements agree on 89.4 %): fit on timm's published RTX 3090
 measurements and predict the RTX 4090's, and the other way round, for the plain roofline
 and the calibrated model. The layer tables of the timm models come from the survey's
 analysis (timm on the meta device), remembered in the survey's profile cache (the first run
@@ -38,7 +39,6 @@ def _record_rows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """One row per goal (and one per plain-roofline figure) of a held-out record."""
     from nasfilter.oracle.validation import (
         CONFUSION,
-        GOAL_LAYOUT_DIRECTION,
         GOAL_LAYOUT_PEARSON,
         GOAL_MDAPE_PERCENT,
         GOAL_SPEARMAN,
@@ -80,8 +80,8 @@ def _record_rows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         f"NHWC/NCHW ratio {where}: direction agrees",
         round(lay["direction"], 3),
         "share",
-        f">= {GOAL_LAYOUT_DIRECTION:g}",
-        lay["direction"] >= GOAL_LAYOUT_DIRECTION,
+        "report (no goal: the two GPUs' own measurements agree on 89.4 %)",
+        True,
         measured_nhwc_faster=round(lay["measured_nhwc_faster"], 3),
         predicted_nhwc_faster=round(lay["predicted_nhwc_faster"], 3),
         n=lay["n"],

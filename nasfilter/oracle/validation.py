@@ -32,10 +32,11 @@ from nasfilter.stats import pearson, spearman
 
 SHIPPED_DEVICES = ("rtx3090", "rtx4090")
 # The goals on a held-out GPU (benchmark goals, not timed tests): throughput per layout,
-# and the NHWC / NCHW ratio (its direction per model, the Pearson correlation of its log).
+# and the Pearson correlation of the log NHWC / NCHW ratio. The ratio's direction per model
+# is reported, not a goal (issue 32): the two shipped GPUs' own measurements agree on the
+# direction for only 89.4 % of the models measured on both.
 GOAL_MDAPE_PERCENT = 10.0
 GOAL_SPEARMAN = 0.975
-GOAL_LAYOUT_DIRECTION = 0.9
 GOAL_LAYOUT_PEARSON = 0.6
 
 
@@ -194,12 +195,9 @@ def meets_goal(record: dict[str, Any], layout: str = "nchw") -> bool:
 
 
 def meets_layout_goal(record: dict[str, Any]) -> bool:
-    """Whether the held-out NHWC / NCHW ratios of ``record`` meet the layout goal."""
-    lay = record["held_out"]["layout"]
-    return bool(
-        lay["direction"] >= GOAL_LAYOUT_DIRECTION
-        and lay["pearson_log_ratio"] >= GOAL_LAYOUT_PEARSON
-    )
+    """Whether the held-out NHWC / NCHW ratios of ``record`` meet the layout goal (the
+    Pearson correlation of their logs; the direction is reported only)."""
+    return bool(record["held_out"]["layout"]["pearson_log_ratio"] >= GOAL_LAYOUT_PEARSON)
 
 
 def _verdict(met: bool) -> str:
@@ -227,7 +225,8 @@ def format_report(records: list[dict[str, Any]]) -> str:
         lay = rec["held_out"]["layout"]
         lines.append(
             f"{a:>7} -> {b:<8} NHWC/NCHW ratio: {lay['n']} models, direction agrees "
-            f"{lay['direction']:.0%} (NHWC faster: measured {lay['measured_nhwc_faster']:.0%}, "
+            f"{lay['direction']:.0%} (reported; NHWC faster: measured "
+            f"{lay['measured_nhwc_faster']:.0%}, "
             f"predicted {lay['predicted_nhwc_faster']:.0%}), Pearson (log) "
             f"{lay['pearson_log_ratio']:.2f}, Spearman "
             f"{lay['spearman']:.2f}; median measured {lay['median_measured_ratio']:.2f}, "
@@ -250,7 +249,7 @@ def format_report(records: list[dict[str, Any]]) -> str:
             )
     lines.append(
         f"goals held out: MdAPE <= {GOAL_MDAPE_PERCENT:g} % and Spearman >= {GOAL_SPEARMAN:g} "
-        f"per layout; NHWC/NCHW direction >= {GOAL_LAYOUT_DIRECTION:.0%} and Pearson (log) "
-        f">= {GOAL_LAYOUT_PEARSON:g}"
+        f"per layout; NHWC/NCHW Pearson (log) >= {GOAL_LAYOUT_PEARSON:g} (its direction is "
+        "reported: the two GPUs' own measurements agree on 89.4 % of the models)"
     )
     return "\n".join(lines)
