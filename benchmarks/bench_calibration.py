@@ -2,7 +2,7 @@
 
 Held-out validation, one row and verdict per goal on the held-out GPU (MdAPE <= 10 % and
 Spearman >= 0.975 per layout; the Pearson correlation of the log NHWC / NCHW ratio >= 0.6,
-its direction per model reported beside it, no goal since issue 32: the two GPUs' own
+its direction per model reported beside it, no goal: the two GPUs' own
 measurements agree on 89.4 %): fit on timm's published RTX 3090
 measurements and predict the RTX 4090's, and the other way round, for the plain roofline
 and the calibrated model. The layer tables of the timm models come from the survey's
@@ -14,7 +14,7 @@ The tss cells: each of the four cell GPUs left out of the cells' fit and predict
 at batch 1 (goal MdAPE <= 20 %) and 256 (MdAPE <= 12 %, Spearman >= 0.95), the plain roofline
 beside it; each generation left out (Pascal predicted from a fit on the RTX 2080 Ti's cells,
 Turing from the three Pascal GPUs'), a GPU of a generation the fit never saw, at every batch
-(goal MdAPE <= 15 %, the issue's bound on the cells of a GPU nobody measured); and the time
+(goal MdAPE <= 15 %, the bound on the cells of a GPU nobody measured); and the time
 to predict all 15625 cells and all 32768 sss networks on one device
 (goal < 0.5 s).
 """

@@ -43,7 +43,7 @@ from nasfilter.oracle.gpumodel import GpuModelParams
 GOAL_B256_MDAPE = 12.0
 GOAL_B256_SPEARMAN = 0.95
 GOAL_B1_MDAPE = 20.0
-# The goal on the cells of a GPU nobody measured (issue 32's held-out bound), held to on a
+# The goal on the cells of a GPU nobody measured (a held-out bound), held to on a
 # generation left out: MdAPE at every batch.
 GOAL_NEW_GPU_MDAPE = 15.0
 # The splits whose records are held to a goal (the joint fit's records share the prefixes).

@@ -33,7 +33,7 @@ from nasfilter.stats import pearson, spearman
 SHIPPED_DEVICES = ("rtx3090", "rtx4090")
 # The goals on a held-out GPU (benchmark goals, not timed tests): throughput per layout,
 # and the Pearson correlation of the log NHWC / NCHW ratio. The ratio's direction per model
-# is reported, not a goal (issue 32): the two shipped GPUs' own measurements agree on the
+# is reported, not a goal: the two shipped GPUs' own measurements agree on the
 # direction for only 89.4 % of the models measured on both.
 GOAL_MDAPE_PERCENT = 10.0
 GOAL_SPEARMAN = 0.975

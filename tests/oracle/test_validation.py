@@ -119,7 +119,7 @@ def _lay() -> dict[str, Any]:
 
 
 def test_the_layout_goal_is_the_log_ratio_correlation_and_the_direction_is_only_reported() -> None:
-    """Issue 32: the two GPUs' own measurements agree on the direction for 89.4 % of the
+    """The two GPUs' own measurements agree on the direction for 89.4 % of the
     models, so a direction of 90 % is no goal; the Pearson correlation >= 0.6 is."""
     def record(direction: float, pearson: float) -> dict[str, Any]:
         return {"held_out": {"layout": {"direction": direction, "pearson_log_ratio": pearson}}}

@@ -1,0 +1,69 @@
+"""The figures docs/gpu-model.md quotes from the tss cells' own latencies (HELP, measured):
+
+1. each GPU's latency at a batch split by least squares into a fixed part and a cost per
+   operation and edge (six edges x the four operations other than ``none``, against a
+   ``none`` edge), printed per operation as its mean over the edges **against a skip edge**
+   (no kernel), with the split's rms relative error;
+2. the batch-1 and batch-32 medians: measured latency, its ratio to the Titan X's per cell,
+   and the shipped model's host and GPU time (which bounds a cell, ``gpumodel.network_seconds``).
+
+    python scripts/cell_op_costs.py      # a few seconds
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from nasfilter.bench.spaces import TSS_OPS
+from nasfilter.bench.tss_data import load_latency
+from nasfilter.bench.tss_layers import tss_units
+from nasfilter.oracle.calibrated import load_calibration
+from nasfilter.oracle.cells import CELL_DATASET, HELP_DEVICES, all_ops, unit_seconds
+from nasfilter.oracle.devices import DEVICES
+
+SKIP = TSS_OPS.index("skip_connect")
+
+
+def op_costs(ops: np.ndarray, seconds: np.ndarray) -> tuple[np.ndarray, float]:
+    """Per-operation cost in ms against a skip edge, (5,) (skip is 0), and the rms relative
+    error of the split."""
+    edges = ops.shape[1]
+    x = np.ones((len(ops), 1 + edges * (len(TSS_OPS) - 1)))
+    for e in range(edges):
+        for o in range(1, len(TSS_OPS)):
+            x[:, 1 + e * (len(TSS_OPS) - 1) + o - 1] = ops[:, e] == o
+    y = seconds * 1e3
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    per_op = np.concatenate([[0.0], coef[1:].reshape(edges, -1).mean(axis=0)])  # vs none
+    rms = float(np.sqrt(np.mean(((x @ coef - y) / y) ** 2)))
+    return per_op - per_op[SKIP], rms
+
+
+def main() -> int:
+    ops = all_ops()
+    print("batch 256, ms per edge against a skip edge (mean over the six edges):")
+    print("GPU         " + " ".join(f"{o:>14}" for o in TSS_OPS) + "   rms")
+    for gpu in HELP_DEVICES:
+        cost, rms = op_costs(ops, load_latency(gpu, 256))
+        print(f"{gpu:<11} " + " ".join(f"{c:14.2f}" for c in cost) + f"  {rms:.1%}")
+    params = load_calibration().params
+    counts = tss_units(CELL_DATASET).counts(ops)
+    print("\nmedians: measured ms, measured / Titan X per cell, model host ms, model GPU ms")
+    for batch in (1, 32):
+        titanx = load_latency("titanx", batch)
+        for gpu, device in HELP_DEVICES.items():
+            measured = load_latency(gpu, batch)
+            gpu_s, host_s = unit_seconds(DEVICES[device], batch, params)
+            print(f"batch {batch:>2} {gpu:<8} {np.median(measured) * 1e3:6.2f} "
+                  f"{np.median(measured / titanx):6.3f} {np.median(counts @ host_s) * 1e3:6.2f} "
+                  f"{np.median(counts @ gpu_s) * 1e3:6.2f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
