@@ -84,3 +84,16 @@ def test_reproduce_without_matplotlib_stops_before_running_naming_the_plot_extra
         done.stderr
     )
     assert not (tmp_path / "out").exists()  # nothing ran, nothing was written
+
+
+def test_every_tracked_data_file_of_the_package_is_in_its_package_data() -> None:
+    # A file the code reads but no package_data glob names is left out of a wheel (and of
+    # a non-editable install) while every test of an editable checkout still passes.
+    tracked = subprocess.run(
+        ["git", "ls-files", "nasfilter"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    data = [Path(p).relative_to("nasfilter") for p in tracked if not p.endswith(".py")]
+    assert any(p.parts[0] == "data" for p in data)  # the listing itself is not empty
+    globs = [g.strip() for g in _setup_cfg()["options.package_data"]["nasfilter"].split(",")]
+    unlisted = [str(p) for p in data if not any(p.match(g) for g in globs)]
+    assert unlisted == []
