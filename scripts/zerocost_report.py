@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from nasfilter.bench.tss_data import load_tss_arrays  # noqa: E402
 from nasfilter.oracle.measured import measured_proxy  # noqa: E402
-from nasfilter.zerocost.compare import rank_signal, rank_vote  # noqa: E402
+from nasfilter.zerocost.compare import SignalRank, rank_signal, rank_vote  # noqa: E402
 from nasfilter.zerocost.scorefile import ScoreFile, load_scores, packaged_scores  # noqa: E402
 
 VOTE = ("synflow", "jacob_cov", "snip")
@@ -70,11 +70,11 @@ def accuracy(space: str, dataset: str) -> np.ndarray:
         return np.nanmean(load_tss_arrays(dataset).hp200_valid_acc.astype(np.float64), axis=1)
 
 
-def table(rows: list[tuple[str, object]]) -> str:
+def table(rows: list[tuple[str, SignalRank]]) -> str:
     lines = ["| signal | n | Spearman | Kendall | top-5 % recall |", "|---|---|---|---|---|"]
     for label, r in rows:
         lines.append(
-            f"| {label} | {r.n} | {r.spearman:.3f} | {r.kendall:.3f} | {r.top_recall:.2f} |"  # type: ignore[attr-defined]
+            f"| {label} | {r.n} | {r.spearman:.3f} | {r.kendall:.3f} | {r.top_recall:.2f} |"
         )
     return "\n".join(lines)
 

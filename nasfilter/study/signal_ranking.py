@@ -9,7 +9,6 @@ that are also in the top 5 % by the signal, both among those n). Nothing here dr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,54 +17,9 @@ import numpy as np
 
 from nasfilter.bench.proxy import ProxyTable
 from nasfilter.bench.table import BenchmarkTable
-from nasfilter.study.json_values import finite_or_none
 from nasfilter.zerocost.base import get_proxy
-from nasfilter.zerocost.compare import TOP_SHARE, rank_signal
+from nasfilter.zerocost.compare import TOP_SHARE, SignalRank
 from nasfilter.zerocost.scorefile import packaged_scores, shipped
-
-
-@dataclass(frozen=True)
-class SignalRank:
-    """One signal as a ranking of the accuracy: its label, n, Spearman's rho, Kendall's tau
-    and the top-5 % recall (fractions; NaN where undefined)."""
-
-    label: str
-    n: int
-    spearman: float
-    kendall: float
-    top_recall: float
-
-    @classmethod
-    def of(cls, label: str, signal: np.ndarray, accuracy: np.ndarray) -> SignalRank:
-        """The row of ``signal`` (n,) against ``accuracy`` (n,) over their finite pairs
-        (:func:`nasfilter.zerocost.compare.rank_signal`); NaN figures below three pairs."""
-        x, y = np.asarray(signal, dtype=np.float64), np.asarray(accuracy, dtype=np.float64)
-        ok = np.isfinite(x) & np.isfinite(y)
-        n = int(ok.sum())
-        if n < 3:
-            return cls(label, n, math.nan, math.nan, math.nan)
-        r = rank_signal(label, x[ok], y[ok])
-        return cls(label, n, r.spearman, r.kendall, r.top_recall)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "n": self.n,
-            "spearman": finite_or_none(self.spearman),
-            "kendall": finite_or_none(self.kendall),
-            "top_recall": finite_or_none(self.top_recall),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SignalRank:
-        def num(key: str) -> float:
-            value = data.get(key)
-            return float("nan") if value is None else float(value)
-
-        return cls(
-            str(data["label"]), int(data["n"]), num("spearman"), num("kendall"),
-            num("top_recall"),
-        )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ real accuracy, with NaN scores refused by name (:func:`~nasfilter.zerocost.base.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats as sps
@@ -18,13 +20,50 @@ TOP_SHARE = 0.05  # the top share whose recall is reported
 
 @dataclass(frozen=True)
 class SignalRank:
-    """One signal against one accuracy over ``n`` architectures (all its values finite)."""
+    """One signal (its ``label``) as a ranking of one accuracy over ``n`` architectures:
+    Spearman's rho, Kendall's tau and the top-5 % recall (fractions; NaN where undefined).
+    The one record of a signal's ranking, in the zero-cost comparison and the study report.
+    """
 
-    signal: str
+    label: str
     n: int
     spearman: float
     kendall: float
     top_recall: float
+
+    @classmethod
+    def of(cls, label: str, signal: np.ndarray, accuracy: np.ndarray) -> SignalRank:
+        """The row of ``signal`` (n,) against ``accuracy`` (n,) over their finite pairs
+        (:func:`rank_signal` on them); NaN figures below three pairs."""
+        x, y = np.asarray(signal, dtype=np.float64), np.asarray(accuracy, dtype=np.float64)
+        ok = np.isfinite(x) & np.isfinite(y)
+        n = int(ok.sum())
+        if n < 3:
+            return cls(label, n, math.nan, math.nan, math.nan)
+        return rank_signal(label, x[ok], y[ok])
+
+    def to_json(self) -> dict[str, Any]:
+        """Strict JSON: NaN figures as null."""
+        return {
+            "label": self.label,
+            "n": self.n,
+            **{k: _finite_or_none(getattr(self, k)) for k in ("spearman", "kendall", "top_recall")},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SignalRank:
+        def num(key: str) -> float:
+            value = data.get(key)
+            return math.nan if value is None else float(value)
+
+        return cls(
+            str(data["label"]), int(data["n"]), num("spearman"), num("kendall"),
+            num("top_recall"),
+        )  # fmt: skip
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
 
 
 def top_recall(scores: np.ndarray, accuracy: np.ndarray, share: float = TOP_SHARE) -> float:
