@@ -5,7 +5,10 @@
    ``none`` edge), printed per operation as its mean over the edges **against a skip edge**
    (no kernel), with the split's rms relative error;
 2. the batch-1 and batch-32 medians: measured latency, its ratio to the Titan X's per cell,
-   and the shipped model's host and GPU time (which bounds a cell, ``gpumodel.network_seconds``).
+   and the shipped model's host and GPU time (which bounds a cell, ``gpumodel.network_seconds``);
+3. each machine's host against its leave-one-GPU-out fit's, at batch 1 and 32: the median over
+   the networks of measured latency over modelled host time (the factor that
+   ``measured_host_kernel_us`` sets).
 
     python scripts/cell_op_costs.py      # a few seconds
 """
@@ -23,7 +26,7 @@ from nasfilter.bench.spaces import TSS_OPS
 from nasfilter.bench.tss_data import load_latency
 from nasfilter.bench.tss_layers import tss_units
 from nasfilter.oracle.calibrated import load_calibration
-from nasfilter.oracle.cells import CELL_DATASET, HELP_DEVICES, all_ops, unit_seconds
+from nasfilter.oracle.cells import CELL_DATASET, HELP_DEVICES, all_ops, fit_cells, unit_seconds
 from nasfilter.oracle.devices import DEVICES
 
 SKIP = TSS_OPS.index("skip_connect")
@@ -62,6 +65,14 @@ def main() -> int:
             print(f"batch {batch:>2} {gpu:<8} {np.median(measured) * 1e3:6.2f} "
                   f"{np.median(measured / titanx):6.3f} {np.median(counts @ host_s) * 1e3:6.2f} "
                   f"{np.median(counts @ gpu_s) * 1e3:6.2f}")  # fmt: skip
+    print("\nmeasured / modelled host time, median over networks (leave-one-GPU-out fits)")
+    for gpu, device in HELP_DEVICES.items():
+        fit = fit_cells(params, tuple(g for g in HELP_DEVICES if g != gpu))
+        factors = []
+        for batch in (1, 32):
+            host_s = unit_seconds(DEVICES[device], batch, fit)[1]
+            factors.append(np.median(load_latency(gpu, batch) / (counts @ host_s)))
+        print(f"{gpu:<8} batch 1 {factors[0]:.3f}  batch 32 {factors[1]:.3f}")
     return 0
 
 

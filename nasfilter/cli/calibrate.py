@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nasfilter.cli.args import (
     add_force,
     check_input_file,
@@ -22,10 +24,13 @@ from nasfilter.oracle import calibration as cal
 from nasfilter.oracle.calibrated import Calibration
 from nasfilter.oracle.cells import cell_measurements, cells_provenance, fit_cells
 from nasfilter.oracle.cells_validation import (
+    HOST_SEED,
     format_cells_report,
+    format_host_report,
     leave_one_generation_out,
     leave_one_gpu_out,
     timm_only,
+    with_measured_host,
 )
 from nasfilter.oracle.joint import fit_joint
 from nasfilter.oracle.joint_validation import format_timm_rows, validate_joint
@@ -140,11 +145,18 @@ def run(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace, tables: Any) -> int:
 
     cells = leave_one_gpu_out() + leave_one_generation_out() + timm_only()
+    host = with_measured_host(np.random.default_rng(HOST_SEED))
     if not args.json:
         print("tss cells (HELP latencies, FP32 eager), calibrated vs plain roofline:")
         print(format_cells_report(cells), flush=True)
+        print(
+            "\nthe same held out, with the held-out machine's host time per kernel "
+            "(measured_host_kernel_us) from networks measured there at batch 1, scored on "
+            "the others:"
+        )
+        print(format_host_report(host), flush=True)
     records = [] if args.cells_only else cross_validate(tables)
-    out: dict[str, Any] = {"cells": cells, "timm": records}
+    out: dict[str, Any] = {"cells": cells, "cells_measured_host": host, "timm": records}
     if not args.cells_only:
         if not args.json:
             print("\ntimm (fit on one GPU, predict the other):")

@@ -24,8 +24,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from nasfilter.bench.spaces import TSS
 from nasfilter.bench.tss_data import SHA256, arch_ops, load_latency
 from nasfilter.bench.tss_layers import tss_units
+from nasfilter.oracle.calibration_file import load_calibration
 from nasfilter.oracle.devices import DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import (
     CELL_FIGURES,
@@ -231,3 +233,75 @@ def cells_provenance(devices: Sequence[str] = tuple(HELP_DEVICES)) -> dict[str, 
         "precision": CELL_PRECISION,
         "engine": "PyTorch eager (HELP; assumed, see docs/gpu-model.md)",
     }
+
+
+# Modelled host time over GPU time that makes a network worth measuring for the host: hosts
+# differ by some 15-30 % between machines (docs/gpu-model.md), so at 1.5 a network stays
+# host-bound on a host a third faster than the fit's.
+HOST_BOUND_MARGIN = 1.5
+
+
+def host_bound_networks(
+    device: str | DeviceSpec, batch: int = 1, params: GpuModelParams | None = None
+) -> np.ndarray:
+    """The tss networks worth measuring for :func:`host_kernel_from_latency`, int64 (M,):
+    those whose modelled host time is at least :data:`HOST_BOUND_MARGIN` times their modelled
+    GPU time at ``batch`` on ``device`` (``params``: default the shipped calibration's), so
+    that their latency is the host's whatever the GPU's error. Chosen before measuring."""
+    params = load_calibration().params if params is None else params
+    dev = replace(get_device(device), measured_host_kernel_seconds=None)
+    counts = tss_units(CELL_DATASET).counts(all_ops())
+    gpu, host = unit_seconds(dev, check_batch(batch, dev, CELL_DATASET, CELL_PRECISION), params)
+    return np.flatnonzero(counts @ host >= HOST_BOUND_MARGIN * (counts @ gpu)).astype(np.int64)
+
+
+def host_kernel_from_latency(
+    device: str | DeviceSpec,
+    archs: Sequence[int] | np.ndarray,
+    seconds: Sequence[float] | np.ndarray,
+    batch: int = 1,
+    params: GpuModelParams | None = None,
+) -> float:
+    """The host's seconds per eager kernel implied by tss networks measured on a machine:
+    ``seconds`` per batch of ``batch`` images (K,) of the networks ``archs`` (K,), for the
+    device file's ``measured_host_kernel_us`` (:class:`~nasfilter.oracle.devices.DeviceSpec`).
+
+    A network whose modelled GPU time is below its measurement is host-bound, and its
+    measurement over its modelled host time scales ``params.host_seconds`` (default: the
+    shipped calibration's); the median over those networks is returned (a few of them
+    average out one measurement's noise: docs/gpu-model.md; :func:`host_bound_networks` are
+    the ones to measure). ValueError naming the value
+    for an index outside 0..15624, unequal lengths, a latency that is not a finite number
+    > 0, no host-bound network, or ``params`` without a host time.
+    """
+    if params is None:
+        params = load_calibration().params
+    if not params.host_seconds > 0:
+        raise ValueError(
+            f"the calibration has no host time (host_seconds = {params.host_seconds!r}): it "
+            "was fitted without the cells, so it cannot scale one"
+        )
+    dev = replace(get_device(device), measured_host_kernel_seconds=None)  # the fitted host
+    b = check_batch(batch, dev, CELL_DATASET, CELL_PRECISION)
+    index = np.array([TSS.check_index(a) for a in np.asarray(archs).ravel().tolist()], np.int64)
+    measured = np.asarray(seconds, dtype=np.float64).ravel()
+    if index.size == 0 or measured.shape != index.shape:
+        raise ValueError(
+            f"give one latency per network: {index.size} networks, {measured.size} latencies"
+        )
+    bad = ~(np.isfinite(measured) & (measured > 0))
+    if bad.any():
+        raise ValueError(
+            f"latencies must be finite seconds > 0, got {float(measured[bad][0])!r} for network "
+            f"{int(index[bad][0])}"
+        )
+    counts = tss_units(CELL_DATASET).counts(all_ops()[index])
+    gpu, host = unit_seconds(dev, b, params)
+    bound = counts @ gpu < measured
+    if not bound.any():
+        raise ValueError(
+            f"none of the networks {index.tolist()} is host-bound at batch {b} on {dev.name}: "
+            "each measured latency is at or below the modelled GPU time, so it says nothing "
+            "of the host (measure at batch 1)"
+        )
+    return float(np.median(measured[bound] / (counts[bound] @ host)) * params.host_seconds)

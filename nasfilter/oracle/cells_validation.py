@@ -9,6 +9,10 @@
   and predict each of its GPUs: a GPU of a generation the fit never saw. Turing's records
   are the leave-one-GPU-out ones (it is the only Turing GPU); Pascal's are new, fitted on
   the RTX 2080 Ti alone.
+- :func:`with_measured_host`: both held-out splits again, with the one figure of the
+  held-out machine that no data sheet gives, its host time per eager kernel
+  (``measured_host_kernel_us``), derived from a few of its networks measured at batch 1
+  (:func:`~nasfilter.oracle.cells.host_kernel_from_latency`) and scored on the others.
 - :func:`timm_only`: leave the cells out entirely: the cell figures at what timm's fit says
   without them (a dense GEMM tile reaches ``tensor_efficiency`` of its peak on the CUDA cores
   too; no host time; pooling at its memory traffic).
@@ -24,6 +28,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from nasfilter.oracle.calibrated import load_calibration
 from nasfilter.oracle.calibration import scores
 from nasfilter.oracle.cells import (
@@ -33,9 +39,12 @@ from nasfilter.oracle.cells import (
     all_ops,
     cell_measurements,
     fit_cells,
+    host_bound_networks,
+    host_kernel_from_latency,
     roofline_batch_seconds,
     tss_batch_seconds,
 )
+from nasfilter.oracle.devices import get_device
 from nasfilter.oracle.gpumodel import GpuModelParams
 
 # The goals on a held-out GPU's cells (docs/gpu-model.md): MdAPE and Spearman at batch 256,
@@ -46,6 +55,8 @@ GOAL_B1_MDAPE = 20.0
 # The goal on the cells of a GPU nobody measured (a held-out bound), held to on a
 # generation left out: MdAPE at every batch.
 GOAL_NEW_GPU_MDAPE = 15.0
+# The generator seed of :func:`with_measured_host`'s draws in ``calibrate --validate``.
+HOST_SEED = 0
 # The splits whose records are held to a goal (the joint fit's records share the prefixes).
 HELD_OUT_SPLITS = ("leave-one-GPU-out", "leave-one-generation-out")
 
@@ -90,6 +101,91 @@ def leave_one_generation_out() -> list[dict[str, Any]]:
         for gpu in held:
             records += _rows(params, gpu, f"leave-one-generation-out ({generation})")
     return records
+
+
+def _held_out_fits() -> list[tuple[str, str, GpuModelParams]]:
+    """(split, held-out HELP GPU, its fit) of both held-out splits; one fit per split."""
+    base = load_calibration().params
+    fits = [
+        ("leave-one-GPU-out", held, fit_cells(base, tuple(g for g in HELP_DEVICES if g != held)))
+        for held in HELP_DEVICES
+    ]
+    for generation, held in HELP_GENERATIONS.items():
+        params = fit_cells(base, tuple(g for g in HELP_DEVICES if g not in held))
+        fits += [(f"leave-one-generation-out ({generation})", g, params) for g in held]
+    return fits
+
+
+def with_measured_host(
+    rng: np.random.Generator, networks: tuple[int, ...] = (1, 5), draws: int = 20
+) -> list[dict[str, Any]]:
+    """The held-out GPUs predicted with their machine's host time per kernel, derived from
+    ``k`` of its networks measured at batch 1 (for each ``k`` of ``networks``, ``draws`` draws
+    of ``k`` networks from ``rng``) and scored on the other networks at every batch.
+
+    One record per split, GPU, ``k`` and batch: the MdAPE % and Spearman without the figure
+    (all networks), and over the draws the median and largest MdAPE % and the median
+    Spearman with it, and the median host time derived (us).
+    """
+    ops = all_ops()
+    records = []
+    for split, gpu, params in _held_out_fits():
+        device = HELP_DEVICES[gpu]
+        measured = {b: s for _, b, s in cell_measurements((gpu,))}
+        plain = {
+            b: scores(b / tss_batch_seconds(device, b, params, ops), b / measured[b])
+            for b in CELL_BATCHES
+        }
+        candidates = host_bound_networks(device, 1, params)
+        for k in networks:
+            got: dict[int, list[dict[str, float]]] = {b: [] for b in CELL_BATCHES}
+            hosts = []
+            for _ in range(draws):
+                chosen = rng.choice(candidates, size=k, replace=False)
+                host = host_kernel_from_latency(device, chosen, measured[1][chosen], 1, params)
+                hosts.append(host)
+                dev = replace(get_device(device), measured_host_kernel_seconds=host)
+                rest = np.setdiff1d(np.arange(len(ops)), chosen)
+                for b in CELL_BATCHES:
+                    pred = b / tss_batch_seconds(dev, b, params, ops[rest])
+                    got[b].append(scores(pred, b / measured[b][rest]))
+            for b in CELL_BATCHES:
+                mdape = [g["mdape_percent"] for g in got[b]]
+                records.append(
+                    {
+                        "split": split,
+                        "device": device,
+                        "batch": b,
+                        "networks": k,
+                        "draws": draws,
+                        "host_kernel_us": float(np.median(hosts)) * 1e6,
+                        "fitted_host_kernel_us": params.host_seconds * 1e6,
+                        "without": plain[b],
+                        "mdape_percent_median": float(np.median(mdape)),
+                        "mdape_percent_max": float(np.max(mdape)),
+                        "spearman_median": float(np.median([g["spearman"] for g in got[b]])),
+                    }
+                )
+    return records
+
+
+def format_host_report(records: list[dict[str, Any]]) -> str:
+    """A Markdown table of :func:`with_measured_host`'s records."""
+    lines = [
+        "| split | held-out GPU | networks measured at batch 1 | batch | host us/kernel "
+        "(fitted) | MdAPE % without | MdAPE % with: median (largest) | Spearman without / "
+        "with |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        lines.append(
+            f"| {r['split']} | {r['device']} | {r['networks']} | {r['batch']} | "
+            f"{r['host_kernel_us']:.1f} ({r['fitted_host_kernel_us']:.1f}) | "
+            f"{r['without']['mdape_percent']:.1f} | {r['mdape_percent_median']:.1f} "
+            f"({r['mdape_percent_max']:.1f}) | {r['without']['spearman']:.3f} / "
+            f"{r['spearman_median']:.3f} |"
+        )
+    return "\n".join(lines)
 
 
 def timm_only() -> list[dict[str, Any]]:
@@ -145,9 +241,12 @@ def format_cells_report(records: list[dict[str, Any]]) -> str:
 __all__ = [
     "CELL_BATCHES",
     "GOAL_NEW_GPU_MDAPE",
+    "HOST_SEED",
     "format_cells_report",
+    "format_host_report",
     "leave_one_generation_out",
     "leave_one_gpu_out",
     "meets_goal",
     "timm_only",
+    "with_measured_host",
 ]

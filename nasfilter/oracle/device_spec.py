@@ -37,18 +37,26 @@ MODEL_FIELDS: dict[str, str] = {
         "the FP32 rate of the CUDA cores, the roof of a network run in FP32 (JSON key "
         "fp32_peak_tflops, in TFLOP/s)"
     ),
+    "measured_host_kernel_seconds": (
+        "the host's measured time to issue one PyTorch eager kernel on the machine the GPU "
+        "runs in (Python, the dispatcher, the launch); it replaces the fitted host time, and "
+        "scales the fitted extra of a conv call by the same factor (JSON key "
+        "measured_host_kernel_us, in microseconds)"
+    ),
 }
 
 
-# Figures no GPU comes near (the largest today: about 2 PFLOP/s dense FP16, 8 TB/s): a value
-# above one is a unit mistake (FLOP/s given as TFLOP/s), refused naming the field.
-_ABSURD: dict[str, tuple[float, str]] = {
-    "peak_flops": (1e16, "10 PFLOP/s"),
-    "measured_peak_flops": (1e16, "10 PFLOP/s"),
-    "fp16_accumulate_peak_flops": (1e16, "10 PFLOP/s"),
-    "fp32_peak_flops": (1e16, "10 PFLOP/s"),
-    "bandwidth": (1e14, "100 TB/s"),
-    "measured_bandwidth": (1e14, "100 TB/s"),
+# Figures no GPU comes near (the largest today: about 2 PFLOP/s dense FP16, 8 TB/s), nor any
+# host (issuing an eager kernel takes some 5-100 us): a value above one is a unit mistake
+# (FLOP/s given as TFLOP/s, seconds as us), refused naming the field and its file unit.
+_ABSURD: dict[str, tuple[float, str, str]] = {
+    "peak_flops": (1e16, "10 PFLOP/s", "TFLOP/s"),
+    "measured_peak_flops": (1e16, "10 PFLOP/s", "TFLOP/s"),
+    "fp16_accumulate_peak_flops": (1e16, "10 PFLOP/s", "TFLOP/s"),
+    "fp32_peak_flops": (1e16, "10 PFLOP/s", "TFLOP/s"),
+    "bandwidth": (1e14, "100 TB/s", "TB/s"),
+    "measured_bandwidth": (1e14, "100 TB/s", "TB/s"),
+    "measured_host_kernel_seconds": (1e-3, "1 ms", "us"),
 }
 MAX_SMS = 100_000  # far above any GPU (H100: 132): a larger sm_count is a typo
 MAX_JSON_BYTES = 1_000_000  # a device file is a few hundred bytes
@@ -93,6 +101,10 @@ class DeviceSpec:
         tensor_cores: whether the GPU has FP16 tensor cores (Volta and later); None if not
             stated. Without them ``peak_flops`` is the CUDA cores' FP16 rate (Pascal GP102:
             1/64 of FP32).
+        measured_host_kernel_seconds: the host's measured seconds to issue one eager kernel
+            on the machine this GPU runs in, if known: a figure of the machine (CPU, driver,
+            framework), not of the GPU, which bounds small-batch eager networks
+            (:data:`MODEL_FIELDS`).
     """
 
     name: str
@@ -108,6 +120,7 @@ class DeviceSpec:
     sources: str = ""
     fp32_peak_flops: float | None = None
     tensor_cores: bool | None = None
+    measured_host_kernel_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip() or ":" in self.name:
@@ -121,6 +134,7 @@ class DeviceSpec:
             "l2_bytes",
             "fp16_accumulate_peak_flops",
             "fp32_peak_flops",
+            "measured_host_kernel_seconds",
         )
         for field_name in ("peak_flops", "bandwidth", *optional):
             value = getattr(self, field_name)
@@ -215,6 +229,7 @@ _EXTRA_FIELDS = (
     "fp16_accumulate_peak_flops",
     "fp32_peak_flops",
     "tensor_cores",
+    "measured_host_kernel_seconds",
 )
 
 
@@ -222,12 +237,12 @@ def _check_plausible(spec: DeviceSpec, origin: str) -> DeviceSpec:
     """``spec`` unless a user-given figure is above :data:`_ABSURD` (UnknownDeviceError naming
     the field and value). Only user input is checked: code may build a spec with an unbounded
     figure to switch a roof off."""
-    for field_name, (limit, words) in _ABSURD.items():
+    for field_name, (limit, words, unit) in _ABSURD.items():
         value = getattr(spec, field_name)
         if value is not None and value > limit:
             raise UnknownDeviceError(
-                f"device {origin!r}: {field_name} = {value:g} is above {words}, no GPU's "
-                "figure; check the units (TFLOP/s, TB/s)"
+                f"device {origin!r}: {field_name} = {value:g} is above {words}, no device's "
+                f"figure; check the units (the file gives it in {unit})"
             )
     return spec
 

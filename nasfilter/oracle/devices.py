@@ -15,11 +15,14 @@ have one rate for both.
 Users define their own with ``name:peak_tflops:bandwidth_tbs`` (for example ``mygpu:200:1.5``;
 enough for the plain roofline) or a JSON file holding ``name``, ``peak_tflops``,
 ``bandwidth_tbs`` and optionally ``measured_peak_tflops``, ``measured_bandwidth_tbs``,
-``sm_count``, ``memory_gb``, ``l2_mb``, ``fp16_accumulate_peak_tflops``, ``sources`` and
-``description``. The calibrated model needs ``sm_count`` and ``memory_gb``
-(:data:`MODEL_FIELDS` says what each means); it reads ``l2_mb`` where given (reads of a
-tensor just written hit the L2) and, without it, counts no L2 hits (a conservative default:
-the prediction is then at most as fast as with the L2).
+``sm_count``, ``memory_gb``, ``l2_mb``, ``fp16_accumulate_peak_tflops``, ``fp32_peak_tflops``,
+``tensor_cores``, ``measured_host_kernel_us``, ``sources`` and ``description``. The
+calibrated model needs ``sm_count`` and ``memory_gb`` (:data:`MODEL_FIELDS` says what each
+means); it reads ``l2_mb`` where given (reads of a tensor just written hit the L2) and,
+without it, counts no L2 hits (a conservative default: the prediction is then at most as
+fast as with the L2). ``measured_host_kernel_us`` is the one figure of the machine rather
+than the GPU: the host's time to issue an eager kernel, which bounds small batches
+(:func:`nasfilter.oracle.cells.host_kernel_from_latency` derives it from measured networks).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ _GB = 1e9
 _MB = 1e6
 _MIB = 2**20
 _KIB = 2**10
+_US = 1e-6
 DEVICES: dict[str, DeviceSpec] = {
     "v100": DeviceSpec(
         "v100",
@@ -240,6 +244,7 @@ _FILE_KEYS = frozenset(
         "fp16_accumulate_peak_tflops",
         "fp32_peak_tflops",
         "tensor_cores",
+        "measured_host_kernel_us",
         "sources",
     }
 )
@@ -305,6 +310,7 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
             sources=str(data.get("sources", "")),
             fp32_peak_flops=_scaled(data, "fp32_peak_tflops", origin),
             tensor_cores=data.get("tensor_cores"),
+            measured_host_kernel_seconds=_scaled(data, "measured_host_kernel_us", origin, _US),
         )
     except ValueError as exc:
         raise UnknownDeviceError(f"device file {origin!r}: {exc}") from exc
@@ -361,6 +367,7 @@ def _from_inline_json(text: str) -> DeviceSpec:
             sources=str(data.get("sources", "")),
             fp32_peak_flops=data.get("fp32_peak_flops"),
             tensor_cores=data.get("tensor_cores"),
+            measured_host_kernel_seconds=data.get("measured_host_kernel_seconds"),
         )
     except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise UnknownDeviceError(

@@ -221,11 +221,16 @@ class GpuModelParams:
 
 
 def capped_by_measurements(params: GpuModelParams, device: DeviceSpec) -> GpuModelParams:
-    """``params`` with the efficiencies capped where the device has measured figures.
+    """``params`` with the efficiencies capped, and the host time set, where the device has
+    measured figures.
 
     A measured matrix product or copy (``measured_peak_flops``, ``measured_bandwidth``) is
     the most a kernel reaches on that device: the efficiencies are held to measured / data
-    sheet (V100: 100 / 125 = 0.8 of the tensor peak).
+    sheet (V100: 100 / 125 = 0.8 of the tensor peak). A measured host time per eager kernel
+    (``measured_host_kernel_seconds``) replaces ``host_seconds``, and ``conv_host_seconds``
+    (the extra of a cuDNN call, run on the same CPU by the same framework) is scaled by the
+    same factor; without a fitted host time (0: the fused engine, or a fit that saw no host)
+    nothing is scaled.
     """
     tensor, memory = params.tensor_efficiency, params.memory_efficiency
     if device.measured_peak_flops:
@@ -241,6 +246,10 @@ def capped_by_measurements(params: GpuModelParams, device: DeviceSpec) -> GpuMod
         "nhwc_depthwise_efficiency": min(params.nhwc_depthwise_efficiency, memory),
         "unaligned_efficiency": min(params.unaligned_efficiency, tensor),
     }
+    host = device.measured_host_kernel_seconds
+    if host and params.host_seconds > 0:
+        capped["host_seconds"] = host
+        capped["conv_host_seconds"] = params.conv_host_seconds * host / params.host_seconds
     # no range check: the caps only lower figures, and a fit passes its trial figures here
     return GpuModelParams.from_vector(np.array(list(capped.values())), tuple(capped), params)
 

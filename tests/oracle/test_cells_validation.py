@@ -141,3 +141,10 @@ def test_validate_prints_every_cell_split_on_the_shipped_data(
     for rec in out["cells"]:
         if rec["batch"] == 1 and rec["split"] != "timm only -> cells":
             assert rec["calibrated"]["mdape_percent"] < rec["roofline"]["mdape_percent"] / 10
+    # the same splits with the held-out machine's host figure: 1 and 5 networks, each batch
+    host = out["cells_measured_host"]
+    assert len(host) == (4 + 4) * 2 * 3
+    for rec in host:
+        same = next(r for r in out["cells"] if (r["split"], r["device"], r["batch"])
+                    == (rec["split"], rec["device"], rec["batch"]))  # fmt: skip
+        assert rec["without"] == same["calibrated"]

@@ -164,6 +164,9 @@ def test_cell_gpus_fp32_peak_and_tensor_cores(name: str) -> None:
         ("fp32_peak_tflops", -3, "fp32_peak_tflops must be a finite number, got -3|> 0"),
         ("peak_tflops", 0, "peak_flops must be a finite number > 0, got 0"),
         ("tensor_cores", "yes", "tensor_cores must be true or false, got 'yes'"),
+        ("measured_host_kernel_us", 5000, "measured_host_kernel_seconds = 0.005 is above 1 ms"),
+        ("measured_host_kernel_us", 0, "measured_host_kernel_seconds must be a finite number > 0"),
+        ("measured_host_kernel_us", "fast", "measured_host_kernel_us must be a finite number"),
     ],
 )
 def test_absurd_zero_and_negative_figures_are_refused_naming_field_and_value(
