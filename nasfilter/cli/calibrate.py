@@ -21,7 +21,7 @@ from nasfilter.cli.args import (
 )
 from nasfilter.files import atomic_write
 from nasfilter.oracle import calibration as cal
-from nasfilter.oracle.calibrated import Calibration
+from nasfilter.oracle.calibrated import Calibration, load_calibration
 from nasfilter.oracle.cells import cell_measurements, cells_provenance, fit_cells
 from nasfilter.oracle.cells_validation import (
     HOST_SEED,
@@ -34,7 +34,13 @@ from nasfilter.oracle.cells_validation import (
 )
 from nasfilter.oracle.joint import fit_joint
 from nasfilter.oracle.joint_validation import format_timm_rows, validate_joint
-from nasfilter.oracle.validation import SHIPPED_DEVICES, cross_validate, format_report
+from nasfilter.oracle.validation import (
+    SHIPPED_DEVICES,
+    cross_validate,
+    evaluate,
+    format_measured_report,
+    format_report,
+)
 from nasfilter.survey.tables import SurveyTables
 
 
@@ -46,8 +52,9 @@ def register(sub: Any) -> None:
         "throughputs in timm's benchmark format (default: the shipped RTX 3090 and RTX 4090 "
         "files, both layouts) and store them with their provenance (--out). With --validate, "
         "fit on each shipped GPU and predict the other instead, and print the held-out "
-        "figures of the plain roofline and the calibrated model. Needs the survey extra "
-        "(timm) to analyse the measured models.",
+        "figures of the plain roofline and the calibrated model; with --validate --measured, "
+        "predict your own files with the shipped calibration and score them. Needs the survey "
+        "extra (timm) to analyse the measured models.",
     )
     p.add_argument(
         "--measured",
@@ -64,7 +71,15 @@ def register(sub: Any) -> None:
         help="validation instead of a fit: the tss cells left out one GPU and one "
         "generation at a time and predicted from timm alone, timm's cross-GPU validation, "
         "then the joint fit's (--joint) six GPUs, two generations and two sources left out "
-        "in turn (nine fits: minutes)",
+        "in turn (nine fits: minutes). With --measured: your files predicted by a "
+        "calibration that never saw them (--calibration), no fit",
+    )
+    p.add_argument(
+        "--calibration",
+        metavar="CAL.json",
+        help="with --validate --measured: the calibration your files are scored against "
+        "(default: the shipped fit; nasfilter/data/calibration/joint-timm-cells.json is the "
+        "joint alternative)",
     )
     p.add_argument(
         "--joint",
@@ -125,8 +140,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--cells-only goes with --validate")
     if args.joint and args.validate:
         raise ValueError("--joint is a fit (with --out); --validate holds the joint fit out too")
-    if args.validate and (args.measured or args.device or args.layout):
-        raise ValueError("--validate uses the shipped files; drop --measured/--device/--layout")
+    if args.validate and args.measured and (args.cells_only or args.out):
+        raise ValueError(
+            "--validate --measured scores your files with a calibration: drop --cells-only "
+            "and --out (--json prints the figures)"
+        )
+    if args.calibration is not None and not (args.validate and args.measured):
+        raise ValueError("--calibration goes with --validate --measured (the one it scores)")
     if (args.device or args.layout) and not args.measured:
         raise ValueError("--device and --layout describe --measured files: give one")
     if not args.validate and not args.out:
@@ -137,9 +157,61 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"nasfilter calibrate: error: {exc}", file=sys.stderr)
         return 2
+    if args.validate and args.measured:
+        return _validate_measured(args, tables)
     if args.validate:
         return _validate(args, tables)
     return _fit(args, tables)
+
+
+def _measured_files(args: argparse.Namespace) -> list[cal.BenchmarkFile]:
+    """The ``--measured`` files, read with ``--device``/``--layout`` where given."""
+    files = []
+    for path in args.measured:
+        with naming("--measured" if args.device is None else "--measured/--device"):
+            files.append(cal.read_benchmark_file(path, args.device, args.layout))
+    return files
+
+
+def _by_device(files: list[cal.BenchmarkFile]) -> list[list[cal.BenchmarkFile]]:
+    by_device: dict[str, list[cal.BenchmarkFile]] = {}
+    for f in files:
+        by_device.setdefault(f.device.name, []).append(f)
+    return list(by_device.values())
+
+
+def _fitted_sha256(provenance: Any) -> set[str]:
+    """The SHA-256 of every file a calibration's provenance records (it was fitted on them)."""
+    if isinstance(provenance, dict):
+        found = {provenance["sha256"]} if isinstance(provenance.get("sha256"), str) else set()
+        return found.union(*(_fitted_sha256(v) for v in provenance.values()))
+    if isinstance(provenance, list):
+        return set().union(*(_fitted_sha256(v) for v in provenance))
+    return set()
+
+
+def _validate_measured(args: argparse.Namespace, tables: Any) -> int:
+    """Your measurements held against a calibration that never saw them (default: the
+    shipped fit): each device's files predicted, the plain roofline beside."""
+    if args.calibration is not None:
+        check_input_file(args.calibration, "--calibration", "calibration")
+        with naming("--calibration"):
+            calibration = load_calibration(args.calibration)
+    else:
+        calibration = load_calibration()
+    fitted = _fitted_sha256(calibration.provenance)
+    records = []
+    for group in _by_device(_measured_files(args)):
+        sset = cal.build_samples(group, tables)
+        in_fit = [f.path.name for f in group if f.sha256 in fitted]
+        record = evaluate(sset, calibration.params)
+        records.append({**record, "left_out": dict(sset.left_out), "in_fit": in_fit})
+    label = f"{calibration.path or 'the shipped fit'}: {calibration.fitted_on}"
+    if args.json:
+        print(json.dumps({"calibration": label, "measured": records}, sort_keys=True))
+    else:
+        print(format_measured_report(records, label), flush=True)
+    return 0
 
 
 def _validate(args: argparse.Namespace, tables: Any) -> int:
@@ -203,20 +275,14 @@ def _command(args: argparse.Namespace) -> str:
 def _fit(args: argparse.Namespace, tables: Any) -> int:
 
     if args.measured:
-        files = []
-        for path in args.measured:
-            with naming("--measured" if args.device is None else "--measured/--device"):
-                files.append(cal.read_benchmark_file(path, args.device, args.layout))
+        files = _measured_files(args)
     else:
         files = [
             cal.shipped_benchmark_file(d, layout)
             for d in SHIPPED_DEVICES
             for layout in ("nchw", "nhwc")
         ]
-    by_device: dict[str, list[cal.BenchmarkFile]] = {}
-    for f in files:
-        by_device.setdefault(f.device.name, []).append(f)
-    sets = [cal.build_samples(group, tables) for group in by_device.values()]
+    sets = [cal.build_samples(group, tables) for group in _by_device(files)]
     try:
         result = cal.fit(sets)
     except cal.CalibrationError as exc:

@@ -132,7 +132,9 @@ def measured_reference(fitted: SampleSet, held_out: SampleSet) -> dict[str, floa
 
 
 def evaluate(sset: SampleSet, params: GpuModelParams) -> dict[str, Any]:
-    """Figures of the plain roofline and the calibrated model on ``sset``, per layout."""
+    """Figures of the plain roofline and the calibrated model on ``sset``, per layout with
+    >= 3 samples and over all, and the layout agreement (:func:`layout_agreement`; None
+    when fewer than 3 models were measured in both layouts, as in a one-layout file)."""
     truth = measured(sset)
     cal = predict(sset, params)
     roof = predict_roofline(sset)
@@ -146,7 +148,7 @@ def evaluate(sset: SampleSet, params: GpuModelParams) -> dict[str, Any]:
                 "calibrated": scores(cal[keep], truth[keep]),
             }
     out["all"] = {"roofline": scores(roof, truth), "calibrated": scores(cal, truth)}
-    out["layout"] = layout_agreement(sset, cal)
+    out["layout"] = layout_agreement(sset, cal) if len(_layout_pairs(sset)[0]) >= 3 else None
     return out
 
 
@@ -202,6 +204,45 @@ def meets_layout_goal(record: dict[str, Any]) -> bool:
 
 def _verdict(met: bool) -> str:
     return "goal met" if met else "goal MISSED"
+
+
+def format_measured_report(records: list[dict[str, Any]], calibration: str) -> str:
+    """A plain-text table of :func:`evaluate`'s records of a user's own measurements against
+    the calibration labelled ``calibration``: no goal verdicts (the goals are the held-out
+    GPUs'), the layout ratio where both layouts were measured; the header says so when the
+    calibration was fitted on one of the files (each record's ``in_fit``: in-sample)."""
+    seen = [name for rec in records for name in rec.get("in_fit", [])]
+    lines = [
+        f"measured files held against the calibration ({calibration}); "
+        + (
+            "IN-SAMPLE, not held out: the calibration was fitted on " + ", ".join(seen)
+            if seen
+            else "it was fitted on none of them"
+        ),
+        "device      layout  model        n    MdAPE %  Spearman  within ±10 %",
+    ]
+    for rec in records:
+        for layout in (*LAYOUTS, "all"):
+            if layout not in rec:
+                continue
+            for model in ("roofline", "calibrated"):
+                f = rec[layout][model]
+                lines.append(
+                    f"{rec['device']:<11} {layout:<7} {model:<11} {f['n']:>4} "
+                    f"{f['mdape_percent']:>8.1f} {f['spearman']:>9.3f} "
+                    f"{f['within_10_percent']:>13.2f}"
+                )
+        lay = rec["layout"]
+        if lay is not None:
+            lines.append(
+                f"{rec['device']:<11} NHWC/NCHW ratio: {lay['n']} models, direction agrees "
+                f"{lay['direction']:.0%}, Pearson (log) {lay['pearson_log_ratio']:.2f}; median "
+                f"measured {lay['median_measured_ratio']:.2f}, predicted "
+                f"{lay['median_predicted_ratio']:.2f}"
+            )
+        for reason, rows in sorted(rec.get("left_out", {}).items()):
+            lines.append(f"{rec['device']:<11} left out: {rows} rows ({reason})")
+    return "\n".join(lines)
 
 
 def format_report(records: list[dict[str, Any]]) -> str:

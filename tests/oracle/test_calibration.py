@@ -302,3 +302,81 @@ def test_survey_tables_read_the_survey_cache_and_its_errors(tmp_path: Path) -> N
     assert got.names == table.names and np.array_equal(got.gemm_k, table.gemm_k)
     with pytest.raises(ValueError, match="cannot trace broken"):
         tables("broken", 224)
+
+
+def test_validate_measured_scores_your_files_against_a_calibration_and_says_if_it_saw_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SYNTHETIC files: a calibration fitted on one GPU's files (made with figures TRUE)
+    predicts another GPU's files made with the same figures to the digit, and misses a GPU
+    whose tensor cores and memory reach half of TRUE's shares; a file it was fitted on is called
+    in-sample; a one-layout file has no layout ratio."""
+    import json
+
+    import nasfilter.cli.calibrate as cli
+
+    fit_dir, same_dir, slow_dir = (tmp_path / d for d in ("fit", "same", "slow"))
+    for d in (fit_dir, same_dir, slow_dir):
+        d.mkdir()
+    fit_files = _synthetic_files(fit_dir, "rtx3090", TRUE, n=20)
+    tables = dict(_synthetic_files.tables)  # type: ignore[attr-defined]
+    same = _synthetic_files(same_dir, "rtx4090", TRUE, n=20)
+    half = GpuModelParams(
+        **{**TRUE.to_dict(), "tensor_efficiency": 0.35, "memory_efficiency": 0.425}
+    )
+    slow = _synthetic_files(slow_dir, "rtx4090", half, n=20)
+    monkeypatch.setattr(cli, "_table_source", lambda cache, jobs: _source(tables))
+    calibration = tmp_path / "cal.json"
+    fit = ["calibrate", "--measured", str(fit_files[0]), "--measured", str(fit_files[1])]
+    assert main([*fit, "--out", str(calibration)]) == 0
+    capsys.readouterr()
+
+    def scored(*files: Path) -> dict[str, Any]:
+        argv = ["calibrate", "--validate", "--calibration", str(calibration), "--json"]
+        assert main([*argv, *(a for f in files for a in ("--measured", str(f)))]) == 0
+        out: dict[str, Any] = json.loads(capsys.readouterr().out)
+        return out
+
+    held = scored(*same)["measured"][0]
+    assert held["device"] == "rtx4090" and held["in_fit"] == []
+    assert held["all"]["calibrated"]["mdape_percent"] < 0.5
+    assert held["all"]["calibrated"]["spearman"] > 0.999
+    assert held["layout"]["n"] == 20
+    missed = scored(*slow)["measured"][0]["all"]["calibrated"]
+    assert missed["mdape_percent"] > 10
+    in_sample = scored(fit_files[0])["measured"][0]
+    assert in_sample["in_fit"] == [fit_files[0].name] and in_sample["layout"] is None
+    argv = ["calibrate", "--validate", "--calibration", str(calibration)]
+    assert main([*argv, "--measured", str(fit_files[0])]) == 0
+    text = capsys.readouterr().out
+    assert f"IN-SAMPLE, not held out: the calibration was fitted on {fit_files[0].name}" in text
+    assert "NHWC/NCHW" not in text
+    assert main([*argv, "--measured", str(same[0])]) == 0
+    assert "it was fitted on none of them" in capsys.readouterr().out
+
+
+def test_validate_measured_refuses_what_does_not_go_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import nasfilter.cli.calibrate as cli
+
+    def never(cache: str | None, jobs: int) -> Any:
+        raise AssertionError("no model may be analysed on bad input")
+
+    monkeypatch.setattr(cli, "_table_source", never)
+    (path,) = _synthetic_files(tmp_path, "rtx3090", TRUE, n=5)[:1]
+    measured = ["--validate", "--measured", str(path)]
+    cases = [
+        (["--calibration", str(path), "--measured", str(path)], "--calibration", "goes with"),
+        ([*measured, "--cells-only"], "--cells-only", "drop --cells-only"),
+        ([*measured, "--out", str(tmp_path / "o.json")], "--out", "drop --cells-only and --out"),
+    ]
+    for argv, flag, reason in cases:
+        assert main(["calibrate", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert flag in err and reason in err, err
+    monkeypatch.setattr(cli, "_table_source", lambda cache, jobs: None)
+    gone = tmp_path / "gone.json"
+    assert main(["calibrate", *measured, "--calibration", str(gone)]) == 2
+    err = capsys.readouterr().err
+    assert "--calibration" in err and "does not exist" in err
