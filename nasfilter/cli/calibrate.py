@@ -65,14 +65,37 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--device", help="the device of every --measured file (a name or JSON spec)")
     p.add_argument("--layout", choices=("nchw", "nhwc"), help="the layout of every --measured file")
+    _add_validation_arguments(p)
+    p.add_argument(
+        "--out", help="write the calibration (with --validate: the figures) here, a .json file"
+    )
+    add_force(p, "--out file")
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="the survey's profile cache, where analysed models are remembered (default: "
+        "~/.cache/nasfilter/survey)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int_at_least(1),
+        default=1,
+        help="worker processes analysing models (default 1)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def _add_validation_arguments(p: Any) -> None:
+    """--validate and the flags beside it: --calibration, --joint, --cells-only."""
     p.add_argument(
         "--validate",
         action="store_true",
         help="validation instead of a fit: the tss cells left out one GPU and one "
         "generation at a time and predicted from timm alone, timm's cross-GPU validation, "
         "then the joint fit's (--joint) six GPUs, two generations and two sources left out "
-        "in turn (nine fits: minutes). With --measured: your files predicted by a "
-        "calibration that never saw them (--calibration), no fit",
+        "in turn (nine fits: minutes). With --measured: your files predicted and scored "
+        "by a calibration (--calibration), no fit",
     )
     p.add_argument(
         "--calibration",
@@ -92,24 +115,6 @@ def register(sub: Any) -> None:
         action="store_true",
         help="with --validate: only the cells' tables (no timm model is analysed)",
     )
-    p.add_argument(
-        "--out", help="write the calibration (with --validate: the figures) here, a .json file"
-    )
-    add_force(p, "--out file")
-    p.add_argument(
-        "--cache",
-        metavar="DIR",
-        help="the survey's profile cache, where analysed models are remembered (default: "
-        "~/.cache/nasfilter/survey)",
-    )
-    p.add_argument(
-        "--jobs",
-        type=int_at_least(1),
-        default=1,
-        help="worker processes analysing models (default 1)",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=run)
 
 
 def _table_source(cache: str | None, jobs: int) -> Any:
