@@ -25,6 +25,7 @@ them (docs/gpu-model.md).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -80,40 +81,35 @@ def _rows(params: GpuModelParams, help_device: str, split: str) -> list[dict[str
     return rows
 
 
+def _gpu_out_fits() -> Iterator[tuple[str, str, GpuModelParams]]:
+    """(split, held-out HELP GPU, the cell figures fitted on the other three GPUs' cells)."""
+    base = load_calibration().params
+    for held in HELP_DEVICES:
+        others = tuple(g for g in HELP_DEVICES if g != held)
+        yield "leave-one-GPU-out", held, fit_cells(base, others)
+
+
+def _generation_out_fits() -> Iterator[tuple[str, str, GpuModelParams]]:
+    """(split, HELP GPU, the cell figures fitted on the other generation's GPUs' cells only):
+    one fit per generation."""
+    base = load_calibration().params
+    for generation, held in HELP_GENERATIONS.items():
+        params = fit_cells(base, tuple(g for g in HELP_DEVICES if g not in held))
+        for gpu in held:
+            yield f"leave-one-generation-out ({generation})", gpu, params
+
+
 def leave_one_gpu_out() -> list[dict[str, Any]]:
     """One record per held-out GPU and batch (12): the calibrated and roofline scores."""
-    base = load_calibration().params
-    records = []
-    for held in HELP_DEVICES:
-        params = fit_cells(base, tuple(g for g in HELP_DEVICES if g != held))
-        records += _rows(params, held, "leave-one-GPU-out")
-    return records
+    return [row for split, gpu, params in _gpu_out_fits() for row in _rows(params, gpu, split)]
 
 
 def leave_one_generation_out() -> list[dict[str, Any]]:
     """One record per GPU and batch (12), each predicted by a fit on the cells of the other
     generation's GPUs only (:data:`~nasfilter.oracle.cells.HELP_GENERATIONS`)."""
-    base = load_calibration().params
-    records = []
-    for generation, held in HELP_GENERATIONS.items():
-        fitted_on = tuple(g for g in HELP_DEVICES if g not in held)
-        params = fit_cells(base, fitted_on)
-        for gpu in held:
-            records += _rows(params, gpu, f"leave-one-generation-out ({generation})")
-    return records
-
-
-def _held_out_fits() -> list[tuple[str, str, GpuModelParams]]:
-    """(split, held-out HELP GPU, its fit) of both held-out splits; one fit per split."""
-    base = load_calibration().params
-    fits = [
-        ("leave-one-GPU-out", held, fit_cells(base, tuple(g for g in HELP_DEVICES if g != held)))
-        for held in HELP_DEVICES
+    return [
+        row for split, gpu, params in _generation_out_fits() for row in _rows(params, gpu, split)
     ]
-    for generation, held in HELP_GENERATIONS.items():
-        params = fit_cells(base, tuple(g for g in HELP_DEVICES if g not in held))
-        fits += [(f"leave-one-generation-out ({generation})", g, params) for g in held]
-    return fits
 
 
 def with_measured_host(
@@ -129,7 +125,7 @@ def with_measured_host(
     """
     ops = all_ops()
     records = []
-    for split, gpu, params in _held_out_fits():
+    for split, gpu, params in [*_gpu_out_fits(), *_generation_out_fits()]:
         device = HELP_DEVICES[gpu]
         measured = {b: s for _, b, s in cell_measurements((gpu,))}
         plain = {
