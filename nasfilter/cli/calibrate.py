@@ -185,26 +185,17 @@ def _by_device(files: list[cal.BenchmarkFile]) -> list[list[cal.BenchmarkFile]]:
     return list(by_device.values())
 
 
-def _fitted_sha256(provenance: Any) -> set[str]:
-    """The SHA-256 of every file a calibration's provenance records (it was fitted on them)."""
-    if isinstance(provenance, dict):
-        found = {provenance["sha256"]} if isinstance(provenance.get("sha256"), str) else set()
-        return found.union(*(_fitted_sha256(v) for v in provenance.values()))
-    if isinstance(provenance, list):
-        return set().union(*(_fitted_sha256(v) for v in provenance))
-    return set()
-
-
 def _validate_measured(args: argparse.Namespace, tables: Any) -> int:
-    """Your measurements held against a calibration that never saw them (default: the
-    shipped fit): each device's files predicted, the plain roofline beside."""
+    """Your measurements scored by a calibration (default: the shipped fit), no fit: each
+    device's files predicted, the plain roofline beside, and each file the calibration was
+    fitted on (by its SHA-256) named as in-sample."""
     if args.calibration is not None:
         check_input_file(args.calibration, "--calibration", "calibration")
         with naming("--calibration"):
             calibration = load_calibration(args.calibration)
     else:
         calibration = load_calibration()
-    fitted = _fitted_sha256(calibration.provenance)
+    fitted = calibration.fitted_sha256()
     records = []
     for group in _by_device(_measured_files(args)):
         sset = cal.build_samples(group, tables)

@@ -70,6 +70,19 @@ class Calibration:
             sort_keys=True,
         )
 
+    def fitted_sha256(self) -> set[str]:
+        """The SHA-256 of every file the provenance records (the files it was fitted on)."""
+
+        def found(node: Any) -> set[str]:
+            if isinstance(node, dict):
+                own = {node["sha256"]} if isinstance(node.get("sha256"), str) else set()
+                return own.union(*(found(v) for v in node.values()))
+            if isinstance(node, list):
+                return set().union(*(found(v) for v in node))
+            return set()
+
+        return found(self.provenance)
+
     def save(self, path: str | Path, force: bool = False) -> Path:
         """Write the calibration as JSON; an existing file is kept unless ``force``."""
         unset = [k for k, v in self.params.to_dict().items() if not math.isfinite(v)]
