@@ -113,11 +113,16 @@ def leave_one_generation_out() -> list[dict[str, Any]]:
 
 
 def with_measured_host(
-    rng: np.random.Generator, networks: tuple[int, ...] = (1, 5), draws: int = 20
+    rng: np.random.Generator,
+    networks: tuple[int, ...] = (1, 5),
+    draws: int = 20,
+    measured_at: int = 1,
 ) -> list[dict[str, Any]]:
     """The held-out GPUs predicted with their machine's host time per kernel, derived from
-    ``k`` of its networks measured at batch 1 (for each ``k`` of ``networks``, ``draws`` draws
-    of ``k`` networks from ``rng``) and scored on the other networks at every batch.
+    ``k`` of its networks measured at batch ``measured_at`` and scored on the other networks
+    at every batch. For each ``k`` of ``networks``, ``draws`` draws of ``k`` networks from
+    ``rng`` among :func:`~nasfilter.oracle.cells.host_bound_networks` at that batch (chosen
+    as a user would, before measuring).
 
     One record per split, GPU, ``k`` and batch: the MdAPE % and Spearman without the figure
     (all networks), and over the draws the median and largest MdAPE % and the median
@@ -132,13 +137,14 @@ def with_measured_host(
             b: scores(b / tss_batch_seconds(device, b, params, ops), b / measured[b])
             for b in CELL_BATCHES
         }
-        candidates = host_bound_networks(device, 1, params)
+        candidates = host_bound_networks(device, measured_at, params)
         for k in networks:
             got: dict[int, list[dict[str, float]]] = {b: [] for b in CELL_BATCHES}
             hosts = []
             for _ in range(draws):
                 chosen = rng.choice(candidates, size=k, replace=False)
-                host = host_kernel_from_latency(device, chosen, measured[1][chosen], 1, params)
+                at = measured[measured_at][chosen]
+                host = host_kernel_from_latency(device, chosen, at, measured_at, params)
                 hosts.append(host)
                 dev = replace(get_device(device), measured_host_kernel_seconds=host)
                 rest = np.setdiff1d(np.arange(len(ops)), chosen)
@@ -153,6 +159,7 @@ def with_measured_host(
                         "device": device,
                         "batch": b,
                         "networks": k,
+                        "measured_at": measured_at,
                         "draws": draws,
                         "host_kernel_us": float(np.median(hosts)) * 1e6,
                         "fitted_host_kernel_us": params.host_seconds * 1e6,
@@ -168,14 +175,15 @@ def with_measured_host(
 def format_host_report(records: list[dict[str, Any]]) -> str:
     """A Markdown table of :func:`with_measured_host`'s records."""
     lines = [
-        "| split | held-out GPU | networks measured at batch 1 | batch | host us/kernel "
+        "| split | held-out GPU | networks measured (at batch) | batch | host us/kernel "
         "(fitted) | MdAPE % without | MdAPE % with: median (largest) | Spearman without / "
         "with |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         lines.append(
-            f"| {r['split']} | {r['device']} | {r['networks']} | {r['batch']} | "
+            f"| {r['split']} | {r['device']} | {r['networks']} ({r['measured_at']}) | "
+            f"{r['batch']} | "
             f"{r['host_kernel_us']:.1f} ({r['fitted_host_kernel_us']:.1f}) | "
             f"{r['without']['mdape_percent']:.1f} | {r['mdape_percent_median']:.1f} "
             f"({r['mdape_percent_max']:.1f}) | {r['without']['spearman']:.3f} / "
