@@ -242,7 +242,7 @@ def _check_plausible(spec: DeviceSpec, origin: str) -> DeviceSpec:
         if value is not None and value > limit:
             raise UnknownDeviceError(
                 f"device {origin!r}: {field_name} = {value:g} is above {words}, no device's "
-                f"figure; check the units (the file gives it in {unit})"
+                f"figure; check the units (it is given in {unit})"
             )
     return spec
 
