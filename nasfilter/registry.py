@@ -85,8 +85,11 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
 
 
 def _literal(text: str) -> Any:
+    """A spec value: a Python literal, true/false in any case, nan/inf, else the text."""
     if text.lower() in ("nan", "inf", "+inf", "-inf"):
         return float(text)
+    if text.lower() in ("true", "false"):  # as JSON and the command line write them
+        return text.lower() == "true"
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):

@@ -1,12 +1,14 @@
-"""The torch-on-CUDA backend: real networks in FP16 on an NVIDIA GPU.
+"""The torch-on-CUDA backend: real networks on an NVIDIA GPU (FP16 by default, or FP32).
 
-Per architecture: the real xautodl network in FP16, in channels_last (NHWC, the default) or
-contiguous NCHW memory (``channels_last=False``: the layout is a setting, so that a GPU run
-can measure both; docs/gpu-model.md), cudnn benchmark mode,
-the largest batch found by doubling and then bisecting on out-of-memory (up to a cap), one
-forward pass captured as a CUDA graph and replayed, timed with CUDA events (warm-up, trials,
-median, coefficient of variation). Utilization is computed against the GPU's peak measured
-by an FP16 matrix product (cached per device in ``peaks.json``).
+Per architecture: the real xautodl network in FP16 (``precision="fp32"``: FP32 with TF32 off,
+as HELP's tss cells ran), in channels_last (NHWC, the default) or contiguous NCHW memory
+(``channels_last=False``: the layout is a setting, so that a GPU run can measure both;
+docs/gpu-model.md), cudnn benchmark mode, the largest batch found by doubling and then
+bisecting on out-of-memory (up to a cap; ``batch=B`` times that batch instead), one forward
+pass captured as a CUDA graph and replayed (``cuda_graph=False``: launched eagerly, so that the
+host's issue time is in the latency), timed with CUDA events (warm-up, trials, median,
+coefficient of variation). Utilization is computed against the GPU's peak measured by a
+matrix product in the same precision (cached per device in ``peaks.json``).
 
 Nothing here has run on a GPU in this project's CI; the search and timing logic is tested
 with fakes (see docs/oracle.md).
@@ -33,6 +35,7 @@ DEFAULT_WINDOW = 0.5  # timed seconds per architecture
 DEFAULT_TRIALS = 5
 DEFAULT_WARMUP = 3
 PEAK_MATMUL_SIZE = 8192
+PRECISIONS = ("fp16", "fp32")
 
 _TORCH_HINT = (
     "install the torch extra with a CUDA build of torch: `pip install nasfilter[torch]`, then "
@@ -131,17 +134,32 @@ def gpu_fingerprint(torch: Any, device: str) -> dict[str, Any]:
 
 
 def measure_gpu_peak(
-    torch: Any, device: str, n: int = PEAK_MATMUL_SIZE, repeats: int = 10
+    torch: Any, device: str, n: int = PEAK_MATMUL_SIZE, repeats: int = 10, precision: str = "fp16"
 ) -> float:
-    """Best FP16 matrix-product FLOP/s on ``device`` (an (n, n) x (n, n) product)."""
+    """Best matrix-product FLOP/s on ``device`` (an (n, n) x (n, n) product) in ``precision``
+    (fp32: with TF32 off, see :func:`set_fp32_math`)."""
     dev = torch.device(device)
-    a = torch.ones((n, n), device=dev, dtype=torch.float16)
-    b = torch.ones((n, n), device=dev, dtype=torch.float16)
+    dtype = torch_dtype(torch, precision)
+    a = torch.ones((n, n), device=dev, dtype=dtype)
+    b = torch.ones((n, n), device=dev, dtype=dtype)
     timer = cuda_event_timer(torch)
     with torch.cuda.device(dev):
         timer(lambda: torch.mm(a, b), 3)
         best = min(timer(lambda: torch.mm(a, b), 5) / 5 for _ in range(repeats))
     return 2.0 * n**3 / best
+
+
+def torch_dtype(torch: Any, precision: str) -> Any:
+    """torch's dtype of a precision of :data:`PRECISIONS`."""
+    return {"fp16": torch.float16, "fp32": torch.float32}[precision]
+
+
+def set_fp32_math(torch: Any, precision: str) -> None:
+    """For ``fp32``, turn TF32 off in cuDNN and in matrix products, so that FP32 means FP32
+    on Ampere and later as on the GPUs before (torch lets cuDNN use TF32 by default)."""
+    if precision == "fp32":
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def memory_format(torch: Any, channels_last: bool) -> Any:
@@ -150,7 +168,8 @@ def memory_format(torch: Any, channels_last: bool) -> Any:
 
 
 class TorchCudaBackend(Backend):
-    """Real networks on a CUDA GPU with torch (FP16, NHWC or NCHW, CUDA graphs).
+    """Real networks on a CUDA GPU with torch (FP16 or FP32, NHWC or NCHW, CUDA graphs or
+    eager launches, the largest batch or a given one).
 
     Args:
         device: the torch device ("cuda", "cuda:1").
@@ -163,6 +182,9 @@ class TorchCudaBackend(Backend):
         peak_cache: the JSON file caching the peak.
         channels_last: NHWC memory (torch's ``channels_last``) for the network and its
             input; False keeps torch's default NCHW.
+        batch: time this batch (images) instead of the largest that fits; out of memory
+            there is an OOM row.
+        precision: "fp16" (weights and input) or "fp32" (TF32 off: :func:`set_fp32_math`).
     """
 
     name: ClassVar[str] = "torch-cuda"
@@ -181,6 +203,8 @@ class TorchCudaBackend(Backend):
         peak_flops: float | None = None,
         peak_cache: str | None = None,
         channels_last: bool = True,
+        batch: int | None = None,
+        precision: str = "fp16",
     ) -> None:
         self.device = "cuda" if device in (None, "") else str(device)
         if not self.device.startswith("cuda"):
@@ -197,10 +221,21 @@ class TorchCudaBackend(Backend):
         self.window = float(window)
         self.trials = trials
         self.warmup = warmup
-        self.cuda_graph = bool(cuda_graph)
+        if not isinstance(cuda_graph, bool):
+            raise ValueError(f"cuda_graph must be true or false, got {cuda_graph!r}")
+        self.cuda_graph = cuda_graph
         if not isinstance(channels_last, bool):
             raise ValueError(f"channels_last must be true or false, got {channels_last!r}")
         self.channels_last = channels_last
+        if batch is not None and (
+            isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= batch_cap
+        ):
+            raise ValueError(f"batch must be an integer from 1 to batch_cap ({batch_cap}), "
+                             f"got {batch!r}")
+        self.batch = batch
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        self.precision = precision
         self._peak = None if peak_flops is None else float(peak_flops)
         self._peak_source = "measured" if peak_flops is None else "spec"
         self.peak_cache = peak_cache
@@ -212,8 +247,12 @@ class TorchCudaBackend(Backend):
     @property
     def config(self) -> dict[str, Any]:
         t = self.torch
+        fixed: dict[str, Any] = {} if self.batch is None else {"batch": self.batch}
+        fp32: dict[str, Any] = {"tf32": False} if self.precision == "fp32" else {}
         return {
-            "precision": "fp16",
+            "precision": self.precision,
+            **fp32,
+            **fixed,
             "channels_last": self.channels_last,
             "cudnn_benchmark": True,
             "cuda_graph": self.cuda_graph,
@@ -242,28 +281,36 @@ class TorchCudaBackend(Backend):
             "peak_cache": self.peak_cache,
             "channels_last": self.channels_last,
         }
+        if self.batch is not None:
+            cfg["batch"] = self.batch
+        if self.precision != "fp16":
+            cfg["precision"] = self.precision
         if self._peak_source == "spec":
             cfg["peak_flops"] = self._peak
         return BackendSpec(self.name, self.device, cfg)
 
     def peak(self) -> float:
-        """The GPU peak FLOP/s (an FP16 matrix product), measured once per device."""
+        """The GPU peak FLOP/s (a matrix product in the precision), measured once per device."""
         if self._peak is None:
             key = {
                 **self.fingerprint(),
-                "benchmark": f"torch-fp16-mm-{PEAK_MATMUL_SIZE}",
+                "benchmark": f"torch-{self.precision}-mm-{PEAK_MATMUL_SIZE}",
                 "torch": str(self.torch.__version__),
             }
+            set_fp32_math(self.torch, self.precision)
             self._peak = cached_peak(
-                key, lambda: measure_gpu_peak(self.torch, self.device), self.peak_cache
+                key,
+                lambda: measure_gpu_peak(self.torch, self.device, precision=self.precision),
+                self.peak_cache,
             )
         return self._peak
 
     # The pieces below touch the GPU; tests replace them with fakes.
     def load(self, arch: int, dataset: Dataset) -> Any:
-        """The network on the device, FP16, in the layout's memory format, eval mode."""
+        """The network on the device in the precision and the layout's memory format, eval
+        mode."""
         torch = self.torch
-        net: Any = build(self.space, arch, dataset).half()
+        net: Any = build(self.space, arch, dataset).to(torch_dtype(torch, self.precision))
         fmt = memory_format(torch, self.channels_last)
         return net.to(torch.device(self.device), memory_format=fmt)
 
@@ -274,7 +321,9 @@ class TorchCudaBackend(Backend):
         """
         torch = self.torch
         torch.backends.cudnn.benchmark = True
-        x = torch.zeros(input_shape(dataset, batch), device=self.device, dtype=torch.float16)
+        set_fp32_math(torch, self.precision)
+        dtype = torch_dtype(torch, self.precision)
+        x = torch.zeros(input_shape(dataset, batch), device=self.device, dtype=dtype)
         x = x.contiguous(memory_format=memory_format(torch, self.channels_last))
         with torch.no_grad():  # the documented way to capture a CUDA graph for inference
             stream = torch.cuda.Stream()
@@ -285,7 +334,12 @@ class TorchCudaBackend(Backend):
             torch.cuda.current_stream().wait_stream(stream)
             torch.cuda.synchronize()
             if not self.cuda_graph:
-                return lambda: net(x)
+
+                def eager() -> object:
+                    with torch.no_grad():  # no autograd bookkeeping in the timed launches
+                        return net(x)
+
+                return eager
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
                 net(x)
@@ -307,22 +361,16 @@ class TorchCudaBackend(Backend):
         throughput, status, error = math.nan, Status.ERROR, ""
         try:
             net = self.load(arch, dataset)
-
-            def fits(b: int) -> bool:
-                try:
-                    self.prepare(net, dataset, b)()
-                    return True
-                except Exception as exc:
-                    if not is_oom(exc):
-                        raise
-                    self.release()
-                    return False
-
-            max_batch = find_max_batch(fits, min(self.start_batch, self.batch_cap), self.batch_cap)
+            fixed = self.batch
+            max_batch = None if fixed is not None else self._max_batch(net, dataset)
             if max_batch == 0:
                 status, error = Status.OOM, "out of memory at batch 1"
             else:
-                run, batch = self._prepare_largest(net, dataset, max_batch)
+                if fixed is not None:  # out of memory at the given batch is the row's OOM
+                    run, batch = self.prepare(net, dataset, fixed), fixed
+                else:
+                    assert max_batch is not None
+                    run, batch = self._prepare_largest(net, dataset, max_batch)
                 timing = time_runs(run, self.window, self.trials, self.warmup, self.timer())
                 timings = timing.as_dict()
                 throughput = batch / timing.median
@@ -348,6 +396,21 @@ class TorchCudaBackend(Backend):
             timings=timings,
             error=error,
         )
+
+    def _max_batch(self, net: Any, dataset: Dataset) -> int:
+        """The largest batch up to the cap whose forward pass fits (0: not even 1)."""
+
+        def fits(b: int) -> bool:
+            try:
+                self.prepare(net, dataset, b)()
+                return True
+            except Exception as exc:
+                if not is_oom(exc):
+                    raise
+                self.release()
+                return False
+
+        return find_max_batch(fits, min(self.start_batch, self.batch_cap), self.batch_cap)
 
     def _prepare_largest(
         self, net: Any, dataset: Dataset, max_batch: int

@@ -156,6 +156,69 @@ def test_layout_is_a_setting() -> None:
         FakeGpuBackend(limit=100, channels_last="yes")
 
 
+def test_a_given_batch_is_timed_without_the_search() -> None:
+    backend = FakeGpuBackend(limit=777, window=0.01, trials=3, batch=1, cuda_graph=False)
+    m = backend.measure(3, CIFAR)
+    assert m.status is Status.OK
+    assert backend.prepared == [1]  # no max-batch search: batch 1, prepared once
+    assert m.batch_size == 1 and m.max_batch is None
+    assert m.throughput == pytest.approx(1 / 2e-6)
+    assert m.config["batch"] == 1 and m.config["cuda_graph"] is False
+    assert backend.spec().config["batch"] == 1
+
+
+def test_out_of_memory_at_a_given_batch_is_an_oom_row() -> None:
+    backend = FakeGpuBackend(limit=100, window=0.01, batch=256)
+    m = backend.measure(0, CIFAR)
+    assert m.status is Status.OOM and backend.prepared == [256]
+    assert "out of memory at batch 256" in m.error
+
+
+def test_fp32_is_a_setting_that_keys_the_cache() -> None:
+    fp16 = FakeGpuBackend(limit=100, window=0.01)
+    fp32 = FakeGpuBackend(limit=100, window=0.01, precision="fp32")
+    assert fp16.config["precision"] == "fp16" and "tf32" not in fp16.config
+    assert fp32.config["precision"] == "fp32" and fp32.config["tf32"] is False
+    assert "precision" not in fp16.spec().config and fp32.spec().config["precision"] == "fp32"
+    assert "batch" not in fp16.config  # the default's config (and cache key) is as it was
+
+
+def test_fp32_turns_tf32_off_and_builds_fp32() -> None:
+    import types
+
+    import torch
+
+    from nasfilter.oracle.torch_cuda import set_fp32_math, torch_dtype
+
+    fake = types.SimpleNamespace(
+        backends=types.SimpleNamespace(
+            cudnn=types.SimpleNamespace(allow_tf32=True),
+            cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=True)),
+        )
+    )
+    set_fp32_math(fake, "fp16")
+    assert fake.backends.cudnn.allow_tf32 and fake.backends.cuda.matmul.allow_tf32
+    set_fp32_math(fake, "fp32")
+    assert not fake.backends.cudnn.allow_tf32 and not fake.backends.cuda.matmul.allow_tf32
+    assert torch_dtype(torch, "fp32") is torch.float32
+    assert torch_dtype(torch, "fp16") is torch.float16
+
+
+@pytest.mark.parametrize(
+    ("setting", "match"),
+    [
+        ({"batch": 0}, r"batch must be an integer from 1 to batch_cap \(8192\), got 0"),
+        ({"batch": 2.5}, "got 2.5"),
+        ({"batch": 10_000}, "got 10000"),
+        ({"precision": "bf16"}, "precision must be one of fp16, fp32, got 'bf16'"),
+        ({"cuda_graph": "false"}, "cuda_graph must be true or false, got 'false'"),
+    ],
+)
+def test_bad_settings_are_refused_by_name(setting: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        FakeGpuBackend(limit=100, **setting)
+
+
 def test_measure_capped_batch() -> None:
     m = FakeGpuBackend(limit=10**9, start_batch=64, batch_cap=1000, window=0.01).measure(0, CIFAR)
     assert m.max_batch == 1000 and m.batch_size == 1000

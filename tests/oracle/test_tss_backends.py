@@ -173,12 +173,16 @@ def test_torch_cuda_load_builds_the_tss_network(monkeypatch: pytest.MonkeyPatch)
         return torch.nn.Linear(2, 2)
 
     monkeypatch.setattr(torch_cuda, "build", build)
+    cpu = SimpleNamespace(channels_last=torch.channels_last, float16=torch.float16,
+                          float32=torch.float32, contiguous_format=torch.contiguous_format,
+                          device=lambda name: torch.device("cpu"))
     backend = FakeTssGpu(limit=10)
-    backend.torch = SimpleNamespace(channels_last=torch.channels_last,
-                                    contiguous_format=torch.contiguous_format,
-                                    device=lambda name: torch.device("cpu"))
+    backend.torch = cpu
     net = TssTorchCuda.load(backend, 284, CIFAR)
     assert built == [("tss", 284)] and net.weight.dtype == torch.float16
+    fp32 = FakeTssGpu(limit=10, precision="fp32")
+    fp32.torch = cpu
+    assert TssTorchCuda.load(fp32, 284, CIFAR).weight.dtype == torch.float32
 
 
 @pytest.mark.slow

@@ -310,6 +310,10 @@ def test_registry_builds_every_builtin_and_lists_names_on_error() -> None:
     with pytest.raises(ValueError, match="already registered"):
         SEARCHERS.register("random", RandomSearch)
     assert parse_spec("a[x=1,y='b',z=None]") == ("a", {"x": 1, "y": "b", "z": None})
+    # true/false as JSON and shells write them are booleans, not the (truthy) text "false"
+    assert parse_spec("a[p=false,q=TRUE,r=False,s='false']") == (
+        "a", {"p": False, "q": True, "r": False, "s": "false"}
+    )
     with pytest.raises(ValueError, match="key=value"):
         parse_spec("a[x]")
 
