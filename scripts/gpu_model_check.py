@@ -57,7 +57,7 @@ from nasfilter.oracle.cells import (  # noqa: E402
     host_kernel_from_latency,
     tss_batch_seconds,
 )
-from nasfilter.oracle.devices import DEVICES  # noqa: E402
+from nasfilter.oracle.devices import DEVICES, device_file_dict  # noqa: E402
 from nasfilter.survey.timm_import import import_timm  # noqa: E402
 
 SEED = 0
@@ -201,19 +201,12 @@ def device_file(spec: str, host_us: float) -> dict[str, Any]:
     """A JSON device file (its units: TFLOP/s, TB/s, GB, MB, us) of built-in ``spec`` with
     the machine's measured host time per kernel."""
     dev = DEVICES[spec]
-    out: dict[str, Any] = {
-        "name": f"{spec}-measured-host",
-        "peak_tflops": dev.peak_flops / 1e12,
-        "bandwidth_tbs": dev.bandwidth / 1e12,
-        "sm_count": dev.sm_count,
-        "memory_gb": (dev.memory_bytes or 0) / 1e9,
-        "l2_mb": (dev.l2_bytes or 0) / 1e6,
-        "fp32_peak_tflops": (dev.fp32_peak_flops or 0) / 1e12,
-        "tensor_cores": dev.tensor_cores,
-        "measured_host_kernel_us": host_us,
-        "sources": f"{dev.sources}; host: scripts/gpu_model_check.py, batch-1 tss cells",
-    }
-    return {k: v for k, v in out.items() if v is not None}
+    return device_file_dict(replace(
+        dev,
+        name=f"{spec}-measured-host",
+        measured_host_kernel_seconds=host_us * 1e-6,
+        sources=f"{dev.sources}; host: scripts/gpu_model_check.py, batch-1 tss cells",
+    ))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -230,24 +230,38 @@ def _parse_json(text: str, origin: str) -> Any:
         raise UnknownDeviceError(f"device file {origin!r} is not readable JSON: {exc}") from exc
 
 
-_FILE_KEYS = frozenset(
-    {
-        "name",
-        "peak_tflops",
-        "bandwidth_tbs",
-        "measured_peak_tflops",
-        "measured_bandwidth_tbs",
-        "description",
-        "sm_count",
-        "memory_gb",
-        "l2_mb",
-        "fp16_accumulate_peak_tflops",
-        "fp32_peak_tflops",
-        "tensor_cores",
-        "measured_host_kernel_us",
-        "sources",
-    }
+# A JSON device file's figures, in the units people write them in: (key, DeviceSpec field,
+# the field's SI unit per the key's unit). Read by :func:`_from_mapping`, written by
+# :func:`device_file_dict`.
+_FILE_FIGURES: tuple[tuple[str, str, float], ...] = (
+    ("peak_tflops", "peak_flops", _T),
+    ("bandwidth_tbs", "bandwidth", _T),
+    ("measured_peak_tflops", "measured_peak_flops", _T),
+    ("measured_bandwidth_tbs", "measured_bandwidth", _T),
+    ("memory_gb", "memory_bytes", _GB),
+    ("l2_mb", "l2_bytes", _MB),
+    ("fp16_accumulate_peak_tflops", "fp16_accumulate_peak_flops", _T),
+    ("fp32_peak_tflops", "fp32_peak_flops", _T),
+    ("measured_host_kernel_us", "measured_host_kernel_seconds", _US),
 )
+_FILE_KEYS = frozenset(
+    {"name", "description", "sm_count", "tensor_cores", "sources"}
+    | {key for key, _, _ in _FILE_FIGURES}
+)
+
+
+def device_file_dict(spec: DeviceSpec) -> dict[str, Any]:
+    """``spec`` as a JSON device file's object (TFLOP/s, TB/s, GB, MB, us; unset figures left
+    out), which :func:`get_device` reads back from a file."""
+    out: dict[str, Any] = {"name": spec.name}
+    for key, field_name, unit in _FILE_FIGURES:
+        value = getattr(spec, field_name)
+        if value is not None:
+            out[key] = float(value) / unit
+    for key in ("sm_count", "tensor_cores"):
+        if getattr(spec, key) is not None:
+            out[key] = getattr(spec, key)
+    return {**out, "description": spec.description, "sources": spec.sources}
 
 
 def _check_keys(data: Any, origin: str) -> None:
@@ -292,25 +306,16 @@ def _from_mapping(data: Any, origin: str) -> DeviceSpec:
     """The device of a JSON device file's object (keys in :data:`_FILE_KEYS`, TFLOP/s, TB/s,
     GB and MB)."""
     _check_keys(data, origin)
-    peak, bw = _scaled(data, "peak_tflops", origin), _scaled(data, "bandwidth_tbs", origin)
-    assert peak is not None and bw is not None
+    figures = {field: _scaled(data, key, origin, unit) for key, field, unit in _FILE_FIGURES}
     sm_count = _sm_count(data, origin)
     try:
         spec = DeviceSpec(
-            str(data["name"]),
-            peak,
-            bw,
-            _scaled(data, "measured_peak_tflops", origin),
-            _scaled(data, "measured_bandwidth_tbs", origin),
-            str(data.get("description", "")),
+            name=str(data["name"]),
+            description=str(data.get("description", "")),
             sm_count=sm_count,
-            memory_bytes=_scaled(data, "memory_gb", origin, _GB),
-            l2_bytes=_scaled(data, "l2_mb", origin, _MB),
-            fp16_accumulate_peak_flops=_scaled(data, "fp16_accumulate_peak_tflops", origin),
             sources=str(data.get("sources", "")),
-            fp32_peak_flops=_scaled(data, "fp32_peak_tflops", origin),
             tensor_cores=data.get("tensor_cores"),
-            measured_host_kernel_seconds=_scaled(data, "measured_host_kernel_us", origin, _US),
+            **figures,  # type: ignore[arg-type]
         )
     except ValueError as exc:
         raise UnknownDeviceError(f"device file {origin!r}: {exc}") from exc
