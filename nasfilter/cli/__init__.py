@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "survey",
     "profile",
     "calibrate",
+    "host_figure",
     "zero_cost",
 )
 
@@ -52,6 +53,8 @@ COMMAND_HELP: dict[str, str] = {
     "survey": "the study's CNN survey (§3): intensity, utilization, fronts and folding",
     "profile": "one model's predicted per-layer time on a GPU, what bounds it, and what-ifs",
     "calibrate": "fit the GPU model to measurements, or hold it against another GPU's",
+    "host-figure": "a machine's host time per kernel from tss networks measured on it, for a "
+    "device file",
     "zero-cost": "compute zero-cost proxy scores (synflow, snip, ...) into a .npz",
 }
 

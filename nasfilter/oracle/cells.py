@@ -255,32 +255,20 @@ def host_bound_networks(
     return np.flatnonzero(counts @ host >= HOST_BOUND_MARGIN * (counts @ gpu)).astype(np.int64)
 
 
-def host_kernel_from_latency(
+def host_ratios(
     device: str | DeviceSpec,
     archs: Sequence[int] | np.ndarray,
     seconds: Sequence[float] | np.ndarray,
     batch: int = 1,
     params: GpuModelParams | None = None,
-) -> float:
-    """The host's seconds per eager kernel implied by tss networks measured on a machine:
-    ``seconds`` per batch of ``batch`` images (K,) of the networks ``archs`` (K,), for the
-    device file's ``measured_host_kernel_us`` (:class:`~nasfilter.oracle.devices.DeviceSpec`).
-
-    A network whose modelled GPU time is below its measurement is host-bound, and its
-    measurement over its modelled host time scales ``params.host_seconds`` (default: the
-    shipped calibration's); the median over those networks is returned (a few of them
-    average out one measurement's noise: docs/gpu-model.md; :func:`host_bound_networks` are
-    the ones to measure). ValueError naming the value
-    for an index outside 0..15624, unequal lengths, a latency that is not a finite number
-    > 0, no host-bound network, or ``params`` without a host time.
-    """
-    if params is None:
-        params = load_calibration().params
-    if not params.host_seconds > 0:
-        raise ValueError(
-            f"the calibration has no host time (host_seconds = {params.host_seconds!r}): it "
-            "was fitted without the cells, so it cannot scale one"
-        )
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each measured tss network's latency over its modelled host time, float64 (K,), and
+    whether it is host-bound, bool (K,): measured above its modelled GPU time, so that its
+    latency speaks of the host. ``seconds`` per batch of ``batch`` images (K,) of the networks
+    ``archs`` (K,) on ``device`` (its fitted host: a device file's own figure is ignored);
+    ``params`` default to the shipped calibration's. ValueError naming the value for an index
+    outside 0..15624, unequal lengths, or a latency that is not a finite number > 0."""
+    params = load_calibration().params if params is None else params
     dev = replace(get_device(device), measured_host_kernel_seconds=None)  # the fitted host
     b = check_batch(batch, dev, CELL_DATASET, CELL_PRECISION)
     index = np.array([TSS.check_index(a) for a in np.asarray(archs).ravel().tolist()], np.int64)
@@ -297,11 +285,43 @@ def host_kernel_from_latency(
         )
     counts = tss_units(CELL_DATASET).counts(all_ops()[index])
     gpu, host = unit_seconds(dev, b, params)
-    bound = counts @ gpu < measured
-    if not bound.any():
+    ratio: np.ndarray = measured / (counts @ host)
+    bound: np.ndarray = counts @ gpu < measured
+    return ratio, bound
+
+
+def host_kernel_from_latency(
+    device: str | DeviceSpec,
+    archs: Sequence[int] | np.ndarray,
+    seconds: Sequence[float] | np.ndarray,
+    batch: int = 1,
+    params: GpuModelParams | None = None,
+) -> float:
+    """The host's seconds per eager kernel implied by tss networks measured on a machine:
+    ``seconds`` per batch of ``batch`` images (K,) of the networks ``archs`` (K,), for the
+    device file's ``measured_host_kernel_us`` (:class:`~nasfilter.oracle.devices.DeviceSpec`).
+
+    A network whose modelled GPU time is below its measurement is host-bound, and its
+    measurement over its modelled host time (:func:`host_ratios`) scales
+    ``params.host_seconds`` (default: the shipped calibration's); the median over those
+    networks is returned (a few of them average out one measurement's noise:
+    docs/gpu-model.md; :func:`host_bound_networks` are the ones to measure). ValueError naming
+    the value for what :func:`host_ratios` refuses, no host-bound network, or ``params``
+    without a host time.
+    """
+    if params is None:
+        params = load_calibration().params
+    if not params.host_seconds > 0:
         raise ValueError(
-            f"none of the networks {index.tolist()} is host-bound at batch {b} on {dev.name}: "
-            "each measured latency is at or below the modelled GPU time, so it says nothing "
-            "of the host (measure at batch 1)"
+            f"the calibration has no host time (host_seconds = {params.host_seconds!r}): it "
+            "was fitted without the cells, so it cannot scale one"
         )
-    return float(np.median(measured[bound] / (counts[bound] @ host)) * params.host_seconds)
+    ratio, bound = host_ratios(device, archs, seconds, batch, params)
+    if not bound.any():
+        index = [TSS.check_index(a) for a in np.asarray(archs).ravel().tolist()]
+        raise ValueError(
+            f"none of the networks {index} is host-bound at batch {batch} on "
+            f"{get_device(device).name}: each measured latency is at or below the modelled GPU "
+            "time, so it says nothing of the host (measure at batch 1)"
+        )
+    return float(np.median(ratio[bound]) * params.host_seconds)

@@ -276,5 +276,38 @@ def export_tss(cache: Any, group: Any, path: str | Path) -> Path:
     return target
 
 
-__all__ = ["REAL_BACKENDS", "TSS_BACKENDS", "TssPrediction", "export_tss", "predict",
-           "processor", "real_backend", "select_tss_archs", "store"]
+@dataclass(frozen=True)
+class TssExport:
+    """A file :func:`export_tss` wrote: its ``meta`` and per-row columns (R,)."""
+
+    path: Path
+    meta: dict[str, Any]
+    index: np.ndarray  # int64, tss indices
+    latency_s: np.ndarray  # float64, seconds per batch
+    batch: np.ndarray  # int64, images per batch
+
+
+def read_tss_export(path: str | Path) -> TssExport:
+    """Read a ``measure --space tss --export`` file; ValueError naming the file when it is not
+    one (not a .npz, or another format), OSError when it cannot be read."""
+    target = Path(path)
+    try:
+        with np.load(target, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            found = meta.get("format") if isinstance(meta, dict) else None
+            if found != EXPORT_FORMAT:
+                raise ValueError(f"format {found!r}")
+            index = np.asarray(z["index"], dtype=np.int64)
+            latency = np.asarray(z["latency_s"], dtype=np.float64)
+            batch = np.asarray(z["batch"], dtype=np.int64)
+    except (ValueError, KeyError, EOFError) as exc:
+        raise ValueError(f"{str(target)!r} is not a file `nasfilter measure --space tss --export` "
+                         f"writes ({EXPORT_FORMAT}): {exc}") from None
+    if not index.shape == latency.shape == batch.shape or index.ndim != 1:
+        raise ValueError(f"{str(target)!r}: its index, latency_s and batch columns differ in "
+                         f"shape ({index.shape}, {latency.shape}, {batch.shape})")
+    return TssExport(target, meta, index, latency, batch)
+
+
+__all__ = ["REAL_BACKENDS", "TSS_BACKENDS", "TssExport", "TssPrediction", "export_tss",
+           "predict", "processor", "read_tss_export", "real_backend", "select_tss_archs", "store"]
