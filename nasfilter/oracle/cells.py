@@ -263,10 +263,12 @@ def host_ratios(
     params: GpuModelParams | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each measured tss network's latency over its modelled host time, float64 (K,), and
-    whether it is host-bound, bool (K,): measured above its modelled GPU time, so that its
-    latency speaks of the host. ``seconds`` per batch of ``batch`` images (K,) of the networks
-    ``archs`` (K,) on ``device`` (its fitted host: a device file's own figure is ignored);
-    ``params`` default to the shipped calibration's. ValueError naming the value for an index
+    whether it is host-bound, bool (K,): one of :func:`host_bound_networks` at ``batch`` (its
+    modelled host time at least :data:`HOST_BOUND_MARGIN` times its modelled GPU time) and
+    measured above its modelled GPU time, so that its latency speaks of the host.
+    ``seconds`` per batch of ``batch`` images (K,) of the networks ``archs`` (K,) on
+    ``device`` (its fitted host: a device file's own figure is ignored); ``params`` default to
+    the shipped calibration's. ValueError naming the value for an index
     outside 0..15624, unequal lengths, or a latency that is not a finite number > 0."""
     params = load_calibration().params if params is None else params
     dev = replace(get_device(device), measured_host_kernel_seconds=None)  # the fitted host
@@ -286,7 +288,9 @@ def host_ratios(
     counts = tss_units(CELL_DATASET).counts(all_ops()[index])
     gpu, host = unit_seconds(dev, b, params)
     ratio: np.ndarray = measured / (counts @ host)
-    bound: np.ndarray = counts @ gpu < measured
+    bound: np.ndarray = (counts @ host >= HOST_BOUND_MARGIN * (counts @ gpu)) & (
+        counts @ gpu < measured
+    )
     return ratio, bound
 
 
@@ -301,8 +305,9 @@ def host_kernel_from_latency(
     ``seconds`` per batch of ``batch`` images (K,) of the networks ``archs`` (K,), for the
     device file's ``measured_host_kernel_us`` (:class:`~nasfilter.oracle.devices.DeviceSpec`).
 
-    A network whose modelled GPU time is below its measurement is host-bound, and its
-    measurement over its modelled host time (:func:`host_ratios`) scales
+    A network the model calls host-bound at ``batch`` (:func:`host_bound_networks`) whose
+    modelled GPU time is below its measurement is host-bound, and its measurement over its
+    modelled host time (:func:`host_ratios`) scales
     ``params.host_seconds`` (default: the shipped calibration's); the median over those
     networks is returned (a few of them average out one measurement's noise:
     docs/gpu-model.md; :func:`host_bound_networks` are the ones to measure). ValueError naming
@@ -321,7 +326,9 @@ def host_kernel_from_latency(
         index = [TSS.check_index(a) for a in np.asarray(archs).ravel().tolist()]
         raise ValueError(
             f"none of the networks {index} is host-bound at batch {batch} on "
-            f"{get_device(device).name}: each measured latency is at or below the modelled GPU "
-            "time, so it says nothing of the host (measure at batch 1)"
+            f"{get_device(device).name}: for each, the modelled host time is under "
+            f"{HOST_BOUND_MARGIN} times the modelled GPU time, or the measured latency is at or "
+            "below the modelled GPU time, so it says nothing of the host (measure networks of "
+            "host_bound_networks at batch 1)"
         )
     return float(np.median(ratio[bound]) * params.host_seconds)

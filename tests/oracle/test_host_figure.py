@@ -19,6 +19,7 @@ from nasfilter.oracle.cells import (
     all_ops,
     host_bound_networks,
     host_kernel_from_latency,
+    host_ratios,
     tss_batch_seconds,
     unit_seconds,
 )
@@ -114,6 +115,21 @@ def test_bad_measurements_are_refused_by_name(
 ) -> None:
     with pytest.raises(ValueError, match=words):
         host_kernel_from_latency("titanx", archs, seconds, batch, PARAMS)
+
+
+def test_a_network_the_model_calls_gpu_bound_is_not_read_for_the_host() -> None:
+    """At batch 256 no network is host-bound by the model; a slow measurement there is a GPU
+    the model mispredicts, not a host, and must not become the figure (HELP's own latencies,
+    measured above the modelled GPU time on the Titan X for most networks)."""
+    nets = np.arange(0, 15625, 500)
+    seconds = load_latency("titanx", 256)[nets]
+    counts = tss_units("cifar10").counts(all_ops()[nets])
+    gpu, _ = unit_seconds(DEVICES["titanx"], 256, PARAMS)
+    assert (seconds > counts @ gpu).sum() >= 10  # the old rule would have read these
+    with pytest.raises(ValueError, match=r"none of the networks \[0, 500, .* at batch 256"):
+        host_kernel_from_latency("titanx", nets, seconds, 256, PARAMS)
+    ratio, bound = host_ratios("titanx", nets, seconds, 256, PARAMS)
+    assert not bound.any() and ratio.shape == nets.shape
 
 
 def test_a_calibration_without_host_time_cannot_scale_one() -> None:
