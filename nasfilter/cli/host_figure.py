@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nasfilter.cli.args import add_force, check_input_file, check_output_file, int_at_least, naming
+from nasfilter.files import atomic_write
+from nasfilter.oracle.calibration_file import load_calibration
+from nasfilter.oracle.devices import device_file_dict, get_device
+from nasfilter.oracle.host_figure import HostFigure, host_figure, networks_to_measure
+from nasfilter.oracle.tss_measure import read_tss_export
 
 HELP = "a machine's host time per kernel from tss networks measured on it, for a device file"
 MEASURE = (
@@ -82,11 +90,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _networks(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from nasfilter.oracle.devices import get_device
-    from nasfilter.oracle.host_figure import networks_to_measure
-
     with naming("--device"):
         device = get_device(args.device)
     with naming("--networks/--batch"):
@@ -106,9 +109,6 @@ def _networks(args: argparse.Namespace) -> int:
 
 
 def _figure(args: argparse.Namespace) -> int:
-    from nasfilter.oracle.host_figure import host_figure
-    from nasfilter.oracle.tss_measure import read_tss_export
-
     source = check_input_file(args.source, "--from", "tss export")
     out = None
     if args.out:
@@ -120,9 +120,6 @@ def _figure(args: argparse.Namespace) -> int:
         figure = host_figure(export, args.device)
     device_file = figure.device_file()
     if out is not None:
-        from nasfilter.files import atomic_write
-        from nasfilter.oracle.devices import device_file_dict
-
         with atomic_write(out, "w") as fh:
             fh.write(json.dumps(device_file_dict(device_file), indent=1) + "\n")
     if args.json:
@@ -132,9 +129,7 @@ def _figure(args: argparse.Namespace) -> int:
     return 0
 
 
-def _record(figure: Any, out: Any) -> dict[str, Any]:
-    from nasfilter.oracle.calibration_file import load_calibration
-
+def _record(figure: HostFigure, out: Path | None) -> dict[str, Any]:
     return {
         "device": figure.device.name,
         "measured_on": figure.measured_on,
@@ -152,7 +147,7 @@ def _record(figure: Any, out: Any) -> dict[str, Any]:
     }
 
 
-def _print(figure: Any, out: Any) -> None:
+def _print(figure: HostFigure, out: Path | None) -> None:
     record = _record(figure, out)
     print(f"measured on {figure.measured_on}, batch {figure.batch}; modelled on "
           f"{figure.device.name}'s data sheet")

@@ -141,13 +141,7 @@ class FakeTssGpu(TssTorchCuda):
         pass
 
     def timer(self) -> Timer:
-        def timer(run: Callable[[], object], n: int) -> float:
-            t = self.clock.now
-            for _ in range(n):
-                run()
-            return self.clock.now - t
-
-        return timer
+        return self.clock.timer
 
 
 def test_torch_cuda_on_a_cell_is_labelled_with_its_backend_device_and_space() -> None:
