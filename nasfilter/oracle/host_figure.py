@@ -73,6 +73,9 @@ def networks_to_measure(
     host_bound_networks` of ``device`` at ``batch``, sorted, int64 (n,); ValueError when
     ``n`` is not an integer from 1 to how many there are."""
     pool = host_bound_networks(device, batch)
+    if pool.size == 0:
+        raise ValueError(f"no tss network is host-bound at batch {batch} on "
+                         f"{get_device(device).name} by the model: measure at batch 1")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= pool.size:
         raise ValueError(f"the number of networks must be an integer from 1 to {pool.size} (the "
                          f"host-bound ones at batch {batch}), got {n!r}")

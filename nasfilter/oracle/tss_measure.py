@@ -33,6 +33,7 @@ a config with ``"space": "tss"``; FLOPs are the tss network's (2 x NATS's MACs).
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -291,6 +292,9 @@ def read_tss_export(path: str | Path) -> TssExport:
     """Read a ``measure --space tss --export`` file; ValueError naming the file when it is not
     one (not a .npz, or another format), OSError when it cannot be read."""
     target = Path(path)
+    what = f"{str(target)!r} is not a file `nasfilter measure --space tss --export` writes"
+    if not zipfile.is_zipfile(target):
+        raise ValueError(f"{what}: not a .npz archive")
     try:
         with np.load(target, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
@@ -300,9 +304,8 @@ def read_tss_export(path: str | Path) -> TssExport:
             index = np.asarray(z["index"], dtype=np.int64)
             latency = np.asarray(z["latency_s"], dtype=np.float64)
             batch = np.asarray(z["batch"], dtype=np.int64)
-    except (ValueError, KeyError, EOFError) as exc:
-        raise ValueError(f"{str(target)!r} is not a file `nasfilter measure --space tss --export` "
-                         f"writes ({EXPORT_FORMAT}): {exc}") from None
+    except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{what} ({EXPORT_FORMAT}): {exc}") from None
     if not index.shape == latency.shape == batch.shape or index.ndim != 1:
         raise ValueError(f"{str(target)!r}: its index, latency_s and batch columns differ in "
                          f"shape ({index.shape}, {latency.shape}, {batch.shape})")

@@ -218,6 +218,13 @@ def test_exports_that_say_nothing_of_the_host_are_refused_by_name(
     assert "nasfilter host-figure: error: --from" in err and message in err
 
 
+def test_a_file_that_is_no_npz_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "dev.json").write_text('{"name": "x"}')
+    assert main(["host-figure", "--from", str(tmp_path / "dev.json")]) == 2
+    assert "dev.json' is not a file `nasfilter measure --space tss --export` writes: not a .npz" \
+        in capsys.readouterr().err
+
+
 def test_rows_without_a_latency_are_left_out_and_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -241,6 +248,8 @@ def test_rows_without_a_latency_are_left_out_and_named(
         (["--networks", "5", "--device", "nosuchgpu"], "--device: unknown device 'nosuchgpu'"),
         (["--from", "t.npz", "--batch", "32"], "--batch and --seed go with --networks"),
         (["--from", "missing.npz"], "--from 'missing.npz': tss export file does not exist"),
+        (["--networks", "5", "--device", "titanxp", "--batch", "256"],
+         "no tss network is host-bound at batch 256 on titanxp by the model: measure at batch 1"),
         (["--networks", "0", "--device", "titanxp"], "--networks"),
     ],
 )
