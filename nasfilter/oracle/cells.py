@@ -19,6 +19,7 @@ twelve held fixed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -217,7 +218,14 @@ def all_ops() -> np.ndarray:
 
 
 def fit_cells(base: GpuModelParams, devices: Sequence[str] = tuple(HELP_DEVICES)) -> GpuModelParams:
-    """``base`` with the cell figures fitted on the shipped cells of ``devices`` (HELP names)."""
+    """``base`` with the cell figures fitted on the shipped cells of ``devices`` (HELP names).
+    The shipped cells are fixed package data, so a fit is remembered (per process) for its
+    ``base`` and devices: the held-out tables and the host check share theirs."""
+    return _fit_shipped_cells(base, tuple(devices))
+
+
+@functools.lru_cache(maxsize=16)
+def _fit_shipped_cells(base: GpuModelParams, devices: tuple[str, ...]) -> GpuModelParams:
     return fit_cell_figures(cell_measurements(devices), base, all_ops())
 
 
