@@ -27,13 +27,16 @@ from nasfilter.oracle.cells_validation import (
     HOST_SEED,
     format_cells_report,
     format_host_report,
+    format_measured_cells_report,
     leave_one_generation_out,
     leave_one_gpu_out,
+    score_measured_cells,
     timm_only,
     with_measured_host,
 )
 from nasfilter.oracle.joint import fit_joint
 from nasfilter.oracle.joint_validation import format_timm_rows, validate_joint
+from nasfilter.oracle.tss_measure import read_tss_export
 from nasfilter.oracle.validation import (
     SHIPPED_DEVICES,
     cross_validate,
@@ -59,11 +62,17 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--measured",
         action="append",
-        metavar="CSV",
+        metavar="FILE",
         help="a benchmark file in timm's format (repeatable); its device and layout come from "
-        "its name (…-nhwc-…-rtx4090.csv) unless --device/--layout say",
+        "its name (…-nhwc-…-rtx4090.csv) unless --device/--layout say. With --validate, also "
+        "a `measure --space tss --export` .npz of tss cells measured FP32 eager NCHW at one "
+        "batch, scored against the cells' model",
     )
-    p.add_argument("--device", help="the device of every --measured file (a name or JSON spec)")
+    p.add_argument(
+        "--device",
+        help="the device of every --measured file (a name or JSON spec; for a tss export, "
+        "default the data sheet it carries)",
+    )
     p.add_argument("--layout", choices=("nchw", "nhwc"), help="the layout of every --measured file")
     _add_validation_arguments(p)
     p.add_argument(
@@ -129,7 +138,7 @@ def _check_paths(args: argparse.Namespace) -> Path | None:
     model is analysed; the checked ``--out`` path (None without one)."""
 
     for path in args.measured or []:
-        check_input_file(path, "--measured", "benchmark CSV")
+        check_input_file(path, "--measured", "measurement")
     if args.cache:
         check_parent(args.cache, "--cache")
         if Path(args.cache).exists() and not Path(args.cache).is_dir():
@@ -169,10 +178,13 @@ def run(args: argparse.Namespace) -> int:
     return _fit(args, tables)
 
 
-def _measured_files(args: argparse.Namespace) -> list[cal.BenchmarkFile]:
-    """The ``--measured`` files, read with ``--device``/``--layout`` where given."""
+def _measured_files(
+    args: argparse.Namespace, paths: list[str] | None = None
+) -> list[cal.BenchmarkFile]:
+    """The ``--measured`` files (or those of them in ``paths``), read with
+    ``--device``/``--layout`` where given."""
     files = []
-    for path in args.measured:
+    for path in args.measured if paths is None else paths:
         with naming("--measured" if args.device is None else "--measured/--device"):
             files.append(cal.read_benchmark_file(path, args.device, args.layout))
     return files
@@ -196,17 +208,29 @@ def _validate_measured(args: argparse.Namespace, tables: Any) -> int:
     else:
         calibration = load_calibration()
     fitted = calibration.fitted_sha256()
+    exports = [p for p in args.measured if Path(p).suffix == ".npz"]
+    if exports and args.layout:
+        raise ValueError("--layout describes timm CSV files; a tss export is scored as NCHW")
+    csvs = [p for p in args.measured if p not in exports]
     records = []
-    for group in _by_device(_measured_files(args)):
+    for group in _by_device(_measured_files(args, csvs)) if csvs else []:
         sset = cal.build_samples(group, tables)
         in_fit = [f.path.name for f in group if f.sha256 in fitted]
         record = evaluate(sset, calibration.params)
         records.append({**record, "left_out": dict(sset.left_out), "in_fit": in_fit})
+    cells = []
+    for path in exports:
+        with naming("--measured" if args.device is None else "--measured/--device"):
+            cells.append(score_measured_cells(read_tss_export(path), calibration, args.device))
     label = f"{calibration.path or 'the shipped fit'}: {calibration.fitted_on}"
     if args.json:
-        print(json.dumps({"calibration": label, "measured": records}, sort_keys=True))
-    else:
+        print(json.dumps({"calibration": label, "measured": records, "measured_cells": cells},
+                         sort_keys=True))
+        return 0
+    if records:
         print(format_measured_report(records, label), flush=True)
+    if cells:
+        print(format_measured_cells_report(cells, label), flush=True)
     return 0
 
 

@@ -3,8 +3,9 @@ on it, for a device file (``measured_host_kernel_us``; docs/gpu-model.md, "The h
 
 Two steps around a measurement: ``--networks N`` draws N networks worth measuring (an
 ``--archs`` file for ``nasfilter measure``), and ``--from EXPORT.npz`` reads what ``measure
---space tss --backend 'torch-cuda[batch=1,precision=fp32,cuda_graph=false]' --export`` wrote
-and derives the figure, optionally as a device file (``--out``).
+--space tss --backend 'torch-cuda[batch=1,precision=fp32,cuda_graph=false,channels_last=false]'
+--export`` wrote (:data:`~nasfilter.oracle.tss_measure.CELLS_SPEC`) and derives the figure,
+optionally as a device file (``--out``).
 """
 
 from __future__ import annotations
@@ -21,13 +22,18 @@ from nasfilter.files import atomic_write
 from nasfilter.oracle.calibration_file import load_calibration
 from nasfilter.oracle.devices import device_file_dict, get_device
 from nasfilter.oracle.host_figure import HostFigure, host_figure, networks_to_measure
-from nasfilter.oracle.tss_measure import read_tss_export
+from nasfilter.oracle.tss_measure import CELLS_SPEC, read_tss_export
 
 HELP = "a machine's host time per kernel from tss networks measured on it, for a device file"
 MEASURE = (
-    "nasfilter measure --space tss --backend 'torch-cuda[batch={batch},precision=fp32,"
-    "cuda_graph=false]' --archs NETWORKS.txt --cache C.db --export T.npz"
+    f"nasfilter measure --space tss --backend '{CELLS_SPEC}' --archs NETWORKS.txt --cache C.db "
+    "--export T.npz"
 )
+
+
+def _measure(batch: int) -> str:
+    """The measure command that times networks at ``batch`` as the cells' model prices them."""
+    return MEASURE.replace("batch=B", f"batch={batch}")
 
 
 def register(sub: Any) -> None:
@@ -37,7 +43,7 @@ def register(sub: Any) -> None:
         description="At batch 1 and 32 a tss network's eager latency is the host's time to "
         "issue its kernels, a figure of the machine (CPU, driver, framework), not of the GPU. "
         "--networks N prints N networks worth measuring (host-bound by the model on --device, "
-        "one index per line: an --archs file); time them with `" + MEASURE.format(batch=1)
+        "one index per line: an --archs file); time them with `" + _measure(1)
         + "`; --from T.npz reads that export and prints the host time per kernel it implies "
         "(measured_host_kernel_us), per network and the median; --out writes --device's "
         "data sheet with it as a JSON device file, which `measure --space tss --backend "
@@ -54,8 +60,8 @@ def register(sub: Any) -> None:
         "--from",
         dest="source",
         metavar="T.npz",
-        help="a `measure --space tss --export` file of FP32 eager latencies at one batch "
-        "(torch-cuda[batch=1,precision=fp32,cuda_graph=false], or HELP's measured[batch=1])",
+        help="a `measure --space tss --export` file of FP32 eager NCHW latencies at one batch "
+        f"({CELLS_SPEC.replace('batch=B', 'batch=1')}, or HELP's measured[batch=1])",
     )
     p.add_argument(
         "--device",
@@ -97,11 +103,11 @@ def _networks(args: argparse.Namespace) -> int:
                                    args.batch)
     if args.json:
         print(json.dumps({"device": device.name, "batch": args.batch, "seed": args.seed,
-                          "networks": nets.tolist(), "measure": MEASURE.format(batch=args.batch)}))
+                          "networks": nets.tolist(), "measure": _measure(args.batch)}))
         return 0
     print(f"# {nets.size} tss networks host-bound at batch {args.batch} on {device.name} by the "
           f"calibrated model (modelled host >= 1.5 x GPU time), seed {args.seed}; time them with")
-    print(f"# {MEASURE.format(batch=args.batch)}")
+    print(f"# {_measure(args.batch)}")
     print(f"# then: nasfilter host-figure --from T.npz --device {args.device} --out DEVICE.json")
     for index in nets.tolist():
         print(index)

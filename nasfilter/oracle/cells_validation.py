@@ -13,6 +13,8 @@
   held-out machine that no data sheet gives, its host time per eager kernel
   (``measured_host_kernel_us``), derived from a few of its networks measured at batch 1
   (:func:`~nasfilter.oracle.cells.host_kernel_from_latency`) and scored on the others.
+- :func:`score_measured_cells`: a user's own measured cells (a ``measure --space tss
+  --export`` file) scored against a calibration, no fit.
 - :func:`timm_only`: leave the cells out entirely: the cell figures at what timm's fit says
   without them (a dense GEMM tile reaches ``tensor_efficiency`` of its peak on the CUDA cores
   too; no host time; pooling at its memory traffic).
@@ -27,11 +29,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nasfilter.oracle.calibrated import load_calibration
+from nasfilter.oracle.calibrated import Calibration, load_calibration
 from nasfilter.oracle.calibration import scores
 from nasfilter.oracle.cells import (
     CELL_BATCHES,
@@ -45,8 +48,14 @@ from nasfilter.oracle.cells import (
     roofline_batch_seconds,
     tss_batch_seconds,
 )
-from nasfilter.oracle.devices import get_device
+from nasfilter.oracle.devices import DeviceSpec, get_device
 from nasfilter.oracle.gpumodel import GpuModelParams
+from nasfilter.oracle.tss_measure import (
+    TssExport,
+    cells_export_batch,
+    export_device,
+    measured_on,
+)
 
 # The goals on a held-out GPU's cells (docs/gpu-model.md): MdAPE and Spearman at batch 256,
 # MdAPE at batch 1.
@@ -205,6 +214,59 @@ def timm_only() -> list[dict[str, Any]]:
     return [row for g in HELP_DEVICES for row in _rows(params, g, "timm only -> cells")]
 
 
+def score_measured_cells(
+    export: TssExport, calibration: Calibration, device: str | DeviceSpec | None = None
+) -> dict[str, Any]:
+    """A user's measured tss cells (a ``measure --space tss --export`` file of FP32 eager NCHW
+    latencies at one batch: :func:`~nasfilter.oracle.tss_measure.cells_export_batch`) against
+    ``calibration``'s model on ``device``'s data sheet (default: the export's own), the plain
+    roofline beside: MdAPE, Spearman and share within ±10 % of the throughput, over the rows
+    with a latency. ``in_sample`` says the calibration's cells were fitted on these latencies
+    (HELP's own, of a GPU its provenance lists)."""
+    batch = cells_export_batch(export)
+    dev = export_device(export, device)
+    has = np.isfinite(export.latency_s) & (export.batch > 0)
+    truth = batch / export.latency_s[has]
+    ops = all_ops()[export.index[has]]
+    fitted_on = calibration.provenance.get("cells", {}).get("devices", [])
+    help_gpu = export.meta.get("config", {}).get("help_device")
+    return {
+        "file": str(export.path),
+        "device": dev.name,
+        "measured_on": measured_on(export.meta),
+        "batch": batch,
+        "host_kernel_us": None if dev.measured_host_kernel_seconds is None
+        else dev.measured_host_kernel_seconds * 1e6,
+        "calibrated": scores(batch / tss_batch_seconds(dev, batch, calibration.params, ops),
+                             truth),
+        "roofline": scores(batch / roofline_batch_seconds(dev, batch, ops), truth),
+        "in_sample": export.meta.get("backend") == "measured"
+        and HELP_DEVICES.get(str(help_gpu)) in fitted_on,
+    }
+
+
+def format_measured_cells_report(records: list[dict[str, Any]], calibration: str) -> str:
+    """A plain-text table of :func:`score_measured_cells`' records against the calibration
+    labelled ``calibration``; an in-sample file is named so."""
+    lines = [
+        f"measured tss cells held against the calibration ({calibration}), FP32 eager NCHW:",
+        "file                       device       batch  model          n    MdAPE %  Spearman  "
+        "within ±10 %",
+    ]
+    for rec in records:
+        name = Path(rec["file"]).name
+        for model in ("roofline", "calibrated"):
+            f = rec[model]
+            lines.append(
+                f"{name:<26} {rec['device']:<12} {rec['batch']:>5}  {model:<11} {f['n']:>5} "
+                f"{f['mdape_percent']:>9.1f} {f['spearman']:>9.3f} {f['within_10_percent']:>13.2f}"
+            )
+        if rec["in_sample"]:
+            lines.append(f"{name:<26} IN-SAMPLE, not held out: the calibration's cells were "
+                         f"fitted on these latencies ({rec['measured_on']})")
+    return "\n".join(lines)
+
+
 def meets_goal(record: dict[str, Any]) -> bool | None:
     """Whether a held-out record meets its split's goal at its batch: a generation left out,
     MdAPE <= 15 % at every batch; otherwise the leave-one-GPU-out goals (None at batch 32)."""
@@ -248,9 +310,11 @@ __all__ = [
     "HOST_SEED",
     "format_cells_report",
     "format_host_report",
+    "format_measured_cells_report",
     "leave_one_generation_out",
     "leave_one_gpu_out",
     "meets_goal",
+    "score_measured_cells",
     "timm_only",
     "with_measured_host",
 ]

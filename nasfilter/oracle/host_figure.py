@@ -2,10 +2,12 @@
 ``measured_host_kernel_us`` (docs/gpu-model.md, "The host"), read from a ``nasfilter measure
 --space tss --export`` file.
 
-The latencies must be of the kind the cells' model prices: CIFAR-10 networks run FP32 in
-PyTorch eager, at one batch, as HELP's cells ran. ``torch-cuda[batch=1,precision=fp32,
-cuda_graph=false]`` measures them on your GPU (a CUDA graph replays the kernels without the
-host, so its latency says nothing of it), and HELP's own (``measured[batch=1]``) are read too.
+The latencies must be of the kind the cells' model prices
+(:func:`~nasfilter.oracle.tss_measure.cells_export_batch`): CIFAR-10 networks run FP32 in
+PyTorch eager, NCHW, at one batch, as HELP's cells ran. ``torch-cuda[batch=1,precision=fp32,
+cuda_graph=false,channels_last=false]`` measures them on your GPU (a CUDA graph replays the
+kernels without the host, so its latency says nothing of it), and HELP's own
+(``measured[batch=1]``) are read too.
 :func:`networks_to_measure` draws the networks worth measuring; :func:`host_figure` derives the
 figure (:func:`nasfilter.oracle.cells.host_kernel_from_latency`) with each network's share.
 """
@@ -13,25 +15,22 @@ figure (:func:`nasfilter.oracle.cells.host_kernel_from_latency`) with each netwo
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 from nasfilter.oracle.calibration_file import load_calibration
 from nasfilter.oracle.cells import (
-    CELL_DATASET,
-    CELL_PRECISION,
     host_bound_networks,
     host_kernel_from_latency,
     host_ratios,
 )
 from nasfilter.oracle.devices import DeviceSpec, get_device
-from nasfilter.oracle.tss_measure import TssExport
-
-# The backends whose tss latencies are FP32 eager launches: torch-cuda with these settings,
-# and HELP's measurements (FP32 eager by what the data says: docs/gpu-model.md).
-EAGER_FP32 = {"precision": CELL_PRECISION, "cuda_graph": False}
-HOST_BACKENDS = ("torch-cuda", "measured")
+from nasfilter.oracle.tss_measure import (
+    TssExport,
+    cells_export_batch,
+    export_device,
+    measured_on,
+)
 
 
 @dataclass(frozen=True)
@@ -82,68 +81,21 @@ def networks_to_measure(
     return np.sort(rng.choice(pool, int(n), replace=False)).astype(np.int64)
 
 
-def _measured_on(meta: dict[str, Any]) -> str:
-    device = meta.get("device") or {}
-    if device.get("kind") == "cuda":
-        return f"{device.get('gpu')} (CUDA fingerprint)"
-    return f"{device.get('name')} ({meta.get('config', {}).get('source', meta.get('backend'))})"
-
-
-def check_export(export: TssExport) -> int:
-    """The batch of an export whose latencies can give the host figure; ValueError naming the
-    file and what is wrong: not measured, on a CPU, not CIFAR-10, not FP32 eager, no latency,
-    or several batches."""
-    meta, where = export.meta, repr(str(export.path))
-    if meta.get("label") != "measured" or meta.get("processor") != "GPU":
-        raise ValueError(f"{where} holds {meta.get('label')} rows on a {meta.get('processor')}: "
-                         "the host figure is read from latencies measured on a GPU's machine")
-    if meta.get("dataset") != CELL_DATASET:
-        raise ValueError(f"{where} was measured on {meta.get('dataset')!r}: the host figure is "
-                         f"read from {CELL_DATASET} networks, the ones the cells' model prices "
-                         f"(measure with --dataset {CELL_DATASET})")
-    backend, config = meta.get("backend"), meta.get("config", {})
-    if backend not in HOST_BACKENDS:
-        raise ValueError(f"{where} was measured by {backend!r}, which does not launch PyTorch "
-                         f"eager kernels; measure with torch-cuda[batch=1,precision=fp32,"
-                         f"cuda_graph=false] ({', '.join(HOST_BACKENDS)} are read)")
-    if backend == "torch-cuda":
-        wrong = {k: config.get(k) for k, v in EAGER_FP32.items() if config.get(k) != v}
-        if wrong or "batch" not in config:
-            raise ValueError(
-                f"{where} was measured by torch-cuda with {wrong or 'the largest batch'}: the "
-                "host figure needs FP32 eager launches at a given batch (a CUDA graph replays "
-                "the kernels without the host); measure with "
-                "torch-cuda[batch=1,precision=fp32,cuda_graph=false]")
-    have = export.batch[np.isfinite(export.latency_s) & (export.batch > 0)]
-    if have.size == 0:
-        raise ValueError(f"{where} holds no latency (every row is out of memory or an error)")
-    if np.unique(have).size > 1:
-        raise ValueError(f"{where} mixes batches {sorted(set(have.tolist()))}: give one")
-    return int(have[0])
-
-
 def host_figure(export: TssExport, device: str | DeviceSpec | None = None) -> HostFigure:
     """The host time per eager kernel ``export``'s latencies imply, read on ``device``'s data
     sheet (default: the export's own, when it has one). ValueError naming the value for what
-    :func:`check_export` or :func:`~nasfilter.oracle.cells.host_kernel_from_latency` refuses,
-    or an export of a CUDA fingerprint without ``device``."""
-    batch = check_export(export)
-    if device is None:
-        fingerprint = export.meta.get("device") or {}
-        if fingerprint.get("kind") != "spec":
-            raise ValueError(
-                f"{str(export.path)!r} was measured on {_measured_on(export.meta)}, which has "
-                "no data sheet: give the device (a built-in name or a JSON device file)")
-        device = str(fingerprint["name"])
-    dev = get_device(device)
+    :func:`~nasfilter.oracle.tss_measure.cells_export_batch`,
+    :func:`~nasfilter.oracle.tss_measure.export_device` or
+    :func:`~nasfilter.oracle.cells.host_kernel_from_latency` refuse."""
+    batch = cells_export_batch(export)
+    dev = export_device(export, device)
     has = np.isfinite(export.latency_s) & (export.batch > 0)
     index, latency = export.index[has], export.latency_s[has]
     params = load_calibration().params
     seconds = host_kernel_from_latency(dev, index, latency, batch, params)
     ratio, bound = host_ratios(dev, index, latency, batch, params)
-    return HostFigure(dev, _measured_on(export.meta), batch, index, latency, ratio, bound,
+    return HostFigure(dev, measured_on(export.meta), batch, index, latency, ratio, bound,
                       tuple(export.index[~has].tolist()), seconds)
 
 
-__all__ = ["EAGER_FP32", "HOST_BACKENDS", "HostFigure", "check_export", "host_figure",
-           "networks_to_measure"]
+__all__ = ["HostFigure", "host_figure", "networks_to_measure"]

@@ -46,8 +46,8 @@ from nasfilter.files import atomic_write
 from nasfilter.oracle.base import Backend
 from nasfilter.oracle.cache import Group
 from nasfilter.oracle.calibrated import CalibratedBackend, predict_tss
-from nasfilter.oracle.cells import all_ops, roofline_batch_seconds
-from nasfilter.oracle.devices import DEVICES, get_device
+from nasfilter.oracle.cells import CELL_DATASET, all_ops, roofline_batch_seconds
+from nasfilter.oracle.devices import DEVICES, DeviceSpec, get_device
 from nasfilter.oracle.measured import DEVICE_SPECS, help_device
 from nasfilter.oracle.measurement import Measurement, Status
 from nasfilter.oracle.onnx_backend import OnnxRuntimeBackend
@@ -312,5 +312,70 @@ def read_tss_export(path: str | Path) -> TssExport:
     return TssExport(target, meta, index, latency, batch)
 
 
-__all__ = ["REAL_BACKENDS", "TSS_BACKENDS", "TssExport", "TssPrediction", "export_tss",
-           "predict", "processor", "read_tss_export", "real_backend", "select_tss_archs", "store"]
+# What the cells' model prices (nasfilter.oracle.cells): CIFAR-10 networks, FP32, PyTorch eager,
+# NCHW, at one batch. torch-cuda measures them with these settings; HELP's are read as they are
+# (FP32 eager by what the data says: docs/gpu-model.md).
+CELLS_TORCH_CUDA = {"precision": "fp32", "cuda_graph": False, "channels_last": False}
+CELLS_SPEC = "torch-cuda[batch=B,precision=fp32,cuda_graph=false,channels_last=false]"
+CELLS_BACKENDS = ("torch-cuda", "measured")
+
+
+def measured_on(meta: dict[str, Any]) -> str:
+    """The machine an export's rows come from, in words."""
+    device = meta.get("device") or {}
+    if device.get("kind") == "cuda":
+        return f"{device.get('gpu')} (CUDA fingerprint)"
+    return f"{device.get('name')} ({meta.get('config', {}).get('source', meta.get('backend'))})"
+
+
+def cells_export_batch(export: TssExport) -> int:
+    """The batch of an export whose latencies are of the kind the cells' model prices (GPU
+    measurements of CIFAR-10 networks, FP32 eager NCHW, one given batch); ValueError naming
+    the file and what is wrong: not measured, on a CPU, not CIFAR-10, another backend or other
+    settings, no latency, or several batches."""
+    meta, where = export.meta, repr(str(export.path))
+    if meta.get("label") != "measured" or meta.get("processor") != "GPU":
+        raise ValueError(f"{where} holds {meta.get('label')} rows on a {meta.get('processor')}: "
+                         "give latencies measured on a GPU's machine")
+    if meta.get("dataset") != CELL_DATASET:
+        raise ValueError(f"{where} was measured on {meta.get('dataset')!r}: the cells' model "
+                         f"prices the {CELL_DATASET} networks (measure with --dataset "
+                         f"{CELL_DATASET})")
+    backend, config = meta.get("backend"), meta.get("config", {})
+    if backend not in CELLS_BACKENDS:
+        raise ValueError(f"{where} was measured by {backend!r}, which does not launch PyTorch "
+                         f"eager kernels; measure with {CELLS_SPEC} ({', '.join(CELLS_BACKENDS)} "
+                         "are read)")
+    if backend == "torch-cuda":
+        wrong = {k: config.get(k) for k, v in CELLS_TORCH_CUDA.items() if config.get(k) != v}
+        if wrong or "batch" not in config:
+            raise ValueError(
+                f"{where} was measured by torch-cuda with {wrong or 'the largest batch'}: the "
+                "cells' model prices FP32 eager NCHW launches at a given batch (a CUDA graph "
+                f"replays the kernels without the host); measure with {CELLS_SPEC}")
+    have = export.batch[np.isfinite(export.latency_s) & (export.batch > 0)]
+    if have.size == 0:
+        raise ValueError(f"{where} holds no latency (every row is out of memory or an error)")
+    if np.unique(have).size > 1:
+        raise ValueError(f"{where} mixes batches {sorted(set(have.tolist()))}: give one")
+    return int(have[0])
+
+
+def export_device(export: TssExport, device: str | DeviceSpec | None) -> DeviceSpec:
+    """The data sheet an export is modelled on: ``device`` (a name, a JSON file or a
+    DeviceSpec), else the export's own when it carries one (HELP's); ValueError for a CUDA
+    fingerprint without ``device``."""
+    if device is None:
+        fingerprint = export.meta.get("device") or {}
+        if fingerprint.get("kind") != "spec":
+            raise ValueError(
+                f"{str(export.path)!r} was measured on {measured_on(export.meta)}, which has "
+                "no data sheet: give the device (a built-in name or a JSON device file)")
+        device = str(fingerprint["name"])
+    return get_device(device)
+
+
+__all__ = ["CELLS_SPEC", "CELLS_TORCH_CUDA", "REAL_BACKENDS", "TSS_BACKENDS", "TssExport",
+           "TssPrediction", "cells_export_batch", "export_device", "export_tss", "measured_on",
+           "predict", "processor", "read_tss_export", "real_backend", "select_tss_archs",
+           "store"]

@@ -1,5 +1,6 @@
-"""``nasfilter host-figure``: the networks to measure, the figure from a measured export, the
-device file it writes, and what it refuses. The GPU is a fake (no CUDA here); the sweep, the
+"""A user's measured tss cells: ``nasfilter host-figure`` (the networks to measure, the figure
+from a measured export, the device file it writes) and ``calibrate --validate --measured
+T.npz`` (the cells scored), and what they refuse. The GPU is a fake (no CUDA here); the sweep, the
 cache, the export, the model and the device files are nasfilter's own."""
 
 from __future__ import annotations
@@ -77,12 +78,12 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
 def _measure(tmp_path: Path, archs: Path, backend: str, name: str = "t.npz") -> Path:
     out = tmp_path / name
     argv = ["measure", "--space", "tss", "--backend", backend, "--archs", str(archs),
-            "--cache", str(tmp_path / "c.db"), "--export", str(out), "--quiet"]
+            "--cache", str(tmp_path / f"{name}.db"), "--export", str(out), "--quiet"]
     assert main(argv) == 0
     return out
 
 
-EAGER = "torch-cuda[batch=1,precision=fp32,cuda_graph=false]"
+EAGER = "torch-cuda[batch=1,precision=fp32,cuda_graph=false,channels_last=false]"
 
 
 def test_networks_are_host_bound_seeded_and_an_archs_file(
@@ -185,19 +186,22 @@ def _write_export(path: Path, meta: dict[str, Any], latency: list[float],
 
 GOOD_META = {"format": EXPORT_FORMAT, "space": "tss", "dataset": "cifar10", "label": "measured",
              "processor": "GPU", "backend": "torch-cuda",
-             "config": {"precision": "fp32", "cuda_graph": False, "batch": 1},
+             "config": {"precision": "fp32", "cuda_graph": False, "channels_last": False,
+                        "batch": 1},
              "device": {"kind": "cuda", "gpu": "Fake GPU"}}
 
 
 @pytest.mark.parametrize(
     ("change", "latency", "batch", "message"),
     [
-        ({"config": {"precision": "fp16", "cuda_graph": False, "batch": 1}}, [0.01], [1],
-         "torch-cuda with {'precision': 'fp16'}"),
-        ({"config": {"precision": "fp32", "cuda_graph": True, "batch": 1}}, [0.01], [1],
-         "'cuda_graph': True"),
-        ({"config": {"precision": "fp32", "cuda_graph": False}}, [0.01], [64],
-         "the largest batch"),
+        ({"config": {"precision": "fp16", "cuda_graph": False, "channels_last": False,
+                     "batch": 1}}, [0.01], [1], "torch-cuda with {'precision': 'fp16'}"),
+        ({"config": {"precision": "fp32", "cuda_graph": True, "channels_last": False,
+                     "batch": 1}}, [0.01], [1], "'cuda_graph': True"),
+        ({"config": {"precision": "fp32", "cuda_graph": False, "channels_last": True,
+                     "batch": 1}}, [0.01], [1], "'channels_last': True"),
+        ({"config": {"precision": "fp32", "cuda_graph": False, "channels_last": False}},
+         [0.01], [64], "the largest batch"),
         ({"backend": "tensorrt"}, [0.01], [1], "measured by 'tensorrt'"),
         ({"label": "modelled"}, [0.01], [1], "holds modelled rows"),
         ({"processor": "CPU"}, [0.01], [1], "on a CPU"),
@@ -278,3 +282,75 @@ def test_a_device_file_dict_reads_back_as_the_same_device(tmp_path: Path) -> Non
     titanxp = device_file_dict(DEVICES["titanxp"])  # the data sheet's units
     assert (titanxp["fp32_peak_tflops"], titanxp["memory_gb"], titanxp["sm_count"]) == (
         pytest.approx(12.15), pytest.approx(12.0), 30)
+
+
+# ------------------------------------------------- calibrate --validate --measured T.npz
+def test_calibrate_scores_measured_cells_and_the_host_figure_closes_the_gap(
+    tmp_path: Path, fake_gpu: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fake machine takes 1.3 x the modelled host time of every network: on its data
+    sheet alone the model's throughput is 30 % high on host-bound networks; with the figure
+    from five other networks it is exact."""
+    pool = host_bound_networks("titanxp")
+    rng = np.random.default_rng(1)
+    picked = rng.choice(pool, 25, replace=False)
+    (tmp_path / "host.txt").write_text("\n".join(map(str, picked[:5].tolist())))
+    (tmp_path / "rest.txt").write_text("\n".join(map(str, picked[5:].tolist())))
+    host_export = _measure(tmp_path, tmp_path / "host.txt", EAGER, "host.npz")
+    rest_export = _measure(tmp_path, tmp_path / "rest.txt", EAGER, "rest.npz")
+    assert main(["host-figure", "--from", str(host_export), "--device", "titanxp", "--out",
+                 str(tmp_path / "mine.json")]) == 0
+    capsys.readouterr()
+    runs = {}
+    for device in ("titanxp", str(tmp_path / "mine.json")):
+        assert main(["calibrate", "--validate", "--measured", str(rest_export), "--device",
+                     device, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["measured"] == [] and len(out["measured_cells"]) == 1
+        runs[device] = out["measured_cells"][0]
+    plain, mine = runs["titanxp"], runs[str(tmp_path / "mine.json")]
+    assert plain["calibrated"]["n"] == 20 and plain["batch"] == 1
+    assert plain["calibrated"]["mdape_percent"] == pytest.approx(30.0)
+    assert mine["calibrated"]["mdape_percent"] == pytest.approx(0.0, abs=1e-6)
+    assert mine["host_kernel_us"] == pytest.approx(
+        HOST_FACTOR * load_calibration().params.host_seconds * 1e6)
+    assert not plain["in_sample"] and plain["roofline"]["mdape_percent"] > 100
+    assert main(["calibrate", "--validate", "--measured", str(rest_export), "--device",
+                 "titanxp"]) == 0
+    text = capsys.readouterr().out
+    assert "rest.npz" in text and "IN-SAMPLE" not in text and "30.0" in text
+
+
+def test_helps_latencies_are_named_in_sample_unless_the_calibration_left_them_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["measure", "--space", "tss", "--backend", "measured[batch=256]", "--device",
+                 "titanx", "--archs", "sample:200", "--cache", str(tmp_path / "c.db"),
+                 "--export", str(tmp_path / "t.npz"), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["calibrate", "--validate", "--measured", str(tmp_path / "t.npz"), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)["measured_cells"][0]
+    assert record["in_sample"] and record["device"] == "titanx"
+    shipped = json.loads(Path(load_calibration().path).read_text())
+    shipped["provenance"]["cells"]["devices"].remove("titanx")
+    (tmp_path / "cal.json").write_text(json.dumps(shipped))
+    assert main(["calibrate", "--validate", "--measured", str(tmp_path / "t.npz"),
+                 "--calibration", str(tmp_path / "cal.json"), "--json"]) == 0
+    assert not json.loads(capsys.readouterr().out)["measured_cells"][0]["in_sample"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--layout", "nchw"], "--layout describes timm CSV files"),
+        (["--device", "nosuchgpu"], "--measured/--device: unknown device 'nosuchgpu'"),
+    ],
+)
+def test_calibrate_refuses_bad_cell_exports_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    path = _write_export(tmp_path / "t.npz", GOOD_META, [0.01, 0.02, 0.03], [1, 1, 1])
+    assert main(["calibrate", "--validate", "--measured", str(path), *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert main(["calibrate", "--validate", "--measured", str(path)]) == 2  # no data sheet
+    assert "--measured: " in capsys.readouterr().err
