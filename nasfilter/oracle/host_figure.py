@@ -39,7 +39,7 @@ class HostFigure:
 
     ``index``, ``latency_s``, ``ratio`` and ``bound`` are per network with a latency (K,):
     its seconds per batch, that over its modelled host time, and whether it is host-bound
-    (measured above its modelled GPU time; only those count)."""
+    (:func:`~nasfilter.oracle.cells.host_ratios`; only those count)."""
 
     device: DeviceSpec  # the data sheet the modelled times are read on
     measured_on: str  # the export's machine, in words
