@@ -13,7 +13,10 @@ CPU (tests/oracle/test_gpu_model_check.py).
    (``default_rng(0)``: :data:`N_CELLS` cells, and :data:`N_HOST` among
    ``cells.host_bound_networks`` of the matching built-in device) at batch 1, 32 and 256, NCHW
    and NHWC; seconds per batch, the mean of synchronised forward passes after a warm-up;
-4. a summary (JSON, printed and written): for the built-in device of the GPU (if one
+4. on a CUDA device, the host sample again through nasfilter's own commands (``measure --space
+   tss`` with ``torch-cuda[batch=1,precision=fp32,cuda_graph=false,channels_last=false]``,
+   ``host-figure``, ``calibrate --validate --measured``), their exit status in the summary;
+5. a summary (JSON, printed and written): for the built-in device of the GPU (if one
    matches its name) the calibrated model's MdAPE and Spearman on the NCHW cells at each
    batch, the host time per kernel the batch-1 latencies of the host sample imply
    (``cells.host_kernel_from_latency``) and the same scores with it (on the other cells);
@@ -209,6 +212,34 @@ def device_file(spec: str, host_us: float) -> dict[str, Any]:
     ))
 
 
+def library_path(out: Path, host_cells: np.ndarray, spec: str, cuda: str) -> dict[str, int]:
+    """The host sample again through nasfilter's own commands on the GPU (torch-cuda's FP32
+    eager NCHW path at batch 1, ``host-figure``, ``calibrate --validate --measured``): the
+    first run of that backend code on a GPU. Each command's exit status; its output is in the
+    log."""
+    from nasfilter.cli import main as nasfilter
+    from nasfilter.oracle.tss_measure import CELLS_SPEC
+
+    (out / "host_cells.txt").write_text("\n".join(map(str, host_cells.tolist())) + "\n")
+    export = str(out / "host_b1.npz")
+    commands = {
+        "measure": ["measure", "--space", "tss", "--backend",
+                    CELLS_SPEC.replace("batch=B", "batch=1"), "--device", cuda, "--archs",
+                    str(out / "host_cells.txt"), "--cache", str(out / "cells.db"), "--export",
+                    export, "--quiet", "--force"],
+        "host-figure": ["host-figure", "--from", export, "--device", spec],
+        "calibrate": ["calibrate", "--validate", "--measured", export, "--device", spec],
+    }
+    codes = {}
+    for name, command in commands.items():
+        try:
+            codes[name] = nasfilter(command)
+        except Exception as exc:  # a check: report and go on
+            print(f"  {name}: {type(exc).__name__}: {exc}", flush=True)
+            codes[name] = -1
+    return codes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.environ.get("OUT", "."), help="output folder")
@@ -259,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         host_us = summary["cells"]["scores"]["host_kernel_us"]
         (out / "device.json").write_text(json.dumps(device_file(matched, host_us), indent=1))
         summary["device_file"] = "device.json"
+    if args.device.startswith("cuda") and not args.quick:
+        summary["library_path"] = library_path(out, host_cells, matched or spec, args.device)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
     print(json.dumps(summary, indent=1, default=str))
     return 0

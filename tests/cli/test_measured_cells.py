@@ -6,7 +6,6 @@ cache, the export, the model and the device files are nasfilter's own."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,65 +13,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nasfilter.bench.datasets import Dataset
 from nasfilter.bench.tss_data import load_latency
-from nasfilter.bench.tss_layers import tss_units
 from nasfilter.cli import main
-from nasfilter.oracle import tss_measure
 from nasfilter.oracle.calibration_file import load_calibration
-from nasfilter.oracle.cells import all_ops, host_bound_networks, tss_batch_seconds, unit_seconds
+from nasfilter.oracle.cells import all_ops, host_bound_networks, tss_batch_seconds
 from nasfilter.oracle.devices import DEVICES, device_file_dict, get_device
-from nasfilter.oracle.timing import Timer
-from nasfilter.oracle.tss_measure import EXPORT_FORMAT, TssTorchCuda, select_tss_archs
-from tests.fake_tensorrt import Clock, FakeTorch, OutOfMemoryError
-
-HOST_FACTOR = 1.3  # the fake machine's host is this much slower than the fit's
-
-
-def _modelled_host(device: str, archs: np.ndarray, batch: int = 1) -> np.ndarray:
-    """The model's host seconds per batch of ``archs`` on ``device``, (K,)."""
-    _, host = unit_seconds(get_device(device), batch, load_calibration().params)
-    out: np.ndarray = tss_units("cifar10").counts(all_ops()[archs]) @ host
-    return out
-
-
-class FakeEagerGpu(TssTorchCuda):
-    """torch-cuda's real measure() on a fake GPU whose machine takes HOST_FACTOR times the
-    model's host time of each network on ``like`` (so the figure to recover is known)."""
-
-    like = "titanxp"
-    too_large: tuple[int, ...] = ()  # networks that run out of memory
-
-    def __init__(self, device: str | None = None, **kw: Any) -> None:
-        self.clock = Clock()
-        super().__init__(device, peak_flops=1e15, window=0.01, trials=3, **kw)
-
-    def _require(self) -> Any:
-        return FakeTorch(self.clock, 1 << 40)
-
-    def load(self, arch: int, dataset: Dataset) -> Any:
-        return arch
-
-    def prepare(self, net: Any, dataset: Dataset, batch: int) -> Callable[[], object]:
-        if net in self.too_large:
-            raise OutOfMemoryError(f"CUDA out of memory at batch {batch}")
-        seconds = HOST_FACTOR * float(_modelled_host(self.like, np.array([net]), batch)[0])
-
-        def run() -> None:
-            self.clock.now += seconds
-
-        return run
-
-    def release(self) -> None:
-        pass
-
-    def timer(self) -> Timer:
-        return self.clock.timer
+from nasfilter.oracle.tss_measure import EXPORT_FORMAT, select_tss_archs
+from tests.fake_eager_gpu import HOST_FACTOR, FakeEagerGpu, modelled_host, use_fake_eager_gpu
 
 
 @pytest.fixture
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(tss_measure._REAL, "torch-cuda", FakeEagerGpu)
+    use_fake_eager_gpu(monkeypatch)
 
 
 def _measure(tmp_path: Path, archs: Path, backend: str, name: str = "t.npz") -> Path:
@@ -169,7 +121,7 @@ def test_helps_own_batch_1_latencies_are_read_with_their_data_sheet(
     assert main(["host-figure", "--from", str(tmp_path / "xp.npz"), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["device"] == "titanxp"  # the export's own data sheet
-    ratios = load_latency("titanxp", 1)[archs] / _modelled_host("titanxp", archs)
+    ratios = load_latency("titanxp", 1)[archs] / modelled_host("titanxp", archs)
     assert record["measured_host_kernel_us"] == pytest.approx(
         float(np.median(ratios)) * load_calibration().params.host_seconds * 1e6)
     assert main(["host-figure", "--from", str(export), "--json"]) == 0  # the 2080 Ti default
@@ -232,7 +184,7 @@ def test_a_file_that_is_no_npz_is_named(tmp_path: Path, capsys: pytest.CaptureFi
 def test_rows_without_a_latency_are_left_out_and_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    host = _modelled_host("titanxp", np.array([4250, 4251]))
+    host = modelled_host("titanxp", np.array([4250, 4251]))
     path = _write_export(tmp_path / "t.npz", GOOD_META,
                          [float(host[0]) * 2, float(host[1]) * 2, float("nan")], [1, 1, -1])
     assert main(["host-figure", "--from", str(path), "--device", "titanxp", "--json"]) == 0

@@ -117,3 +117,22 @@ def test_without_cuda_it_says_so(script: ModuleType, tmp_path: Path,
         pytest.skip("this machine has CUDA: run the script itself")
     assert script.main(["--device", "cuda", "--out", str(tmp_path)]) == 2
     assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_the_library_path_runs_measure_host_figure_and_calibrate_on_the_gpu(
+    script: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The script's step 4 on a fake GPU (tests/fake_eager_gpu.py): its three commands succeed,
+    the export holds the host sample at batch 1, and the figure printed is the fake machine's."""
+    from tests.fake_eager_gpu import HOST_FACTOR, use_fake_eager_gpu
+
+    use_fake_eager_gpu(monkeypatch)
+    host_cells = np.sort(np.random.default_rng(0).choice(host_bound_networks("titanxp"), 4,
+                                                         replace=False))
+    codes = script.library_path(tmp_path, host_cells, "titanxp", "cuda")
+    assert codes == {"measure": 0, "host-figure": 0, "calibrate": 0}
+    with np.load(tmp_path / "host_b1.npz") as z:
+        assert z["index"].tolist() == host_cells.tolist() and set(z["batch"].tolist()) == {1}
+    fitted_us = load_calibration().params.host_seconds * 1e6
+    assert f"measured_host_kernel_us: {HOST_FACTOR * fitted_us:.1f}" in capsys.readouterr().out
