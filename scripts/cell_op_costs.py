@@ -8,15 +8,18 @@
    and the shipped model's host and GPU time (which bounds a cell, ``gpumodel.network_seconds``);
 3. each machine's host against its leave-one-GPU-out fit's, at batch 1 and 32: the median over
    the networks of measured latency over modelled host time (the factor that
-   ``measured_host_kernel_us`` sets).
+   ``measured_host_kernel_us`` sets);
+4. at batch 256, the Spearman between the GPUs' measured latencies, and each Pascal GPU
+   predicted from a fit on the other two Pascal GPUs' cells alone.
 
-    python scripts/cell_op_costs.py      # a few seconds
+    python scripts/cell_op_costs.py      # about half a minute
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +29,18 @@ from nasfilter.bench.spaces import TSS_OPS
 from nasfilter.bench.tss_data import load_latency
 from nasfilter.bench.tss_layers import tss_units
 from nasfilter.oracle.calibrated import load_calibration
-from nasfilter.oracle.cells import CELL_DATASET, HELP_DEVICES, all_ops, fit_cells, unit_seconds
+from nasfilter.oracle.calibration import scores
+from nasfilter.oracle.cells import (
+    CELL_DATASET,
+    HELP_DEVICES,
+    HELP_GENERATIONS,
+    all_ops,
+    fit_cells,
+    tss_batch_seconds,
+    unit_seconds,
+)
 from nasfilter.oracle.devices import DEVICES
+from nasfilter.stats import spearman
 
 SKIP = TSS_OPS.index("skip_connect")
 
@@ -73,7 +86,26 @@ def main() -> int:
             host_s = unit_seconds(DEVICES[device], batch, fit)[1]
             factors.append(np.median(load_latency(gpu, batch) / (counts @ host_s)))
         print(f"{gpu:<8} batch 1 {factors[0]:.3f}  batch 32 {factors[1]:.3f}")
+    ranking(ops, params)
     return 0
+
+
+def ranking(ops: np.ndarray, params: Any) -> None:
+    """Batch 256: how alike the GPUs' measured latencies rank the cells (Spearman), and each
+    Pascal GPU predicted from a fit on the other two Pascal GPUs' cells alone."""
+    print("\nbatch 256, Spearman between the GPUs' measured latencies")
+    measured = {gpu: load_latency(gpu, 256) for gpu in HELP_DEVICES}
+    print("         " + " ".join(f"{gpu:>8}" for gpu in HELP_DEVICES))
+    for gpu in HELP_DEVICES:
+        print(f"{gpu:<8} " + " ".join(f"{spearman(measured[gpu], measured[other]):8.3f}"
+                                      for other in HELP_DEVICES))
+    pascal = HELP_GENERATIONS["Pascal"]
+    print("\nbatch 256, each Pascal GPU from a fit on the other two Pascal GPUs' cells alone")
+    for gpu in pascal:
+        fit = fit_cells(params, tuple(g for g in pascal if g != gpu))
+        got = scores(256 / tss_batch_seconds(HELP_DEVICES[gpu], 256, fit, ops),
+                     256 / measured[gpu])
+        print(f"{gpu:<8} MdAPE {got['mdape_percent']:.1f} %  Spearman {got['spearman']:.3f}")
 
 
 if __name__ == "__main__":
