@@ -156,7 +156,8 @@ def torch_dtype(torch: Any, precision: str) -> Any:
 
 def set_fp32_math(torch: Any, precision: str) -> None:
     """For ``fp32``, turn TF32 off in cuDNN and in matrix products, so that FP32 means FP32
-    on Ampere and later as on the GPUs before (torch lets cuDNN use TF32 by default)."""
+    on Ampere and later as on the GPUs before (torch lets cuDNN use TF32 by default). These
+    are torch's process-wide flags: they stay off for the rest of the process."""
     if precision == "fp32":
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
