@@ -225,7 +225,7 @@ def score_measured_cells(
     (HELP's own, of a GPU its provenance lists)."""
     batch = cells_export_batch(export)
     dev = export_device(export, device)
-    has = np.isfinite(export.latency_s) & (export.batch > 0)
+    has = export.has_latency
     truth = batch / export.latency_s[has]
     ops = all_ops()[export.index[has]]
     fitted_on = calibration.provenance.get("cells", {}).get("devices", [])

@@ -89,7 +89,7 @@ def host_figure(export: TssExport, device: str | DeviceSpec | None = None) -> Ho
     :func:`~nasfilter.oracle.cells.host_kernel_from_latency` refuse."""
     batch = cells_export_batch(export)
     dev = export_device(export, device)
-    has = np.isfinite(export.latency_s) & (export.batch > 0)
+    has = export.has_latency
     index, latency = export.index[has], export.latency_s[has]
     params = load_calibration().params
     seconds = host_kernel_from_latency(dev, index, latency, batch, params)

@@ -287,6 +287,12 @@ class TssExport:
     latency_s: np.ndarray  # float64, seconds per batch
     batch: np.ndarray  # int64, images per batch
 
+    @property
+    def has_latency(self) -> np.ndarray:
+        """Which rows hold a latency (finite, at a batch > 0), bool (R,)."""
+        out: np.ndarray = np.isfinite(self.latency_s) & (self.batch > 0)
+        return out
+
 
 def read_tss_export(path: str | Path) -> TssExport:
     """Read a ``measure --space tss --export`` file; ValueError naming the file when it is not
@@ -353,7 +359,7 @@ def cells_export_batch(export: TssExport) -> int:
                 f"{where} was measured by torch-cuda with {wrong or 'the largest batch'}: the "
                 "cells' model prices FP32 eager NCHW launches at a given batch (a CUDA graph "
                 f"replays the kernels without the host); measure with {CELLS_SPEC}")
-    have = export.batch[np.isfinite(export.latency_s) & (export.batch > 0)]
+    have = export.batch[export.has_latency]
     if have.size == 0:
         raise ValueError(f"{where} holds no latency (every row is out of memory or an error)")
     if np.unique(have).size > 1:
