@@ -134,8 +134,9 @@ class JacobCov(ZeroCostProxy):
         x, _ = probe.batch(GRAD_BATCH)
         x.requires_grad_(True)
         logits = net(x)[1]
-        logits.backward(_torch().ones_like(logits))
-        grad: Any = x.grad
+        # the input's gradient only: the weights' gradients, which backward() would also
+        # compute, are never read
+        (grad,) = _torch().autograd.grad(logits, x, _torch().ones_like(logits))
         jac = grad.detach().reshape(x.shape[0], -1).double().numpy()
         if (jac.std(axis=1) == 0).any():
             return math.nan
@@ -160,8 +161,7 @@ class Naswot(ZeroCostProxy):
         kernel = torch.zeros((x.shape[0], x.shape[0]), dtype=torch.float64)
 
         def on_relu(_mod: Any, inp: Any, _out: Any) -> None:
-            c = (inp[0].detach().reshape(inp[0].shape[0], -1) > 0).double()
-            kernel.add_(c @ c.t() + (1.0 - c) @ (1.0 - c).t())
+            kernel.add_(_hamming_kernel(inp[0].detach().reshape(inp[0].shape[0], -1) > 0))
 
         handles = [
             m.register_forward_hook(on_relu) for m in net.modules() if isinstance(m, torch.nn.ReLU)
@@ -172,6 +172,20 @@ class Naswot(ZeroCostProxy):
             handle.remove()
         sign, logdet = np.linalg.slogdet(kernel.numpy())
         return float(logdet) if sign != 0 else math.nan
+
+
+def _hamming_kernel(codes: Any) -> Any:
+    """c c^T + (1 - c)(1 - c)^T of binary codes ``(N, F)``: the number of units on which two
+    images agree, ``(N, N)`` float64. Computed as F - r_i - r_j + 2 c c^T (r = each row's
+    count of ones): one product, not two. Every partial sum is an integer of at most F, so
+    the float32 product is exact while F < 2**24 (float64 beyond), and the result equals
+    the two-product form bit for bit."""
+    torch = _torch()
+    n_features = codes.shape[1]
+    c = codes.to(torch.float32 if n_features < 2**24 else torch.float64)
+    ones = c.sum(dim=1, dtype=torch.float64)
+    both = (c @ c.t()).double()
+    return 2.0 * both - ones[:, None] - ones[None, :] + float(n_features)
 
 
 class Zen(ZeroCostProxy):

@@ -241,3 +241,15 @@ def test_the_local_generator_build_reproduces_the_shipped_scores(index: int) -> 
     for name in ("synflow", "params", "flops"):
         if shipped.computed[name][index]:
             assert np.float32(got[name][0]) == shipped.values[name][index], name
+
+
+def test_naswot_kernel_counts_the_units_on_which_two_images_agree() -> None:
+    from nasfilter.zerocost.proxies import _hamming_kernel
+
+    codes = np.random.default_rng(3).random((9, 5000)) < 0.3
+    agree = (codes[:, None, :] == codes[None, :, :]).sum(axis=-1)  # counted, not multiplied
+    got = _hamming_kernel(torch.from_numpy(codes))
+    assert got.dtype == torch.float64 and tuple(got.shape) == (9, 9)
+    assert np.array_equal(got.numpy(), agree.astype(np.float64))
+    c = torch.from_numpy(codes).double()  # Mellor et al.'s two-product form, bit for bit
+    assert torch.equal(got, c @ c.t() + (1.0 - c) @ (1.0 - c).t())
