@@ -205,6 +205,19 @@ class Searcher(Plugin):
         return None
 
 
+def check_fits_space(searcher: Searcher, *names: str) -> None:
+    """Raise ValueError unless each named count setting of ``searcher`` is at most the size
+    of its run's space (known only at :meth:`~Searcher.reset`: a searcher's settings are
+    checked against the largest space when it is built)."""
+    space = searcher.space
+    for name in names:
+        value = getattr(searcher, name)
+        if value > space.size:
+            raise ValueError(
+                f"{name} must be at most the {space.name} space's size {space.size}, got {value}"
+            )
+
+
 def check_accuracy(accuracy: object, who: object) -> None:
     """Raise ValueError unless ``accuracy`` is a real number in [0, 100] (percent)."""
     if (
@@ -240,6 +253,7 @@ __all__ = [
     "MIGRATE_SEARCHER",
     "Searcher",
     "check_accuracy",
+    "check_fits_space",
     "check_positive_int",  # re-exported for plugins written against earlier versions
     "check_real",
     "validate_searcher",

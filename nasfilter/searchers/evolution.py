@@ -21,7 +21,7 @@ import numpy as np
 from nasfilter.bench.spaces import MAX_SIZE, SSS
 from nasfilter.bench.spaces.sss import Arch, arch_from_index, index_of
 from nasfilter.checks import check_positive_int
-from nasfilter.searchers.base import Searcher
+from nasfilter.searchers.base import Searcher, check_fits_space
 from nasfilter.sim.trial import Trial
 
 _BLOCK_NUMBERS = 4096  # numbers drawn per generator call once the population is full
@@ -61,12 +61,7 @@ class RegularizedEvolution(Searcher):
         width = self.tournament_size + 2  # the tournament's picks, the layer, the new value
         self._rows = max(1, _BLOCK_NUMBERS // width)
         space = self.space
-        for name in ("population_size", "tournament_size"):
-            if getattr(self, name) > space.size:
-                raise ValueError(
-                    f"{name} must be at most the {space.name} space's size {space.size}, "
-                    f"got {getattr(self, name)}"
-                )
+        check_fits_space(self, "population_size", "tournament_size")
         self._sss = space is SSS
         self._highs = np.tile(
             np.array(

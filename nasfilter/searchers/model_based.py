@@ -74,7 +74,7 @@ from nasfilter.searchers.acquisition import (
     layer_order,
     prefilter,
 )
-from nasfilter.searchers.base import Searcher
+from nasfilter.searchers.base import Searcher, check_fits_space
 from nasfilter.searchers.batch_selection import batch_size, greedy_batch, layer_batch
 from nasfilter.searchers.features import (
     ENCODINGS,
@@ -106,9 +106,10 @@ class ModelBased(Searcher):
         beta: optimism, posterior sds added to the predicted accuracy (>= 0).
         batch: largest number of proposals chosen per model fit, in [1, 32768]; early rounds choose
             fewer (an eighth of the evaluations so far, at least 2).
-        init: evaluations of the initial stratified design, in [3, 32768].
-        init_proxy: proxy queries of the initial design, in [0, 32768], for the throughput model.
-        strata: log-MACs strata of the exploratory rule, in [1, 32768].
+        init: evaluations of the initial stratified design, in [3, the space's size].
+        init_proxy: proxy queries of the initial design, in [0, the space's size], for the
+            throughput model.
+        strata: log-MACs strata of the exploratory rule, in [1, the space's size].
         cost_power: the greedy choice maximizes gain / predicted seconds ** cost_power
             (0: ignore cost; 1: gain per second).
         pool: candidates measured with the proxy per round, as a multiple of the batch
@@ -181,6 +182,7 @@ class ModelBased(Searcher):
 
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
+        check_fits_space(self, "init", "init_proxy", "strata")
         space = self.space
         self._x = space_features(space, self.proxy.dataset, self.encoding)
         self._macs = space_macs(space, self.proxy.dataset)  # free: exact counts, per dataset

@@ -89,13 +89,31 @@ def test_tss_evolution_mutates_exactly_one_edge_operation() -> None:
         parent = child
 
 
-def test_evolution_settings_larger_than_the_tss_space_are_refused_naming_it() -> None:
-    # 20000 is within the sss space (32768): accepted before the space is known
-    searcher = make_searcher("evolution[population_size=20000]")
-    problem = make_problem(tss_table("cifar10"), 1_000.0, 0)
-    with pytest.raises(ValueError, match=r"population_size must be at most the tss space's "
-                       r"size 15625, got 20000"):
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [
+        ("evolution[population_size=20000]", "population_size"),
+        ("model-based[init=20000]", "init"),
+        ("model-based-hw[init_proxy=20000]", "init_proxy"),
+        ("model-based[strata=20000]", "strata"),
+    ],
+)
+def test_settings_larger_than_the_tss_space_are_refused_naming_it(spec: str, name: str) -> None:
+    # 20000 is within the sss space (32768): accepted before the space is known. model-based
+    # used to fail inside numpy ("a cannot be empty") on an init above the space's size.
+    searcher = make_searcher(spec)
+    problem = make_problem(tss_table("cifar10"), 1_000.0, 0, proxy=measured_proxy("2080ti"))
+    with pytest.raises(ValueError, match=rf"^{name} must be at most the tss space's "
+                       r"size 15625, got 20000$"):
         searcher.setup(SearchContext(np.random.default_rng(0), ProxyHandle(problem)))
+
+
+def test_model_based_init_of_the_whole_tss_space_is_accepted() -> None:
+    searcher = make_searcher("model-based[init=15625]")
+    problem = make_problem(tss_table("cifar10"), 1_000.0, 0, proxy=measured_proxy("2080ti"))
+    searcher.setup(SearchContext(np.random.default_rng(0), ProxyHandle(problem)))
+    trial = searcher.ask()
+    assert trial is not None and 0 <= TSS.index_of(trial.arch) < 15625
 
 
 class TestRandomSearchContractOnTss(SearcherContract):
