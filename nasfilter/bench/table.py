@@ -161,7 +161,9 @@ class BenchmarkTable:
         words = _SCORE_WORDS.get(prov.scored, prov.scored)
         if prov.scored == prov.observed and len(self.seeds) == 1:
             words = f"{words}, seed {self.seeds[0]}"
-        return f"real {words}" if prov.real else words
+        # "real" vouches for the table's own columns, never for a scored column named
+        # otherwise (a user's accuracies swapped in: nasfilter.runs.rescore)
+        return f"real {words}" if prov.real and prov.scored in _SCORE_WORDS else words
 
     @property
     def n_present(self) -> int:

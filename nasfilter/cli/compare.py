@@ -4,7 +4,8 @@ Every number comes from :mod:`nasfilter.runs.results`, which scores the stored e
 table is the library's (:mod:`nasfilter.study.metrics_table`); with
 ``--recompute`` the scores are computed afresh from the events and the database's cache is
 rewritten (after a metric changed); with ``--ceiling`` each table, oracle and budget's
-clairvoyant ceiling of the final metrics (:func:`ceiling_lines`).
+clairvoyant ceiling of the final metrics (:func:`ceiling_lines`); with ``--score-with`` the
+runs scored on the user's own accuracies (:mod:`nasfilter.runs.rescore`).
 """
 
 from __future__ import annotations
@@ -12,17 +13,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from nasfilter.bench.datasets import get_dataset
 from nasfilter.bench.tss_real import TSS_TABLES
 from nasfilter.cli.args import add_force, check_input_file, check_output_file
 from nasfilter.files import write_csv
 from nasfilter.runs.ceiling import clairvoyant_ceiling
-from nasfilter.runs.fronts import run_front
-from nasfilter.runs.inputs import inputs
+from nasfilter.runs.fronts import front_from_events, run_front
+from nasfilter.runs.inputs import RunInputs, inputs
 from nasfilter.runs.metrics import accuracy_words
+from nasfilter.runs.records import RunSpec
+from nasfilter.runs.rescore import Accuracies, Rescoring, read_accuracies
 from nasfilter.runs.results import (
     METRICS_VERSION,
     UntrustedPluginError,
@@ -95,6 +99,16 @@ def register(sub: Any) -> None:
         help="also print, for each table, oracle and budget, the clairvoyant ceiling of the "
         "final metrics: the best HV ratio of any set of architectures whose evaluation costs, "
         "less the largest, fit the budget (a few seconds each; `nasfilter ceiling`)",
+    )
+    p.add_argument(
+        "--score-with",
+        action="append",
+        metavar="[DATASET=]FILE",
+        help="score the runs on these accuracies instead of their table's: a .npy of one "
+        "accuracy per architecture of the space, in percent, NaN where unknown (e.g. test "
+        "accuracies from a full NATS-Bench archive); repeat as DATASET=FILE for runs on "
+        "several datasets. The runs' evaluations are kept; their fronts, the true front and "
+        "every metric are recomputed. Nothing is written to the database",
     )
     add_force(p, "--csv file")
     p.add_argument(
@@ -193,13 +207,17 @@ def keep_scores(db: Path, results: Sequence[Any]) -> None:
 
 
 def _json_rows(
-    results: Sequence[Any], rows: Sequence[dict[str, Any]], trust_plugins: bool
+    results: Sequence[Any],
+    rows: Sequence[dict[str, Any]],
+    trust_plugins: bool,
+    rescoring: Rescoring | None = None,
 ) -> list[dict[str, Any]]:
     """One object per run: :data:`JSON_FIELDS`, ``zerocost_proxies`` (its zero-cost queries
     and charged seconds per proxy, :func:`proxy_counts`), then ``evaluated`` (the architecture
     indices it evaluated at full fidelity, in completion order) and ``front`` (its front's
     indices, ascending: :func:`nasfilter.runs.fronts.run_front`; null for a run whose oracle
-    is an untrusted plugin, whose throughput would import it)."""
+    is an untrusted plugin, whose throughput would import it), on ``rescoring``'s accuracies
+    when given."""
 
     out = []
     for result, row in zip(results, rows, strict=True):
@@ -207,7 +225,9 @@ def _json_rows(
         entry["zerocost_proxies"] = row["zerocost_proxies"]
         entry["evaluated"] = completed_evaluations(result.events)[0].tolist()
         try:
-            entry["front"] = run_front(result, trust_plugins).indices.tolist()
+            front = run_front(result, trust_plugins) if rescoring is None else \
+                front_from_events(result.events, *rescoring.inputs(result.spec))
+            entry["front"] = front.indices.tolist()
         except UntrustedPluginError:
             entry["front"] = None
         out.append(entry)
@@ -218,13 +238,19 @@ def _json_rows(
 CEILING_STEPS = 20_000
 
 
-def ceiling_lines(results: Sequence[Any], trust_plugins: bool) -> list[str]:
+def ceiling_lines(
+    results: Sequence[Any],
+    trust_plugins: bool,
+    resolve: Callable[[RunSpec], RunInputs] = inputs,
+) -> list[str]:
     """One line per (table, dataset, oracle, budget) of ``results``: the clairvoyant ceiling
     of the final metrics (:func:`~nasfilter.runs.ceiling.clairvoyant_ceiling` with
     ``last_may_overrun``: a run starts no evaluation once its worker-seconds are spent, so
     those it started, less the last, fit the budget) beside the best method's mean HV ratio
-    there. A wall-clock budget with several workers bounds no sum, and an untrusted oracle
-    plugin is not imported: their lines say so."""
+    there, on the inputs ``resolve`` gives a spec (:func:`~nasfilter.runs.inputs.inputs`,
+    or a :class:`~nasfilter.runs.rescore.Rescoring`'s). A wall-clock budget with several
+    workers bounds no sum, and an untrusted oracle plugin is not imported: their lines say
+    so."""
     groups: dict[tuple[Any, ...], list[Any]] = {}
     for r in results:
         spec = r.spec
@@ -247,7 +273,7 @@ def ceiling_lines(results: Sequence[Any], trust_plugins: bool) -> list[str]:
         if oracle_plugin(spec) is not None and not trust_plugins:
             out.append(f"ceiling  {where}: not computed (an oracle plugin; --trust-plugins)")
             continue
-        table, _, reference = inputs(spec)
+        table, _, reference = resolve(spec)
         ceiling = clairvoyant_ceiling(
             reference, table.eval_cost, [budget], max(1.0, budget / CEILING_STEPS),
             last_may_overrun=True,
@@ -268,10 +294,38 @@ def of_space(results: Sequence[Any], space: str) -> list[Any]:
     ]
 
 
+def score_with_files(values: Sequence[str], datasets: set[str]) -> dict[str, Accuracies]:
+    """``--score-with`` read: {dataset: accuracies}. A bare FILE is for the one dataset of
+    ``datasets`` (the runs'); ValueError naming the value when they are several, when a
+    dataset is given twice, or when a file is unreadable (:func:`read_accuracies`)."""
+    out: dict[str, Accuracies] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep:
+            if len(datasets) != 1:
+                raise ValueError(
+                    f"--score-with {value!r}: the runs are on {', '.join(sorted(datasets))}; "
+                    "give one file per dataset as DATASET=FILE"
+                )
+            name, path = next(iter(datasets)), value
+        try:
+            dataset = get_dataset(name).name
+        except ValueError as exc:
+            raise ValueError(f"--score-with {value!r}: {exc}") from None
+        if dataset in out:
+            raise ValueError(f"--score-with {value!r}: {dataset} is given twice")
+        check_input_file(path, "--score-with", "accuracy file")
+        out[dataset] = read_accuracies(path, dataset)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
     db = check_input_file(args.db, "--db", "results database")
+    if args.score_with and args.recompute:
+        raise ValueError("--recompute rewrites the database's scores on its tables' accuracies; "
+                         "--score-with scores on yours and writes nothing: give one of them")
     csv = None
     if args.csv is not None:
         csv = check_output_file(
@@ -283,7 +337,7 @@ def run(args: argparse.Namespace) -> int:
             store,
             recompute=args.recompute,
             trust_plugins=args.trust_plugins,
-            with_events=args.json,  # the rows' evaluated and front
+            with_events=args.json or bool(args.score_with),  # the rows' evaluated and front
         )
         accuracy = accuracy_by_table(store.provenance())
         per_proxy = [proxy_counts(r, store) for r in results]
@@ -293,6 +347,12 @@ def run(args: argparse.Namespace) -> int:
         kept = {id(r) for r in of_space(results, args.space)}
         per_proxy = [p for r, p in zip(results, per_proxy, strict=True) if id(r) in kept]
         results = [r for r in results if id(r) in kept]
+    rescoring = None
+    if args.score_with:
+        datasets = {get_dataset(r.spec.dataset).name for r in results}
+        rescoring = Rescoring(score_with_files(args.score_with, datasets))
+        results = [rescoring.score(r) for r in results]
+        accuracy = {r.table_id: rescoring.inputs(r.spec).table.score_label for r in results}
     rows = [r.row() | {"accuracy": accuracy.get(r.table_id, "acc")} for r in results]
     if csv is not None:
         if rows:
@@ -305,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.json:
         rows = [row | {"zerocost_proxies": p} for row, p in zip(rows, per_proxy, strict=True)]
-        print(json.dumps(_json_rows(results, rows, args.trust_plugins), indent=1))
+        print(json.dumps(_json_rows(results, rows, args.trust_plugins, rescoring), indent=1))
         return 0
     if not rows:
         where = f" on {args.space} tables" if args.space else " yet"
@@ -313,13 +373,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     summary = summarize(rows)
     print(describe_inputs(summary))
+    for dataset, acc in (rescoring.accuracies if rescoring else {}).items():
+        print(f"scored on: {acc.words} for {dataset} (--score-with), in place of the table's "
+              "scored accuracy; the true front and every metric are recomputed on it")
     named = {accuracy.get(e["table_id"], "acc") for e in summary}
     print(format_summary(summary, named.pop() if len(named) == 1 else "acc (see each table)"))
     split = [row | {"zerocost_proxies": p} for row, p in zip(rows, per_proxy, strict=True)]
     for line in zerocost_lines(split):
         print(line)
     if args.ceiling:
-        for line in ceiling_lines(results, args.trust_plugins):
+        resolve = inputs if rescoring is None else rescoring.inputs
+        for line in ceiling_lines(results, args.trust_plugins, resolve):
             print(line)
     if args.recompute:
         print(f"recomputed the metrics of {len(rows)} runs from their stored events")

@@ -1,0 +1,205 @@
+"""`nasfilter compare --score-with`: stored runs scored on the user's own accuracies. Checked
+three ways: the table's own scored column given as a file reproduces every stored metric;
+another column's HV ratio matches moocore's hypervolume (an independent library) over the
+run's evaluated architectures; and bad files and flags are refused by name."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from nasfilter.bench.tss_real import tss_table
+from nasfilter.cli import main
+from nasfilter.oracle.measured import measured_proxy
+from nasfilter.pareto import DEFAULT_MARGIN
+
+TSS = ("--space", "tss", "--budget", "4000")
+SEARCHERS = ("random", "evolution")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = str(tmp_path_factory.mktemp("score-with") / "r.db")
+    for dataset in ("cifar10", "cifar100"):
+        assert main(["run", *TSS, "--dataset", dataset, "--searchers", *SEARCHERS,
+                     "--seeds", "0-1", "--db", path]) == 0  # fmt: skip
+    return path
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]]:
+    capsys.readouterr()
+    assert main(["compare", *argv, "--json"]) == 0
+    return list(json.loads(capsys.readouterr().out))
+
+
+def _save(path: Path, values: np.ndarray) -> str:
+    np.save(path, values)
+    return str(path)
+
+
+def _hv_ratio(acc: np.ndarray, log_thr: np.ndarray, evaluated: list[int]) -> float:
+    """HV ratio by moocore, normalized as nasfilter documents it (ideal -> 1, nadir less
+    DEFAULT_MARGIN of the range -> 0, over every architecture; reference the origin)."""
+    import moocore
+
+    pts = np.stack([acc, log_thr], axis=1)
+    ideal, nadir = pts.max(axis=0), pts.min(axis=0)
+    lower = nadir - DEFAULT_MARGIN * (ideal - nadir)
+    scaled = (pts - lower) / (ideal - lower)
+    whole = moocore.hypervolume(scaled, ref=[0.0, 0.0], maximise=True)
+    mine = moocore.hypervolume(scaled[evaluated], ref=[0.0, 0.0], maximise=True)
+    return float(mine / whole)
+
+
+def test_the_tables_own_accuracies_reproduce_every_stored_metric(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = {d: _save(tmp_path / f"{d}.npy", np.asarray(tss_table(d).test_acc))
+           for d in ("cifar10", "cifar100")}  # fmt: skip
+    stored = _json(capsys, "--db", db)
+    again = _json(capsys, "--db", db, "--score-with", f"cifar10={own['cifar10']}",
+                  "--score-with", f"cifar100={own['cifar100']}")  # fmt: skip
+    assert len(stored) == len(again) == 8
+    for a, b in zip(stored, again, strict=True):
+        assert a["evaluated"] == b["evaluated"]
+        for key in ("hv_ratio", "igd_plus", "epsilon", "recall", "best_acc", "selected_acc",
+                    "front_size", "n_evaluations", "front"):  # fmt: skip
+            assert a[key] == b[key], key
+        assert a["accuracy"] == "hp-200 validation acc, seed mean"
+        assert b["accuracy"] == f"acc from {b['dataset']}.npy (user-supplied)"
+
+
+def test_other_accuracies_score_the_same_evaluations_as_moocore_does(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = tss_table("cifar10")
+    hp12 = np.asarray(table.valid_acc[:, 0])  # the real hp-12 column, a different ranking
+    path = _save(tmp_path / "hp12.npy", hp12)
+    log_thr = np.log10(measured_proxy("2080ti").throughput)
+    stored = [r for r in _json(capsys, "--db", db) if r["dataset"] == "cifar10"]
+    # the cifar100 runs scored on their table's own column (unchanged: checked above)
+    own100 = _save(tmp_path / "c100.npy", np.asarray(tss_table("cifar100").test_acc))
+    got = [r for r in _json(capsys, "--db", db, "--score-with", f"cifar10={path}",
+                            "--score-with", f"cifar100={own100}") if r["dataset"] == "cifar10"]
+    assert len(got) == len(stored) == 4
+    moved = 0
+    for old, new in zip(stored, got, strict=True):
+        assert new["evaluated"] == old["evaluated"]
+        assert new["hv_ratio"] == pytest.approx(_hv_ratio(hp12, log_thr, new["evaluated"]),
+                                                rel=1e-9)  # fmt: skip
+        assert new["best_acc"] == pytest.approx(float(hp12[new["evaluated"]].max()))
+        moved += new["hv_ratio"] != old["hv_ratio"]
+    assert moved == 4  # another accuracy, other figures
+
+
+def test_a_bare_file_scores_runs_of_one_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "one.db")
+    assert main(["run", *TSS, "--dataset", "cifar100", "--searchers", "random",
+                 "--seeds", "0", "--db", db]) == 0  # fmt: skip
+    acc = np.asarray(tss_table("cifar100").test_acc).copy()
+    acc[::2] = np.nan  # half unknown: left out of every front, the true one included
+    path = _save(tmp_path / "half.npy", acc)
+    (run,) = _json(capsys, "--db", db, "--score-with", path)
+    known = [i for i in run["evaluated"] if i % 2]
+    log_thr = np.log10(measured_proxy("2080ti").throughput)
+    keep = ~np.isnan(acc)
+    idx = np.flatnonzero(keep)
+    assert run["hv_ratio"] == pytest.approx(
+        _hv_ratio(acc[keep], log_thr[keep], [int(np.searchsorted(idx, i)) for i in known]),
+        rel=1e-9,
+    )
+    assert all(i % 2 for i in run["front"])
+    capsys.readouterr()
+    assert main(["compare", "--db", db, "--score-with", path]) == 0
+    out = capsys.readouterr().out
+    assert "scored on: acc from half.npy (user-supplied) for cifar100 (--score-with), in " \
+        "place of the table's scored accuracy" in out
+    header = out.splitlines()[2]  # the metrics' columns: the file's accuracy, not hp-200's
+    assert "best acc from half.npy (user-supplied) (%)" in header and "hp-200" not in header
+
+
+GOOD = np.linspace(40.0, 90.0, 15625)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (np.zeros(100), r"has shape \(100,\); give one accuracy per architecture, "
+         r"\(15625,\) for tss, \(32768,\) for sss"),
+        (np.linspace(40.0, 90.0, 32768), r"holds the sss space \(32768 architectures\), but "
+         r"the runs' table is of the tss space \(15625\)"),
+        (np.r_[GOOD[:-1], 101.0], r"architecture 15624 holds 101\.0"),
+        (np.full(15625, np.nan), "holds no accuracy"),
+        (np.full(15625, 50.0), r"holds one accuracy, 50\.0, for every architecture"),
+    ],
+)
+def test_bad_accuracy_files_are_refused_naming_the_file(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], values: np.ndarray,
+    message: str,
+) -> None:
+    bad, good = _save(tmp_path / "bad.npy", values), _save(tmp_path / "good.npy", GOOD)
+    capsys.readouterr()
+    argv = ["compare", "--db", db, "--score-with", f"cifar10={bad}", "--score-with",
+            f"cifar100={good}"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and "bad.npy" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--score-with", "GOOD"], r"--score-with '.*good\.npy': the runs are on cifar10, "
+         r"cifar100; give one file per dataset as DATASET=FILE"),
+        (["--score-with", "cifar10=GOOD", "--score-with", "cifar10=GOOD"],
+         "cifar10 is given twice"),
+        (["--score-with", "cifar10=GOOD"], r"runs on cifar100 have no accuracies to be scored "
+         r"on \(given: cifar10\)"),
+        (["--score-with", "mnist=GOOD"], r"--score-with 'mnist=.*good\.npy': unknown dataset "
+         "'mnist'"),
+        (["--score-with", "cifar10=GOOD", "--recompute"], "give one of them"),
+    ],
+)
+def test_bad_flags_are_refused_by_name(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str],
+    message: str,
+) -> None:
+    good = _save(tmp_path / "good.npy", GOOD)
+    capsys.readouterr()
+    assert main(["compare", "--db", db, *(a.replace("GOOD", good) for a in extra)]) == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_a_file_that_is_not_an_array_is_refused_naming_it(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    junk = tmp_path / "junk.npy"
+    junk.write_text("not numpy")
+    assert main(["compare", "--db", db, "--score-with", f"cifar10={junk}"]) == 2
+    err = capsys.readouterr().err
+    assert f"accuracy file '{junk}' is not a .npy array" in err
+
+
+def test_the_ceiling_is_computed_on_the_given_accuracies(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hp12 = _save(tmp_path / "hp12.npy", np.asarray(tss_table("cifar10").valid_acc[:, 0]))
+    own100 = _save(tmp_path / "c100.npy", np.asarray(tss_table("cifar100").test_acc))
+    capsys.readouterr()
+    assert main(["compare", "--db", db, "--ceiling"]) == 0
+    plain = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("ceiling")]
+    assert main(["compare", "--db", db, "--ceiling", "--score-with", f"cifar10={hp12}",
+                 "--score-with", f"cifar100={own100}"]) == 0  # fmt: skip
+    mine = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("ceiling")]
+    assert len(plain) == len(mine) == 2
+    c10 = [i for i, ln in enumerate(plain) if "cifar10," in ln]
+    c100 = [i for i, ln in enumerate(plain) if "cifar100," in ln]
+    assert mine[c100[0]] == plain[c100[0]]  # cifar100's own column: the same line
+    assert mine[c10[0]] != plain[c10[0]]  # another accuracy: another ceiling and mean
