@@ -30,6 +30,10 @@ FINAL_EPOCHS = 90  # hp "90": the reported test accuracy
 OBSERVED_HP12 = "valid@12"  # hp-12 x-valid accuracy after the last epoch, per seed
 SCORED_TEST90 = "test@90"  # hp-90 test accuracy on the final record
 
+#: The scored-column name of accuracies a user supplies (``user:<file name>``): nasfilter
+#: says where they come from, never what they are (nasfilter.runs.rescore).
+USER_SCORED = "user:"
+
 _SCORE_WORDS = {
     SCORED_TEST90: "test accuracy after 90 epochs",
     "valid@90": "validation accuracy after 90 epochs",
@@ -158,12 +162,12 @@ class BenchmarkTable:
     def score_label(self) -> str:
         """What ``test_acc`` (the accuracy that scores runs) holds, in words."""
         prov = self.provenance
+        if prov.scored.startswith(USER_SCORED):
+            return f"accuracy from {prov.scored.removeprefix(USER_SCORED)} (user-supplied)"
         words = _SCORE_WORDS.get(prov.scored, prov.scored)
         if prov.scored == prov.observed and len(self.seeds) == 1:
             words = f"{words}, seed {self.seeds[0]}"
-        # "real" vouches for the table's own columns, never for a scored column named
-        # otherwise (a user's accuracies swapped in: nasfilter.runs.rescore)
-        return f"real {words}" if prov.real and prov.scored in _SCORE_WORDS else words
+        return f"real {words}" if prov.real else words
 
     @property
     def n_present(self) -> int:

@@ -20,13 +20,14 @@ from typing import Any
 from nasfilter.bench.datasets import get_dataset
 from nasfilter.bench.tss_real import TSS_TABLES
 from nasfilter.cli.args import add_force, check_input_file, check_output_file
+from nasfilter.cli.score_with import add_score_with, score_with_files
 from nasfilter.files import write_csv
 from nasfilter.runs.ceiling import clairvoyant_ceiling
 from nasfilter.runs.fronts import front_from_events, run_front
 from nasfilter.runs.inputs import RunInputs, inputs
 from nasfilter.runs.metrics import accuracy_words
 from nasfilter.runs.records import RunSpec
-from nasfilter.runs.rescore import Accuracies, Rescoring, read_accuracies
+from nasfilter.runs.rescore import Rescoring
 from nasfilter.runs.results import (
     METRICS_VERSION,
     UntrustedPluginError,
@@ -100,16 +101,7 @@ def register(sub: Any) -> None:
         "final metrics: the best HV ratio of any set of architectures whose evaluation costs, "
         "less the largest, fit the budget (a few seconds each; `nasfilter ceiling`)",
     )
-    p.add_argument(
-        "--score-with",
-        action="append",
-        metavar="[DATASET=]FILE",
-        help="score the runs on these accuracies instead of their table's: a .npy of one "
-        "accuracy per architecture of the space, in percent, NaN where unknown (e.g. test "
-        "accuracies from a full NATS-Bench archive); repeat as DATASET=FILE for runs on "
-        "several datasets. The runs' evaluations are kept; their fronts, the true front and "
-        "every metric are recomputed. Nothing is written to the database",
-    )
+    add_score_with(p)
     add_force(p, "--csv file")
     p.add_argument(
         "--recompute",
@@ -294,29 +286,44 @@ def of_space(results: Sequence[Any], space: str) -> list[Any]:
     ]
 
 
-def score_with_files(values: Sequence[str], datasets: set[str]) -> dict[str, Accuracies]:
-    """``--score-with`` read: {dataset: accuracies}. A bare FILE is for the one dataset of
-    ``datasets`` (the runs'); ValueError naming the value when they are several, when a
-    dataset is given twice, or when a file is unreadable (:func:`read_accuracies`)."""
-    out: dict[str, Accuracies] = {}
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep:
-            if len(datasets) != 1:
-                raise ValueError(
-                    f"--score-with {value!r}: the runs are on {', '.join(sorted(datasets))}; "
-                    "give one file per dataset as DATASET=FILE"
-                )
-            name, path = next(iter(datasets)), value
-        try:
-            dataset = get_dataset(name).name
-        except ValueError as exc:
-            raise ValueError(f"--score-with {value!r}: {exc}") from None
-        if dataset in out:
-            raise ValueError(f"--score-with {value!r}: {dataset} is given twice")
-        check_input_file(path, "--score-with", "accuracy file")
-        out[dataset] = read_accuracies(path, dataset)
-    return out
+def _rescored(
+    args: argparse.Namespace, results: list[Any], accuracy: dict[str, str]
+) -> tuple[Rescoring | None, list[Any], dict[str, str]]:
+    """With ``--score-with``: its rescoring, ``results`` scored by it and the accuracy words
+    of their tables; else None and both as they are."""
+    if not args.score_with:
+        return None, results, accuracy
+    rescoring = score_with_files(args.score_with, {get_dataset(r.spec.dataset).name
+                                                   for r in results})  # fmt: skip
+    results = [rescoring.score(r) for r in results]
+    words = {r.table_id: accuracy_words(rescoring.inputs(r.spec).table.provenance.scored)
+             for r in results}  # fmt: skip
+    return rescoring, results, words
+
+
+def _print_text(
+    args: argparse.Namespace,
+    results: list[Any],
+    rows: list[dict[str, Any]],
+    per_proxy: list[dict[str, dict[str, float]]],
+    accuracy: dict[str, str],
+    rescoring: Rescoring | None,
+) -> None:
+    """The metrics table (and the ceiling lines) of ``rows``, as text."""
+    summary = summarize(rows)
+    print(describe_inputs(summary))
+    for dataset, acc in (rescoring.accuracies if rescoring else {}).items():
+        print(f"scored on: {acc.words} for {dataset} (--score-with), in place of the table's "
+              "scored accuracy; the true front and every metric are recomputed on it")
+    named = {accuracy.get(e["table_id"], "acc") for e in summary}
+    print(format_summary(summary, named.pop() if len(named) == 1 else "acc (see each table)"))
+    split = [row | {"zerocost_proxies": p} for row, p in zip(rows, per_proxy, strict=True)]
+    for line in zerocost_lines(split):
+        print(line)
+    if args.ceiling:
+        resolve = inputs if rescoring is None else rescoring.inputs
+        for line in ceiling_lines(results, args.trust_plugins, resolve):
+            print(line)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -347,44 +354,20 @@ def run(args: argparse.Namespace) -> int:
         kept = {id(r) for r in of_space(results, args.space)}
         per_proxy = [p for r, p in zip(results, per_proxy, strict=True) if id(r) in kept]
         results = [r for r in results if id(r) in kept]
-    rescoring = None
-    if args.score_with:
-        datasets = {get_dataset(r.spec.dataset).name for r in results}
-        rescoring = Rescoring(score_with_files(args.score_with, datasets))
-        results = [rescoring.score(r) for r in results]
-        accuracy = {r.table_id: rescoring.inputs(r.spec).table.score_label for r in results}
+    rescoring, results, accuracy = _rescored(args, results, accuracy)
     rows = [r.row() | {"accuracy": accuracy.get(r.table_id, "acc")} for r in results]
-    if csv is not None:
-        if rows:
-            write_csv(csv, rows)
-        else:
-            print(
-                f"nasfilter compare: {args.db} holds no runs yet, so no CSV was written "
-                f"to {str(csv)!r}",
-                file=sys.stderr,
-            )
+    if csv is not None and rows:
+        write_csv(csv, rows)
+    elif csv is not None:
+        print(f"nasfilter compare: {args.db} holds no runs yet, so no CSV was written to "
+              f"{str(csv)!r}", file=sys.stderr)  # fmt: skip
     if args.json:
         rows = [row | {"zerocost_proxies": p} for row, p in zip(rows, per_proxy, strict=True)]
         print(json.dumps(_json_rows(results, rows, args.trust_plugins, rescoring), indent=1))
-        return 0
-    if not rows:
-        where = f" on {args.space} tables" if args.space else " yet"
-        print(f"{args.db}: no runs{where}")
-        return 0
-    summary = summarize(rows)
-    print(describe_inputs(summary))
-    for dataset, acc in (rescoring.accuracies if rescoring else {}).items():
-        print(f"scored on: {acc.words} for {dataset} (--score-with), in place of the table's "
-              "scored accuracy; the true front and every metric are recomputed on it")
-    named = {accuracy.get(e["table_id"], "acc") for e in summary}
-    print(format_summary(summary, named.pop() if len(named) == 1 else "acc (see each table)"))
-    split = [row | {"zerocost_proxies": p} for row, p in zip(rows, per_proxy, strict=True)]
-    for line in zerocost_lines(split):
-        print(line)
-    if args.ceiling:
-        resolve = inputs if rescoring is None else rescoring.inputs
-        for line in ceiling_lines(results, args.trust_plugins, resolve):
-            print(line)
-    if args.recompute:
-        print(f"recomputed the metrics of {len(rows)} runs from their stored events")
+    elif not rows:
+        print(f"{args.db}: no runs{f' on {args.space} tables' if args.space else ' yet'}")
+    else:
+        _print_text(args, results, rows, per_proxy, accuracy, rescoring)
+        if args.recompute:
+            print(f"recomputed the metrics of {len(rows)} runs from their stored events")
     return 0

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from nasfilter.bench.datasets import get_dataset
 from nasfilter.cli.args import add_force, check_input_file
+from nasfilter.cli.score_with import add_score_with, score_with_files
 from nasfilter.runs.storage.sqlite_store import Store
 from nasfilter.study.reproduce import check_out_dir
 from nasfilter.study.runs_report import write_runs_report
@@ -32,6 +34,7 @@ def register(sub: Any) -> None:
         help="let scoring a run import the oracle plugin its database names (only for a "
         "database you trust)",
     )
+    add_score_with(p)
     p.set_defaults(func=run)
 
 
@@ -40,6 +43,11 @@ def run(args: argparse.Namespace) -> int:
     check_input_file(args.db, "--db", "results database")
     out = check_out_dir(args.out, args.force, {"--db": args.db})
     with Store(args.db, create=False, readonly=True) as store:
-        path = write_runs_report(store, out, trust_plugins=args.trust_plugins)
+        rescoring = None
+        if args.score_with:
+            datasets = {get_dataset(r.spec.dataset).name for r in store.stored_runs() if r.spec}
+            rescoring = score_with_files(args.score_with, datasets)
+        path = write_runs_report(store, out, trust_plugins=args.trust_plugins,
+                                 rescoring=rescoring)  # fmt: skip
     print(f"wrote {path} and its figures under {out}")
     return 0

@@ -39,7 +39,7 @@ from typing import TypeVar
 import numpy as np
 
 from nasfilter.bench.proxy import ProxyTable
-from nasfilter.bench.table import BenchmarkTable
+from nasfilter.bench.table import USER_SCORED, BenchmarkTable
 from nasfilter.pareto import (
     Normalization,
     finite_front_mask,
@@ -87,7 +87,10 @@ def accuracy_words(scored: str, seeds: Sequence[int] = ()) -> str:
     """What the scored accuracy is, for a column or axis: ``"hp-90 test acc"``,
     ``"hp-90 validation acc, seed 777"`` (a validation column of one seed names it),
     ``"hp-200 validation acc, seed mean"``; a short name it does not know is shown as it is
-    (``"valid@30 acc"``)."""
+    (``"valid@30 acc"``); a user's (``user:<file>``) is named by its file, ``"acc from
+    <file> (user-supplied)"``."""
+    if scored.startswith(USER_SCORED):
+        return f"acc from {scored.removeprefix(USER_SCORED)} (user-supplied)"
     if scored not in _SCORED:
         return f"{scored} acc"
     split, hp = _SCORED[scored]

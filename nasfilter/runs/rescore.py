@@ -19,8 +19,9 @@ import numpy as np
 
 from nasfilter.bench.datasets import Dataset, get_dataset
 from nasfilter.bench.spaces import SPACES
+from nasfilter.bench.table import USER_SCORED
 from nasfilter.runs.inputs import RunInputs, inputs
-from nasfilter.runs.metrics import FrontReference
+from nasfilter.runs.metrics import FrontReference, accuracy_words
 from nasfilter.runs.records import RunSpec, ScoredRun
 from nasfilter.runs.results import score_record
 
@@ -50,9 +51,14 @@ class Accuracies:
         return int(np.isnan(self.values).sum())
 
     @property
+    def scored(self) -> str:
+        """The scored-column name of these accuracies (``user:<file name>``)."""
+        return f"{USER_SCORED}{Path(self.source).name}"
+
+    @property
     def words(self) -> str:
         """What scores the runs, in words: the file, said to be the user's."""
-        return f"acc from {Path(self.source).name} (user-supplied)"
+        return accuracy_words(self.scored)
 
 
 def read_accuracies(path: str | Path, dataset: str | Dataset) -> Accuracies:
@@ -104,7 +110,7 @@ def rescored_inputs(resolved: RunInputs, accuracies: Accuracies) -> RunInputs:
         raise ValueError(f"accuracy file {accuracies.source!r} is given for "
                          f"{accuracies.dataset.name}, but the runs' table is of "
                          f"{table.dataset.name}")  # fmt: skip
-    provenance = dataclasses.replace(table.provenance, scored=accuracies.words)
+    provenance = dataclasses.replace(table.provenance, scored=accuracies.scored)
     scored = dataclasses.replace(table, test_acc=accuracies.values, provenance=provenance)
     with np.errstate(divide="ignore", invalid="ignore"):
         points = np.stack([accuracies.values, np.log10(proxy.throughput)], axis=1)

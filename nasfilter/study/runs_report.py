@@ -17,7 +17,7 @@ Every figure's title names the table, the oracle and the accuracy (split, epochs
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,13 +27,19 @@ import numpy as np
 from nasfilter.extras import require
 from nasfilter.render.drawing import FigureContext, save_figure
 from nasfilter.render.html_page import ReportFigure, ReportTable, write_report
-from nasfilter.runs.fronts import RunFront, load_fronts
-from nasfilter.runs.inputs import inputs
+from nasfilter.runs.fronts import RunFront, front_from_events, load_fronts
+from nasfilter.runs.inputs import RunInputs, inputs
+from nasfilter.runs.metrics import accuracy_words
 from nasfilter.runs.records import RunSpec, ScoredRun
+from nasfilter.runs.rescore import Rescoring
+from nasfilter.runs.results import load_results
 from nasfilter.runs.storage.base import Storage
 from nasfilter.study import plots
 from nasfilter.study.methods import method_label
 from nasfilter.study.metrics_table import cells, headers, summarize
+
+#: A run spec's scoring inputs: :func:`~nasfilter.runs.inputs.inputs`, or a rescoring's.
+Resolve = Callable[[RunSpec], RunInputs]
 
 
 @dataclass
@@ -69,9 +75,9 @@ def _stem(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_.")[:60] or "method"
 
 
-def _figures(out: Path, k: int, comp: Comparison) -> list[ReportFigure]:
+def _figures(out: Path, k: int, comp: Comparison, resolve: Resolve) -> list[ReportFigure]:
     """The comparison's figures, saved under ``out`` as ``c<k>_*.png`` and ``.svg``."""
-    table, proxy, reference = inputs(comp.spec)
+    table, proxy, reference = resolve(comp.spec)
     ctx = FigureContext(table.label, proxy.label, f"{table.score_label} (%)")
     first = comp.runs[0][0]
     times = np.asarray(first.curves["clock"], dtype=np.float64)
@@ -103,9 +109,9 @@ def _caption(comp: Comparison) -> str:
     )
 
 
-def _table(k: int, comp: Comparison) -> ReportTable:
+def _table(k: int, comp: Comparison, resolve: Resolve) -> ReportTable:
     """The comparison's metrics table, mean ± standard error over seeds."""
-    table = inputs(comp.spec)[0]
+    table, proxy, _ = resolve(comp.spec)
     summary = summarize([run.row() for run, _ in comp.runs])
     rows = tuple(
         (
@@ -117,30 +123,42 @@ def _table(k: int, comp: Comparison) -> ReportTable:
     )
     return ReportTable(
         f"Comparison {k}: metrics (mean ± standard error over seeds)",
-        ("method", "seeds", *headers(table.provenance.scored)),
+        ("method", "seeds", *headers(accuracy_words(table.provenance.scored))),
         rows,
-        caption=f"table: {table.label}; oracle: {inputs(comp.spec)[1].label}; {_caption(comp)}",
+        caption=f"table: {table.label}; oracle: {proxy.label}; {_caption(comp)}",
     )
 
 
 def write_runs_report(
-    storage: Storage, out: str | Path, trust_plugins: bool = False, title: str = ""
+    storage: Storage,
+    out: str | Path,
+    trust_plugins: bool = False,
+    title: str = "",
+    rescoring: Rescoring | None = None,
 ) -> Path:
     """Write the figures (PNG and SVG) and ``report.html`` of every run in ``storage``
-    under the folder ``out`` (created); the report's path.
+    under the folder ``out`` (created); the report's path. With ``rescoring``, every run,
+    front and true front is scored on its accuracies (:mod:`nasfilter.runs.rescore`).
 
     ValueError for a storage without runs; ExtraMissing without matplotlib (the plot
     extra); ``trust_plugins`` as in :func:`~nasfilter.runs.results.load_results`."""
     require("matplotlib", "the report's figures")
-    pairs = load_fronts(storage, trust_plugins=trust_plugins)
+    if rescoring is None:
+        resolve: Resolve = inputs
+        pairs = load_fronts(storage, trust_plugins=trust_plugins)
+    else:
+        resolve = rescoring.inputs
+        runs = load_results(storage, with_events=True, trust_plugins=trust_plugins)
+        scored = [rescoring.score(run) for run in runs]
+        pairs = [(r, front_from_events(r.events, *resolve(r.spec))) for r in scored]
     if not pairs:
         raise ValueError(f"{storage.describe()} holds no runs: nothing to report")
     folder = Path(out)
     figures: list[ReportFigure] = []
     tables: list[ReportTable] = []
     for k, comp in enumerate(comparisons(pairs), start=1):
-        figures += _figures(folder, k, comp)
-        tables.append(_table(k, comp))
+        figures += _figures(folder, k, comp, resolve)
+        tables.append(_table(k, comp, resolve))
     return write_report(
         folder / "report.html",
         title or f"nasfilter: the runs of {storage.describe()}",
@@ -149,7 +167,10 @@ def write_runs_report(
         provenance={"results": storage.describe(), "runs": str(len(pairs))},
         notes=[
             "Each comparison holds the runs on one table, oracle, dataset and budget. "
-            "Every metric is computed from the runs' stored events."
+            "Every metric is computed from the runs' stored events.",
+            *(f"Scored on the {a.words} for {d} (--score-with), in place of the table's "
+              "scored accuracy: the true front, every front and metric are computed on it."
+              for d, a in (rescoring.accuracies if rescoring else {}).items()),
         ],
         footer="Generated by `nasfilter report`.",
     )

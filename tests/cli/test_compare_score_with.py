@@ -203,3 +203,29 @@ def test_the_ceiling_is_computed_on_the_given_accuracies(
     c100 = [i for i, ln in enumerate(plain) if "cifar100," in ln]
     assert mine[c100[0]] == plain[c100[0]]  # cifar100's own column: the same line
     assert mine[c10[0]] != plain[c10[0]]  # another accuracy: another ceiling and mean
+
+
+def test_report_scores_on_the_given_accuracies_as_compare_does(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    hp12 = _save(tmp_path / "hp12.npy", np.asarray(tss_table("cifar10").valid_acc[:, 0]))
+    own100 = _save(tmp_path / "c100.npy", np.asarray(tss_table("cifar100").test_acc))
+    given = ["--score-with", f"cifar10={hp12}", "--score-with", f"cifar100={own100}"]
+    rows = _json(capsys, "--db", db, *given)
+    out = tmp_path / "report"
+    assert main(["report", "--db", db, "--out", str(out), *given]) == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Scored on the acc from hp12.npy (user-supplied) for cifar10 (--score-with)" in html
+    assert "best acc from hp12.npy (user-supplied) (%)" in html  # the cifar10 table's header
+    hv = [r["hv_ratio"] for r in rows if r["searcher"] == "random" and r["dataset"] == "cifar10"]
+    mean, se = np.mean(hv), np.std(hv, ddof=1) / np.sqrt(2)
+    assert f"<td>random</td><td>2</td><td>{mean:.3f} ± {se:.3f}</td>" in html
+    assert main(["report", "--db", db, "--out", str(tmp_path / "plain")]) == 0
+    plain = (tmp_path / "plain" / "report.html").read_text(encoding="utf-8")
+    # the table's own accuracy in words (the header showed the code "valid@200" before)
+    assert "<th>best hp-200 validation acc, seed mean (%)</th>" in plain
+    assert "valid@200" not in plain and "user-supplied" not in plain
+    assert main(["report", "--db", db, "--out", str(tmp_path / "r2"), "--score-with",
+                 f"cifar10={hp12}"]) == 2  # fmt: skip
+    assert "runs on cifar100 have no accuracies to be scored on" in capsys.readouterr().err

@@ -1,0 +1,56 @@
+"""``--score-with [DATASET=]FILE``, shared by ``compare`` and ``report``: stored runs scored
+on the user's own accuracies (:mod:`nasfilter.runs.rescore`). Its own module, so that only
+the commands that take it import the results layer."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from nasfilter.bench.datasets import get_dataset
+from nasfilter.cli.args import check_input_file
+from nasfilter.runs.rescore import Accuracies, Rescoring, read_accuracies
+
+
+def add_score_with(p: argparse.ArgumentParser) -> None:
+    """``--score-with [DATASET=]FILE`` (repeatable): score stored runs on the user's own
+    accuracies (:mod:`nasfilter.runs.rescore`); read with :func:`score_with_files`."""
+    p.add_argument(
+        "--score-with",
+        action="append",
+        metavar="[DATASET=]FILE",
+        help="score the runs on these accuracies instead of their table's: a .npy of one "
+        "accuracy per architecture of the space, in percent, NaN where unknown (e.g. test "
+        "accuracies from a full NATS-Bench archive); repeat as DATASET=FILE for runs on "
+        "several datasets. The runs' evaluations are kept; their fronts, the true front and "
+        "every metric are recomputed. Nothing is written to the database",
+    )
+
+
+def score_with_files(values: Sequence[str], datasets: set[str]) -> Rescoring:
+    """``--score-with`` read into a :class:`~nasfilter.runs.rescore.Rescoring`. A bare FILE
+    is for the one dataset of ``datasets`` (the runs'); ValueError naming the value when
+    they are several, when a dataset is given twice, or when a file is unreadable
+    (:func:`~nasfilter.runs.rescore.read_accuracies`)."""
+    out: dict[str, Accuracies] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep:
+            if len(datasets) != 1:
+                raise ValueError(
+                    f"--score-with {value!r}: the runs are on {', '.join(sorted(datasets))}; "
+                    "give one file per dataset as DATASET=FILE"
+                )
+            name, path = next(iter(datasets)), value
+        try:
+            dataset = get_dataset(name).name
+        except ValueError as exc:
+            raise ValueError(f"--score-with {value!r}: {exc}") from None
+        if dataset in out:
+            raise ValueError(f"--score-with {value!r}: {dataset} is given twice")
+        check_input_file(path, "--score-with", "accuracy file")
+        out[dataset] = read_accuracies(path, dataset)
+    return Rescoring(out)
+
+
+__all__ = ["add_score_with", "score_with_files"]
