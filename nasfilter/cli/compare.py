@@ -291,7 +291,7 @@ def _rescored(
 ) -> tuple[Rescoring | None, list[Any], dict[str, str]]:
     """With ``--score-with``: its rescoring, ``results`` scored by it and the accuracy words
     of their tables; else None and both as they are."""
-    if not args.score_with:
+    if not args.score_with or not results:
         return None, results, accuracy
     rescoring = score_with_files(args.score_with, {get_dataset(r.spec.dataset).name
                                                    for r in results})  # fmt: skip
@@ -313,8 +313,10 @@ def _print_text(
     summary = summarize(rows)
     print(describe_inputs(summary))
     for dataset, acc in (rescoring.accuracies if rescoring else {}).items():
+        unknown = f"; {acc.missing} architectures it holds none for are left out" \
+            if acc.missing else ""
         print(f"scored on: {acc.words} for {dataset} (--score-with), in place of the table's "
-              "scored accuracy; the true front and every metric are recomputed on it")
+              f"scored accuracy; the true front and every metric are recomputed on it{unknown}")
     named = {accuracy.get(e["table_id"], "acc") for e in summary}
     print(format_summary(summary, named.pop() if len(named) == 1 else "acc (see each table)"))
     split = [row | {"zerocost_proxies": p} for row, p in zip(rows, per_proxy, strict=True)]

@@ -32,6 +32,8 @@ def score_with_files(values: Sequence[str], datasets: set[str]) -> Rescoring:
     is for the one dataset of ``datasets`` (the runs'); ValueError naming the value when
     they are several, when a dataset is given twice, or when a file is unreadable
     (:func:`~nasfilter.runs.rescore.read_accuracies`)."""
+    if not datasets:
+        raise ValueError("--score-with: the database holds no runs to score")
     out: dict[str, Accuracies] = {}
     for value in values:
         name, sep, path = value.partition("=")

@@ -120,7 +120,8 @@ def test_a_bare_file_scores_runs_of_one_dataset(
     assert main(["compare", "--db", db, "--score-with", path]) == 0
     out = capsys.readouterr().out
     assert "scored on: acc from half.npy (user-supplied) for cifar100 (--score-with), in " \
-        "place of the table's scored accuracy" in out
+        "place of the table's scored accuracy; the true front and every metric are " \
+        "recomputed on it; 7813 architectures it holds none for are left out" in out
     header = out.splitlines()[2]  # the metrics' columns: the file's accuracy, not hp-200's
     assert "best acc from half.npy (user-supplied) (%)" in header and "hp-200" not in header
 
@@ -175,6 +176,22 @@ def test_bad_flags_are_refused_by_name(
     capsys.readouterr()
     assert main(["compare", "--db", db, *(a.replace("GOOD", good) for a in extra)]) == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_an_empty_database_is_reported_as_such_and_report_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nasfilter.runs.storage.sqlite_store import Store
+
+    empty = str(tmp_path / "empty.db")
+    Store(empty).close()
+    good = _save(tmp_path / "good.npy", GOOD)
+    capsys.readouterr()
+    assert main(["compare", "--db", empty, "--score-with", good]) == 0
+    assert capsys.readouterr().out == f"{empty}: no runs yet\n"
+    assert main(["report", "--db", empty, "--out", str(tmp_path / "r"), "--score-with",
+                 good]) == 2  # fmt: skip
+    assert "--score-with: the database holds no runs to score" in capsys.readouterr().err
 
 
 def test_a_file_that_is_not_an_array_is_refused_naming_it(
