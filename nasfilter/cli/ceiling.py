@@ -17,6 +17,7 @@ from typing import Any
 from nasfilter.bench.proxy import DEFAULT_ORACLE
 from nasfilter.cli.args import add_inputs, apply_space, naming, seconds
 from nasfilter.cli.run import resolve_inputs
+from nasfilter.cli.score_with import add_score_with, score_with_files
 from nasfilter.runs.metrics import accuracy_words
 from nasfilter.runs.records import RunSpec
 from nasfilter.study.ceilings import yardsticks
@@ -71,6 +72,7 @@ def register(sub: Any) -> None:
         "most the budget (default: all of them, as a run scored at the budget)",
     )
     add_inputs(p, "oracle device (default v100; 2080ti with --space tss)")
+    add_score_with(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -89,6 +91,9 @@ def ceiling_report(args: argparse.Namespace) -> dict[str, Any]:
         oracle_cache=args.oracle_cache,
     )  # fmt: skip
     table, proxy, reference = resolve_inputs([spec])
+    if args.score_with:
+        rescoring = score_with_files(args.score_with, {table.dataset.name})
+        table, proxy, reference = rescoring.inputs(spec)
     cost = table.eval_cost
     with naming("--resolution"):
         found = yardsticks(table, reference, budgets, args.resolution, args.last_may_overrun)

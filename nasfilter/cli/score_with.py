@@ -50,7 +50,7 @@ def score_with_files(values: Sequence[str], datasets: set[str]) -> Rescoring:
             raise ValueError(f"--score-with {value!r}: {exc}") from None
         if dataset in out:
             raise ValueError(f"--score-with {value!r}: {dataset} is given twice")
-        check_input_file(path, "--score-with", "accuracy file")
+        check_input_file(path, "--score-with", "accuracy")
         out[dataset] = read_accuracies(path, dataset)
     return Rescoring(out)
 

@@ -137,7 +137,7 @@ class Rescoring:
         dataset = get_dataset(spec.dataset).name
         if dataset not in self.accuracies:
             given = ", ".join(sorted(self.accuracies)) or "none"
-            raise ValueError(f"runs on {dataset} have no accuracies to be scored on "
+            raise ValueError(f"no accuracies are given for {dataset}, which the runs are on "
                              f"(given: {given})")  # fmt: skip
         resolved = inputs(spec)
         key = (id(resolved.table), id(resolved.proxy), dataset)

@@ -161,8 +161,8 @@ def test_bad_accuracy_files_are_refused_naming_the_file(
          r"cifar100; give one file per dataset as DATASET=FILE"),
         (["--score-with", "cifar10=GOOD", "--score-with", "cifar10=GOOD"],
          "cifar10 is given twice"),
-        (["--score-with", "cifar10=GOOD"], r"runs on cifar100 have no accuracies to be scored "
-         r"on \(given: cifar10\)"),
+        (["--score-with", "cifar10=GOOD"], r"no accuracies are given for cifar100, which the runs "
+         r"are on \(given: cifar10\)"),
         (["--score-with", "mnist=GOOD"], r"--score-with 'mnist=.*good\.npy': unknown dataset "
          "'mnist'"),
         (["--score-with", "cifar10=GOOD", "--recompute"], "give one of them"),
@@ -245,4 +245,35 @@ def test_report_scores_on_the_given_accuracies_as_compare_does(
     assert "valid@200" not in plain and "user-supplied" not in plain
     assert main(["report", "--db", db, "--out", str(tmp_path / "r2"), "--score-with",
                  f"cifar10={hp12}"]) == 2  # fmt: skip
-    assert "runs on cifar100 have no accuracies to be scored on" in capsys.readouterr().err
+    assert "no accuracies are given for cifar100" in capsys.readouterr().err
+
+
+def test_ceiling_on_the_given_accuracies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["ceiling", "--space", "tss", "--dataset", "cifar100", "--budget", "3000", "--json"]
+    table = tss_table("cifar100")
+    own = _save(tmp_path / "own.npy", np.asarray(table.test_acc))
+    capsys.readouterr()
+    assert main(base) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main([*base, "--score-with", own]) == 0
+    same = json.loads(capsys.readouterr().out)
+    assert same["accuracy"] == "acc from own.npy (user-supplied)"
+    assert {k: v for k, v in same.items() if k != "accuracy"} == \
+        {k: v for k, v in plain.items() if k != "accuracy"}  # the table's own column
+    hp12 = np.asarray(table.valid_acc[:, 0])
+    assert main([*base, "--score-with", f"cifar100={_save(tmp_path / 'hp12.npy', hp12)}"]) == 0
+    other = json.loads(capsys.readouterr().out)
+    # scored on the observed accuracy itself, the best set by it is its own front's best set:
+    # the yardstick reaches the ceiling's lower figure or above (the ceiling's grid rounds)
+    row = other["budgets"][0]
+    assert row["observed_best_set_hv_ratio"] >= row["lower"] - 1e-9
+    log_thr = np.log10(measured_proxy("2080ti").throughput)
+    assert other["true_front"] == sorted(
+        i for i in range(len(hp12))
+        if not np.any((hp12 >= hp12[i]) & (log_thr >= log_thr[i])
+                      & ((hp12 > hp12[i]) | (log_thr > log_thr[i])))
+    )  # fmt: skip
+    assert main([*base, "--score-with", f"cifar10={own}"]) == 2
+    assert "no accuracies are given for cifar100" in capsys.readouterr().err
