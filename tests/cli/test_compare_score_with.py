@@ -277,3 +277,24 @@ def test_ceiling_on_the_given_accuracies(
     )  # fmt: skip
     assert main([*base, "--score-with", f"cifar10={own}"]) == 2
     assert "no accuracies are given for cifar100" in capsys.readouterr().err
+
+
+def test_sss_runs_rescore_on_the_real_tables_own_column_to_the_same_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import nasfilter
+
+    db = str(tmp_path / "sss.db")
+    assert main(["run", "--dataset", "cifar100", "--searchers", "random", "--seeds", "0-1",
+                 "--budget", "20000", "--db", db, "--no-progress"]) == 0  # fmt: skip
+    own = _save(tmp_path / "sss.npy", np.asarray(nasfilter.load_table(None, "cifar100").test_acc))
+    stored = _json(capsys, "--db", db)
+    again = _json(capsys, "--db", db, "--score-with", own)
+    assert [r["accuracy"] for r in stored] == ["hp-90 validation acc"] * 2
+    for a, b in zip(stored, again, strict=True):
+        assert (a["hv_ratio"], a["front"], a["best_acc"]) == (b["hv_ratio"], b["front"],
+                                                                b["best_acc"])  # fmt: skip
+    tss_file = _save(tmp_path / "tss.npy", GOOD)
+    assert main(["compare", "--db", db, "--score-with", tss_file]) == 2
+    assert "holds the tss space (15625 architectures), but the runs' table is of the sss " \
+        "space (32768)" in capsys.readouterr().err
