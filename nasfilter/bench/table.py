@@ -71,12 +71,18 @@ class Provenance:
 
     @property
     def label(self) -> str:
-        """A short human label, shown in CLI output, result files and plot titles."""
+        """A short human label, shown in CLI output, result files and plot titles; a table
+        scored on a user's accuracies (``scored`` ``user:<file>``) says so at its end."""
         if self.synthetic:
-            return f"SYNTHETIC {self.synthetic_kind} (not NATS-Bench data)"
-        if self.real or self.modelled:
-            return "; ".join(part for part in (self.real, self.modelled) if part)
-        return f"NATS-Bench archive {Path(self.source).name}"
+            label = f"SYNTHETIC {self.synthetic_kind} (not NATS-Bench data)"
+        elif self.real or self.modelled:
+            label = "; ".join(part for part in (self.real, self.modelled) if part)
+        else:
+            label = f"NATS-Bench archive {Path(self.source).name}"
+        if self.scored.startswith(USER_SCORED):
+            label += (f" [scored here on {self.scored.removeprefix(USER_SCORED)} "
+                      "(user-supplied), not on the table's own column]")  # fmt: skip
+        return label
 
     @property
     def synthetic_kind(self) -> str:

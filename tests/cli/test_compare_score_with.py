@@ -234,6 +234,9 @@ def test_report_scores_on_the_given_accuracies_as_compare_does(
     assert main(["report", "--db", db, "--out", str(out), *given]) == 0
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "Scored on the acc from hp12.npy (user-supplied) for cifar10 (--score-with)" in html
+    # the figures' titles and the tables' captions name the swap after the table's label
+    swap = "[scored here on hp12.npy (user-supplied), not on the table&#x27;s own column]"
+    assert html.count(swap) >= 3  # the figures' data, the cifar10 table's caption
     assert "best acc from hp12.npy (user-supplied) (%)" in html  # the cifar10 table's header
     hv = [r["hv_ratio"] for r in rows if r["searcher"] == "random" and r["dataset"] == "cifar10"]
     mean, se = np.mean(hv), np.std(hv, ddof=1) / np.sqrt(2)
