@@ -92,7 +92,7 @@ def ceiling_report(args: argparse.Namespace) -> dict[str, Any]:
     )  # fmt: skip
     table, proxy, reference = resolve_inputs([spec])
     if args.score_with:
-        rescoring = score_with_files(args.score_with, {table.dataset.name})
+        rescoring = score_with_files(args.score_with, {table.dataset.name}, trust_plugins=True)
         table, proxy, reference = rescoring.inputs(spec)
     cost = table.eval_cost
     with naming("--resolution"):

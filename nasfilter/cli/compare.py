@@ -293,8 +293,8 @@ def _rescored(
     of their tables; else None and both as they are."""
     if not args.score_with or not results:
         return None, results, accuracy
-    rescoring = score_with_files(args.score_with, {get_dataset(r.spec.dataset).name
-                                                   for r in results})  # fmt: skip
+    datasets = {get_dataset(r.spec.dataset).name for r in results}
+    rescoring = score_with_files(args.score_with, datasets, args.trust_plugins)
     results = [rescoring.score(r) for r in results]
     words = {r.table_id: accuracy_words(rescoring.inputs(r.spec).table.provenance.scored)
              for r in results}  # fmt: skip

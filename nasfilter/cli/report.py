@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         rescoring = None
         if args.score_with:
             datasets = {get_dataset(r.spec.dataset).name for r in store.stored_runs() if r.spec}
-            rescoring = score_with_files(args.score_with, datasets)
+            rescoring = score_with_files(args.score_with, datasets, args.trust_plugins)
         path = write_runs_report(store, out, trust_plugins=args.trust_plugins,
                                  rescoring=rescoring)  # fmt: skip
     print(f"wrote {path} and its figures under {out}")

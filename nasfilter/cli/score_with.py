@@ -27,11 +27,14 @@ def add_score_with(p: argparse.ArgumentParser) -> None:
     )
 
 
-def score_with_files(values: Sequence[str], datasets: set[str]) -> Rescoring:
+def score_with_files(
+    values: Sequence[str], datasets: set[str], trust_plugins: bool = False
+) -> Rescoring:
     """``--score-with`` read into a :class:`~nasfilter.runs.rescore.Rescoring`. A bare FILE
     is for the one dataset of ``datasets`` (the runs'); ValueError naming the value when
     they are several, when a dataset is given twice, or when a file is unreadable
-    (:func:`~nasfilter.runs.rescore.read_accuracies`)."""
+    (:func:`~nasfilter.runs.rescore.read_accuracies`); ``trust_plugins`` as the commands'
+    ``--trust-plugins``."""
     if not datasets:
         raise ValueError("--score-with: the database holds no runs to score")
     out: dict[str, Accuracies] = {}
@@ -52,7 +55,7 @@ def score_with_files(values: Sequence[str], datasets: set[str]) -> Rescoring:
             raise ValueError(f"--score-with {value!r}: {dataset} is given twice")
         check_input_file(path, "--score-with", "accuracy")
         out[dataset] = read_accuracies(path, dataset)
-    return Rescoring(out)
+    return Rescoring(out, trust_plugins)
 
 
 __all__ = ["add_score_with", "score_with_files"]

@@ -23,7 +23,7 @@ from nasfilter.bench.table import USER_SCORED
 from nasfilter.runs.inputs import RunInputs, inputs
 from nasfilter.runs.metrics import FrontReference, accuracy_words
 from nasfilter.runs.records import RunSpec, ScoredRun
-from nasfilter.runs.results import score_record
+from nasfilter.runs.results import UntrustedPluginError, oracle_plugin, score_record
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -125,10 +125,16 @@ class Rescoring:
     """Runs scored on ``accuracies`` ({dataset name: :class:`Accuracies`}) in place of their
     tables' scored columns: :meth:`inputs` resolves a spec as
     :func:`~nasfilter.runs.inputs.inputs` does, with the accuracies swapped in (once per
-    table, oracle and dataset), and :meth:`score` scores a run loaded with its events."""
+    table, oracle and dataset), and :meth:`score` scores a run loaded with its events.
 
-    def __init__(self, accuracies: Mapping[str, Accuracies]) -> None:
+    A spec whose oracle is a plugin is resolved by importing it, which only
+    ``trust_plugins`` allows (else :class:`~nasfilter.runs.results.UntrustedPluginError`,
+    naming it): as :func:`~nasfilter.runs.results.load_results`, rescoring never runs code
+    that a database names unless told to."""
+
+    def __init__(self, accuracies: Mapping[str, Accuracies], trust_plugins: bool = False) -> None:
         self.accuracies = {get_dataset(name).name: a for name, a in accuracies.items()}
+        self.trust_plugins = trust_plugins
         self._resolved: dict[tuple[int, int, str], RunInputs] = {}
 
     def inputs(self, spec: RunSpec) -> RunInputs:
@@ -139,6 +145,13 @@ class Rescoring:
             given = ", ".join(sorted(self.accuracies)) or "none"
             raise ValueError(f"no accuracies are given for {dataset}, which the runs are on "
                              f"(given: {given})")  # fmt: skip
+        plugin = oracle_plugin(spec)
+        if plugin is not None and not self.trust_plugins:
+            raise UntrustedPluginError(
+                f"scoring runs on other accuracies needs the throughput of the oracle plugin "
+                f"{plugin!r} that their spec names, which would import and run it; pass "
+                "--trust-plugins (trust_plugins=True) if you trust it"
+            )
         resolved = inputs(spec)
         key = (id(resolved.table), id(resolved.proxy), dataset)
         if key not in self._resolved:

@@ -263,8 +263,12 @@ def test_ceiling_on_the_given_accuracies(
     assert main([*base, "--score-with", own]) == 0
     same = json.loads(capsys.readouterr().out)
     assert same["accuracy"] == "acc from own.npy (user-supplied)"
-    assert {k: v for k, v in same.items() if k != "accuracy"} == \
-        {k: v for k, v in plain.items() if k != "accuracy"}  # the table's own column
+    swap = " [scored here on own.npy (user-supplied), not on the table's own column]"
+    assert same["table"].endswith(f"{swap}, cifar100")
+    assert same["table"].replace(swap, "") == plain["table"]
+    named = ("accuracy", "table")
+    assert {k: v for k, v in same.items() if k not in named} == \
+        {k: v for k, v in plain.items() if k not in named}  # the table's own column
     hp12 = np.asarray(table.valid_acc[:, 0])
     assert main([*base, "--score-with", f"cifar100={_save(tmp_path / 'hp12.npy', hp12)}"]) == 0
     other = json.loads(capsys.readouterr().out)

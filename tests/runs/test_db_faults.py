@@ -261,6 +261,24 @@ def test_stored_scores_of_a_plugin_oracle_run_are_read_without_importing_it(
     assert code == 0 and "random" in out, err
 
 
+def test_scoring_on_other_accuracies_never_imports_a_plugin_named_in_the_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import numpy as np
+
+    db = make_db(tmp_path / "crafted.db")  # its scores stay cached: compare alone reads them
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.py"
+    evil.write_text(f"open({str(marker)!r}, 'w').close()\nX = 1\n")
+    _craft_spec(db, oracle=f"{evil}:X")
+    acc = tmp_path / "acc.npy"
+    np.save(acc, np.linspace(40.0, 90.0, 32768))
+    for command in (("compare",), ("report", "--out", str(tmp_path / "report"))):
+        code, _, err = cli(*command, "--db", str(db), "--score-with", str(acc), capsys=capsys)
+        assert code == 2 and not marker.exists()
+        assert f"{evil}:X" in err and "--trust-plugins" in err
+
+
 # -------------------------------------------------- bug 3: never write onto an input
 def test_export_csv_never_replaces_its_own_database(tmp_path: Path) -> None:
     db = make_db(tmp_path / "r.db")
