@@ -306,3 +306,23 @@ def test_calibrate_refuses_bad_cell_exports_by_name(
     assert message in capsys.readouterr().err
     assert main(["calibrate", "--validate", "--measured", str(path)]) == 2  # no data sheet
     assert "--measured: " in capsys.readouterr().err
+
+
+def test_exports_at_several_batches_are_scored_each_at_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = []
+    for batch in (1, 256):
+        path = tmp_path / f"b{batch}.npz"
+        assert main(["measure", "--space", "tss", "--backend", f"measured[batch={batch}]",
+                     "--device", "titanxp", "--archs", "sample:50", "--cache",
+                     str(tmp_path / "c.db"), "--export", str(path), "--quiet"]) == 0  # fmt: skip
+        files += ["--measured", str(path)]
+    capsys.readouterr()
+    assert main(["calibrate", "--validate", *files, "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)["measured_cells"]
+    assert [(r["batch"], r["calibrated"]["n"], Path(r["file"]).name) for r in records] == [
+        (1, 50, "b1.npz"), (256, 50, "b256.npz")]
+    # HELP's batch-1 latencies are host-bound, its batch-256 ones GPU-bound: the plain
+    # roofline misses the first by far more than the second (docs/gpu-model.md)
+    assert records[0]["roofline"]["mdape_percent"] > 5 * records[1]["roofline"]["mdape_percent"]
