@@ -104,7 +104,8 @@ def rescored_inputs(resolved: RunInputs, accuracies: Accuracies) -> RunInputs:
         raise ValueError(
             f"accuracy file {accuracies.source!r} holds the {accuracies.space_name} space "
             f"({len(accuracies.values)} architectures), but the runs' table is of the "
-            f"{table.space.name} space ({table.space.size})"
+            f"{table.space.name} space ({table.space.size}); score the runs of one space at a "
+            "time (compare --space)"
         )
     if accuracies.dataset.name != table.dataset.name:
         raise ValueError(f"accuracy file {accuracies.source!r} is given for "

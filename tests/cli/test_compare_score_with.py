@@ -304,4 +304,11 @@ def test_sss_runs_rescore_on_the_real_tables_own_column_to_the_same_figures(
     tss_file = _save(tmp_path / "tss.npy", GOOD)
     assert main(["compare", "--db", db, "--score-with", tss_file]) == 2
     assert "holds the tss space (15625 architectures), but the runs' table is of the sss " \
-        "space (32768)" in capsys.readouterr().err
+        "space (32768); score the runs of one space at a time" in capsys.readouterr().err
+    # a database of both spaces: each space's runs scored on a file of their own
+    assert main(["run", *TSS, "--dataset", "cifar100", "--searchers", "random", "--seeds", "0",
+                 "--db", db, "--no-progress"]) == 0  # fmt: skip
+    tss_runs = _json(capsys, "--db", db, "--space", "tss", "--score-with", tss_file)
+    sss_runs = _json(capsys, "--db", db, "--space", "sss", "--score-with", own)
+    assert (len(tss_runs), len(sss_runs)) == (1, 2)
+    assert tss_runs[0]["accuracy"] == "acc from tss.npy (user-supplied)"
