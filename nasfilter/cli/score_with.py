@@ -32,7 +32,7 @@ def score_with_files(
 ) -> Rescoring:
     """``--score-with`` read into a :class:`~nasfilter.runs.rescore.Rescoring`. A bare FILE
     is for the one dataset of ``datasets`` (the runs'); ValueError naming the value when
-    they are several, when a dataset is given twice, or when a file is unreadable
+    they are several, when a dataset is given twice or has no run, or when a file is unreadable
     (:func:`~nasfilter.runs.rescore.read_accuracies`); ``trust_plugins`` as the commands'
     ``--trust-plugins``."""
     if not datasets:
@@ -53,6 +53,9 @@ def score_with_files(
             raise ValueError(f"--score-with {value!r}: {exc}") from None
         if dataset in out:
             raise ValueError(f"--score-with {value!r}: {dataset} is given twice")
+        if dataset not in datasets:
+            raise ValueError(f"--score-with {value!r}: no run is on {dataset} (the runs are on "
+                             f"{', '.join(sorted(datasets))})")  # fmt: skip
         check_input_file(path, "--score-with", "accuracy")
         out[dataset] = read_accuracies(path, dataset)
     return Rescoring(out, trust_plugins)

@@ -165,6 +165,9 @@ def test_bad_accuracy_files_are_refused_naming_the_file(
          r"are on \(given: cifar10\)"),
         (["--score-with", "mnist=GOOD"], r"--score-with 'mnist=.*good\.npy': unknown dataset "
          "'mnist'"),
+        (["--score-with", "cifar10=GOOD", "--score-with", "cifar100=GOOD", "--score-with",
+          "ImageNet16-120=GOOD"], r"--score-with 'ImageNet16-120=.*good\.npy': no run is on "
+         r"ImageNet16-120 \(the runs are on cifar10, cifar100\)"),
         (["--score-with", "cifar10=GOOD", "--recompute"], "give one of them"),
     ],
 )
@@ -283,7 +286,7 @@ def test_ceiling_on_the_given_accuracies(
                       & ((hp12 > hp12[i]) | (log_thr > log_thr[i])))
     )  # fmt: skip
     assert main([*base, "--score-with", f"cifar10={own}"]) == 2
-    assert "no accuracies are given for cifar100" in capsys.readouterr().err
+    assert "no run is on cifar10 (the runs are on cifar100)" in capsys.readouterr().err
 
 
 def test_sss_runs_rescore_on_the_real_tables_own_column_to_the_same_figures(
