@@ -52,10 +52,19 @@ def comparison_table(blocks: list[Block], at: str, rows: list[str]) -> str:
 
 
 def _best(b: Block, at: str, keep: Any) -> tuple[str, float]:
+    """(label, mean HV ratio at ``at``) of the best method that ``keep`` admits; ("none",
+    NaN) when the block ran none."""
     rows = [m for m in b["methods"] if keep(m)]
+    if not rows:
+        return "none", math.nan
     best = max(rows, key=lambda m: m["hv"][at]["mean"] if m["hv"][at]["mean"] is not None
                else -1.0)  # fmt: skip
     return best["method"], best["hv"][at]["mean"]
+
+
+def _named(label: str, mean: float) -> str:
+    """``"label (0.9863)"``, or ``"–"`` for no method."""
+    return "–" if label == "none" else f"{label} ({mean:.4f})"
 
 
 def ablation_table(blocks: list[Block], at: str) -> str:
@@ -67,7 +76,7 @@ def ablation_table(blocks: list[Block], at: str) -> str:
         cells = []
         for b in blocks:
             label, mean = _best(b, at, lambda m, c=cond: m["condition"] == c)
-            cells.append(f"{mean:.4f} ({label})")
+            cells.append("–" if label == "none" else f"{mean:.4f} ({label})")
         out += f"| {cond} | " + " | ".join(cells) + " |\n"
     return out
 
@@ -88,7 +97,7 @@ def goals_table(blocks: list[Block], at: str = "20000") -> str:
                                 and (m["two_fidelities"] or m["hardware"]))  # fmt: skip
         out += (f"| {b['dataset']} | {b['device']} | {label} ({mean:.4f}) | "
                 f"{'yes' if mean >= 0.99 else 'no'} | {'yes' if beats else 'no'} | "
-                f"{s_label} ({s_mean:.4f}) | {c_label} ({c_mean:.4f}) |\n")  # fmt: skip
+                f"{_named(s_label, s_mean)} | {_named(c_label, c_mean)} |\n")  # fmt: skip
     return out
 
 
