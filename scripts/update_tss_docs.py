@@ -29,9 +29,12 @@ def _blocks(out: Path) -> list[dict[str, object]]:
     if not (out / "summary.json").is_file():
         done: list[dict[str, object]] = json.loads((out / "results.json").read_text("utf-8"))
         return done
-    blocks: list[dict[str, object]] = json.loads((out / "summary.json").read_text("utf-8"))[
-        "blocks"
-    ]
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    if "scored_with" in summary:  # the docs show the tables' own scores, never a user's file
+        raise SystemExit(f"{out}/summary.json is scored on the files {summary['scored_with']} "
+                         "(--score-with); write it back with `nasfilter reproduce --space tss "
+                         f"--out {out} --resume` first")  # fmt: skip
+    blocks: list[dict[str, object]] = summary["blocks"]
     return blocks
 
 

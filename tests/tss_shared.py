@@ -39,3 +39,19 @@ def nats_tss_api() -> Any:
     import nats_bench
 
     return nats_bench.create(str(TSS_FIXTURE), "tss", fast_mode=True, verbose=False)
+
+
+def moocore_hv_ratio(acc: np.ndarray, log_thr: np.ndarray, evaluated: list[int]) -> float:
+    """HV ratio by moocore, normalized as nasfilter documents it (ideal -> 1, nadir less
+    DEFAULT_MARGIN of the range -> 0, over every architecture; reference the origin)."""
+    import moocore
+
+    from nasfilter.pareto import DEFAULT_MARGIN
+
+    pts = np.stack([acc, log_thr], axis=1)
+    ideal, nadir = pts.max(axis=0), pts.min(axis=0)
+    lower = nadir - DEFAULT_MARGIN * (ideal - nadir)
+    scaled = (pts - lower) / (ideal - lower)
+    whole = moocore.hypervolume(scaled, ref=[0.0, 0.0], maximise=True)
+    mine = moocore.hypervolume(scaled[evaluated], ref=[0.0, 0.0], maximise=True)
+    return float(mine / whole)

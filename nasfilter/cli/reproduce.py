@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from nasfilter.bench.datasets import get_dataset
 from nasfilter.bench.proxy import DEFAULT_ORACLE
 from nasfilter.cli.args import (
     TABLE_HELP,
@@ -16,11 +17,20 @@ from nasfilter.cli.args import (
     seconds,
 )
 from nasfilter.cli.run import add_jobs, parse_seeds, resolve_inputs, worker_died
+from nasfilter.cli.score_with import accuracy_files, add_score_with
 from nasfilter.defaults import DEFAULT_BUDGET
 from nasfilter.files import check_path_text
 from nasfilter.runs.experiment import RunSpec, WorkerDied, default_jobs
 from nasfilter.runs.runner import MAX_WORKERS
 from nasfilter.study.reproduce import check_out_dir, reproduce
+from nasfilter.study.tss import DATASETS
+
+SCORE_WITH_KEPT = (
+    "tss only: results.json and the cells files keep the tables' scores, so with --resume an "
+    "earlier tss study in --out is scored on the file without running it again (results.md, "
+    "summary.json and report.html are rewritten; run --resume without --score-with to write "
+    "them back)"
+)
 
 
 def register(sub: Any) -> None:
@@ -77,6 +87,7 @@ def register(sub: Any) -> None:
         help="tss only: keep the (dataset, GPU) blocks that an earlier run with the same seeds, "
         "batch and methods left in --out's results.json, and run the rest",
     )
+    add_score_with(p, kept=SCORE_WITH_KEPT)
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no summary lines")
     p.set_defaults(func=run)
@@ -176,10 +187,14 @@ def run_tss(args: argparse.Namespace) -> int:
             f"{', '.join(given)}: sss only; the tss study runs the real tss tables under the "
             "measured oracle, in one process, at 20,000 and 55,000 s (docs/tss.md)"
         )
+    score_with = None
+    if args.score_with:
+        datasets = {get_dataset(d).name for d in args.dataset or DATASETS}
+        score_with = accuracy_files(args.score_with, datasets)
     summary = reproduce(
         args.out, backend=args.backend, device=args.device, dataset=args.dataset,
         seeds=parse_seeds(args.seeds), force=args.force, quiet=args.quiet, space="tss",
-        resume=args.resume,
+        resume=args.resume, score_with=score_with,
     )  # fmt: skip
     if not args.quiet:
         for gpu, label in summary["oracles"].items():
@@ -191,7 +206,10 @@ def run_tss(args: argparse.Namespace) -> int:
                 f"{f['pareto_set_size']} of 15625; Spearman(measured utilization, hp-200 "
                 f"validation accuracy, seed mean) = {f['spearman_utilization_accuracy']:.3f}"
             )
-        print(f"wrote {args.out}/report.html, results.md, summary.json and Fig. 3 (PNG, SVG)")
+        if "scored_with" in summary:
+            print(summary["labels"]["scored_accuracy"])
+        print(f"wrote {args.out}/report.html, results.md, summary.json, Fig. 3 (PNG, SVG) and "
+              "the cells each run evaluated (cells-*.npz)")
     return 0
 
 
@@ -200,6 +218,9 @@ def run_sss(args: argparse.Namespace) -> int:
 
     if args.resume:
         raise ValueError("--resume is for --space tss; the sss study reruns from scratch")
+    if args.score_with:
+        raise ValueError("--score-with is for --space tss; score stored sss runs on other "
+                         "accuracies with compare --score-with")  # fmt: skip
     args.dataset = _one(args.dataset, "--dataset", "cifar10")
     args.device = _one(args.device, "--device", "v100")
     args.backend = args.backend or DEFAULT_ORACLE

@@ -1,6 +1,7 @@
-"""``--score-with [DATASET=]FILE``, shared by ``compare`` and ``report``: stored runs scored
-on the user's own accuracies (:mod:`nasfilter.runs.rescore`). Its own module, so that only
-the commands that take it import the results layer."""
+"""``--score-with [DATASET=]FILE``, shared by ``compare``, ``report``, ``ceiling`` and
+``reproduce --space tss``: runs scored on the user's own accuracies
+(:mod:`nasfilter.runs.rescore`). Its own module, so that only the commands that take it
+import the results layer."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from nasfilter.cli.args import check_input_file
 from nasfilter.runs.rescore import Accuracies, Rescoring, read_accuracies
 
 
-def add_score_with(p: argparse.ArgumentParser) -> None:
+def add_score_with(
+    p: argparse.ArgumentParser, kept: str = "Nothing is written to the database"
+) -> None:
     """``--score-with [DATASET=]FILE`` (repeatable): score stored runs on the user's own
-    accuracies (:mod:`nasfilter.runs.rescore`); read with :func:`score_with_files`."""
+    accuracies (:mod:`nasfilter.runs.rescore`); read with :func:`score_with_files`.
+    ``kept``: the help's last sentence, what the command leaves as it was."""
     p.add_argument(
         "--score-with",
         action="append",
@@ -23,7 +27,7 @@ def add_score_with(p: argparse.ArgumentParser) -> None:
         "accuracy per architecture of the space, in percent, NaN where unknown (e.g. test "
         "accuracies from a full NATS-Bench archive); repeat as DATASET=FILE for runs on "
         "several datasets. The runs' evaluations are kept; their fronts, the true front and "
-        "every metric are recomputed. Nothing is written to the database",
+        f"every metric are recomputed. {kept}",
     )
 
 
@@ -37,6 +41,12 @@ def score_with_files(
     ``--trust-plugins``."""
     if not datasets:
         raise ValueError("--score-with: the database holds no runs to score")
+    return Rescoring(accuracy_files(values, datasets), trust_plugins)
+
+
+def accuracy_files(values: Sequence[str], datasets: set[str]) -> dict[str, Accuracies]:
+    """``--score-with`` read into {dataset: accuracies}, with :func:`score_with_files`'s
+    rules and errors, for runs on ``datasets``."""
     out: dict[str, Accuracies] = {}
     for value in values:
         name, sep, path = value.partition("=")
@@ -58,7 +68,7 @@ def score_with_files(
                              f"{', '.join(sorted(datasets))})")  # fmt: skip
         check_input_file(path, "--score-with", "accuracy")
         out[dataset] = read_accuracies(path, dataset)
-    return Rescoring(out, trust_plugins)
+    return out
 
 
-__all__ = ["add_score_with", "score_with_files"]
+__all__ = ["accuracy_files", "add_score_with", "score_with_files"]

@@ -24,6 +24,7 @@ from nasfilter.runs.ceiling import Ceiling, clairvoyant_ceiling, signal_ceiling
 from nasfilter.runs.inputs import inputs
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.records import RunSpec
+from nasfilter.runs.rescore import Accuracies, rescored_inputs
 from nasfilter.study.tss import DATASETS, DEVICES, HP12, TIMES
 
 TARGET = 0.99  # the HV ratio the issues' goals ask for at 20,000 s
@@ -111,9 +112,11 @@ def yardsticks(
     return Yardsticks(ceiling, trusted, sets)
 
 
-def ceiling_row(spec: RunSpec, hardware: str) -> CeilingRow:
-    """The yardsticks of the table and proxy ``spec`` resolves into (a few seconds)."""
-    table, _, ref = inputs(spec)
+def ceiling_row(spec: RunSpec, hardware: str, accuracies: Accuracies | None = None) -> CeilingRow:
+    """The yardsticks of the table and proxy ``spec`` resolves into (a few seconds), scored
+    on ``accuracies`` (None: the table's scored column)."""
+    resolved = inputs(spec)
+    table, _, ref = resolved if accuracies is None else rescored_inputs(resolved, accuracies)
     return row_of(table, ref, spec.dataset, hardware)
 
 
@@ -140,9 +143,13 @@ TSS_HARDWARE = {"2080ti": "RTX 2080 Ti", "titanxp": "Titan Xp"}
 
 
 def tss_rows(
-    datasets: Sequence[str] = DATASETS, devices: Sequence[str] = DEVICES, batch: int = 256
+    datasets: Sequence[str] = DATASETS,
+    devices: Sequence[str] = DEVICES,
+    batch: int = 256,
+    score_with: Mapping[str, Accuracies] | None = None,
 ) -> list[CeilingRow]:
-    """The tss study's tables (real hp-12 rung, HELP's latency measured at ``batch``)."""
+    """The tss study's tables (real hp-12 rung, HELP's latency measured at ``batch``), scored
+    on ``score_with`` ({dataset: accuracies}; None: the tables' scored column)."""
     return [
         ceiling_row(
             RunSpec(
@@ -153,6 +160,7 @@ def tss_rows(
                 device=dev,
             ),
             f"{TSS_HARDWARE.get(dev, dev)}, measured, batch {batch}",
+            None if score_with is None else score_with[ds],
         )
         for ds in datasets
         for dev in devices

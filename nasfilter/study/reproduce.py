@@ -31,7 +31,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -58,6 +58,7 @@ from nasfilter.runs.experiment import (
 )
 from nasfilter.runs.inputs import spec_proxy, spec_table
 from nasfilter.runs.metrics import FrontReference
+from nasfilter.runs.rescore import Accuracies
 from nasfilter.runs.results import load_results
 from nasfilter.runs.runner import check_workers
 from nasfilter.runs.storage.base import InMemoryStorage
@@ -344,6 +345,15 @@ def _spec_fields(
     }
 
 
+def _refuse_tss_only(resume: bool, score_with: Mapping[str, Accuracies] | None) -> None:
+    """ValueError naming ``resume`` or ``score_with`` given to the sss study."""
+    if resume:
+        raise ValueError("resume is for space='tss'; the sss study reruns from scratch")
+    if score_with is not None:
+        raise ValueError("score_with is for space='tss'; score stored sss runs on other "
+                         "accuracies with nasfilter compare --score-with")  # fmt: skip
+
+
 # fmt: off
 def reproduce(
     out_dir: str | os.PathLike[str], table: str | os.PathLike[str] | None = None,
@@ -354,6 +364,7 @@ def reproduce(
     methods: Sequence[Method] | None = None, workers: Iterable[int] = DEFAULT_WORKERS,
     peers_every_k: bool = False, survey: bool | None = None,
     survey_models: Sequence[str] = REPORT_SURVEY_MODELS, space: str = "sss", resume: bool = False,
+    score_with: Mapping[str, Accuracies] | None = None,
 ) -> dict[str, Any]:
     """Run the study's NAS analysis and write figures, ``summary.json`` and ``report.html``
     (``space="tss"``: the study on the NATS topology space, :mod:`nasfilter.study.tss.run`).
@@ -378,6 +389,7 @@ def reproduce(
             (each of their runs fits a model or runs a trial per proposal: minutes more).
         survey: add the CNN survey (§3) of ``survey_models`` on the RTX 4090 against its
             shipped NCHW measurements (``survey/``); None: when timm is installed.
+        space: sss or tss; resume, score_with: tss only (:func:`~.tss.run.reproduce_tss`).
 
     Returns the contents of ``summary.json`` (:meth:`StudySummary.to_json`). Raises ValueError
     (MissingColumnError, FileExistsError; ExtraMissing without matplotlib) on bad input.
@@ -389,7 +401,8 @@ def reproduce(
             != DEFAULT_BUDGET or None, "proxy_cost": proxy_cost != DEFAULT_PROXY_COST or None,
             "workers": tuple(workers) != DEFAULT_WORKERS or None})  # fmt: skip
         return reproduce_tss_spec(check_out_dir(out_dir, force or resume), backend, device,
-                                  dataset, check_seeds(seeds), quiet, resume)  # fmt: skip
+            dataset, check_seeds(seeds), quiet, resume, score_with)  # fmt: skip
+    _refuse_tss_only(resume, score_with)
     started = time.perf_counter()
     fields = _spec_fields(dataset, proxy_cost, table, backend, device, oracle_cache)
     chosen = _methods(methods, fields, peers_every_k)

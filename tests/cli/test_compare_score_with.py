@@ -16,7 +16,7 @@ import pytest
 from nasfilter.bench.tss_real import tss_table
 from nasfilter.cli import main
 from nasfilter.oracle.measured import measured_proxy
-from nasfilter.pareto import DEFAULT_MARGIN
+from tests.tss_shared import moocore_hv_ratio
 
 TSS = ("--space", "tss", "--budget", "4000")
 SEARCHERS = ("random", "evolution")
@@ -40,20 +40,6 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, Any]
 def _save(path: Path, values: np.ndarray) -> str:
     np.save(path, values)
     return str(path)
-
-
-def _hv_ratio(acc: np.ndarray, log_thr: np.ndarray, evaluated: list[int]) -> float:
-    """HV ratio by moocore, normalized as nasfilter documents it (ideal -> 1, nadir less
-    DEFAULT_MARGIN of the range -> 0, over every architecture; reference the origin)."""
-    import moocore
-
-    pts = np.stack([acc, log_thr], axis=1)
-    ideal, nadir = pts.max(axis=0), pts.min(axis=0)
-    lower = nadir - DEFAULT_MARGIN * (ideal - nadir)
-    scaled = (pts - lower) / (ideal - lower)
-    whole = moocore.hypervolume(scaled, ref=[0.0, 0.0], maximise=True)
-    mine = moocore.hypervolume(scaled[evaluated], ref=[0.0, 0.0], maximise=True)
-    return float(mine / whole)
 
 
 def test_the_tables_own_accuracies_reproduce_every_stored_metric(
@@ -90,7 +76,7 @@ def test_other_accuracies_score_the_same_evaluations_as_moocore_does(
     moved = 0
     for old, new in zip(stored, got, strict=True):
         assert new["evaluated"] == old["evaluated"]
-        assert new["hv_ratio"] == pytest.approx(_hv_ratio(hp12, log_thr, new["evaluated"]),
+        assert new["hv_ratio"] == pytest.approx(moocore_hv_ratio(hp12, log_thr, new["evaluated"]),
                                                 rel=1e-9)  # fmt: skip
         assert new["best_acc"] == pytest.approx(float(hp12[new["evaluated"]].max()))
         moved += new["hv_ratio"] != old["hv_ratio"]
@@ -112,7 +98,7 @@ def test_a_bare_file_scores_runs_of_one_dataset(
     keep = ~np.isnan(acc)
     idx = np.flatnonzero(keep)
     assert run["hv_ratio"] == pytest.approx(
-        _hv_ratio(acc[keep], log_thr[keep], [int(np.searchsorted(idx, i)) for i in known]),
+        moocore_hv_ratio(acc[keep], log_thr[keep], [int(np.searchsorted(idx, i)) for i in known]),
         rel=1e-9,
     )
     assert all(i % 2 for i in run["front"])

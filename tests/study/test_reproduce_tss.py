@@ -14,7 +14,7 @@ import nasfilter.study.tss.run as tss_run
 from nasfilter.cli import main
 from nasfilter.study.reproduce import reproduce
 from nasfilter.study.tss import COMPARED
-from tests.tss_shared import shared_tss
+from tests.tss_shared import moocore_hv_ratio, shared_tss
 
 LABELS = ("approximate filtering (scan share 0.6)", "random search", "REINFORCE (MnasNet reward)")
 METHODS = tuple(m for m in COMPARED if m.label in LABELS)
@@ -47,13 +47,18 @@ def pareto_max(x: np.ndarray, y: np.ndarray) -> list[int]:
 def test_every_file_is_written(out: Path) -> None:
     names = {p.name for p in out.iterdir()}
     assert names == {"results.json", "results.md", "summary.json", "report.html",
-                     "fig3-cifar10-2080ti.png", "fig3-cifar10-2080ti.svg"}  # fmt: skip
+                     "fig3-cifar10-2080ti.png", "fig3-cifar10-2080ti.svg",
+                     "cells-cifar10-2080ti-b256.npz"}  # fmt: skip
     summary = json.loads((out / "summary.json").read_text(), parse_constant=pytest.fail)
     assert summary["space"] == "tss" and len(summary["blocks"]) == 1
     block = summary["blocks"][0]
     assert (block["dataset"], block["device"], block["batch"], block["seeds"]) == (
         "cifar10", "2080ti", 256, [0, 1])  # fmt: skip
     assert [m["method"] for m in block["methods"]] == [m.label for m in METHODS]
+    assert block["cells"] == "cells-cifar10-2080ti-b256.npz"
+    with np.load(out / block["cells"]) as cells:  # one run per method, seed and budget
+        assert sorted(cells.files) == sorted(f"m{k}-s{s}-t{t}" for k in range(3)
+                                             for s in (0, 1) for t in (20000, 55000))  # fmt: skip
     (ceiling,) = summary["ceilings"]
     assert (ceiling["dataset"], ceiling["hardware"]) == (
         "cifar10",
@@ -89,6 +94,20 @@ def test_hv_ratio_equals_nasfilter_runs_scoring_of_the_same_run(
     np.testing.assert_allclose([s[0] for s in row["per_seed"]], [r["hv_ratio"] for r in rows])
     mean = np.mean([r["hv_ratio"] for r in rows])
     assert row["hv"]["20000"]["mean"] == pytest.approx(mean)
+    # the cells kept for the run are what it evaluated by 20,000 s (compare's list also holds
+    # the evaluation under way at the budget), and moocore's HV ratio over them (accuracy and
+    # throughput read from shared/data) is the study's
+    k = [m["method"] for m in block["methods"]].index("random search")
+    acc, log_thr = shared_score_acc(), np.log10(shared_throughput())
+    keep = np.isfinite(acc)
+    with np.load(out / block["cells"]) as cells:
+        for r, hv in zip(rows, row["per_seed"], strict=True):
+            kept = cells[f"m{k}-s{r['seed']}-t20000"]
+            assert set(kept) <= set(r["evaluated"])
+            assert len(set(r["evaluated"]) - set(kept)) <= 1
+            at = np.searchsorted(np.flatnonzero(keep), kept[keep[kept]])
+            assert moocore_hv_ratio(acc[keep], log_thr[keep], list(at)) == pytest.approx(
+                hv[0], rel=1e-9)  # fmt: skip
 
 
 def test_report_labels_every_number(out: Path) -> None:
@@ -163,6 +182,12 @@ def shared_score_acc() -> np.ndarray:
     acc = shared_tss("cifar10-valid_hp200_valid_acc").astype(np.float64)
     flagged = shared_tss("hp200_seed_record_params_mismatch")
     return np.asarray(np.nanmean(np.where(flagged, np.nan, acc), axis=1))
+
+
+def shared_throughput() -> np.ndarray:
+    """Images/s of every cell on the RTX 2080 Ti at batch 256, from HELP's latency in
+    shared/data."""
+    return 256 / (shared_tss("help_latency_ms_2080ti_256").astype(np.float64) / 1000)
 
 
 def test_report_of_a_tss_database_draws_fronts_against_the_true_tss_front(

@@ -31,6 +31,7 @@ from nasfilter.pareto import nondominated_mask
 from nasfilter.runs.meanse import mean_se
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.results import score_events
+from nasfilter.runs.run_summary import completed_evaluations
 from nasfilter.runs.runner import make_problem, run_search
 from nasfilter.searchers import make_searcher
 from nasfilter.stats import spearman
@@ -163,16 +164,32 @@ def hv_ratios(
     of each of ``times`` worker-seconds, at its end (one run per budget: the scans and initial
     designs of several methods are planned from the budget), under the latency measured on
     ``device`` at ``batch``."""
+    return scored_runs(method, dataset, device, seeds, times, batch)[0]
+
+
+def scored_runs(
+    method: TssMethod, dataset: str, device: str, seeds: Sequence[int],
+    times: Sequence[float] = TIMES, batch: int = DEFAULT_BATCH,
+) -> tuple[np.ndarray, list[list[np.ndarray]]]:
+    """``(hv, cells)``: ``hv`` as :func:`hv_ratios`; ``cells[i][j]`` the distinct cells (int64,
+    sorted) that the run with ``seeds[i]`` and a budget of ``times[j]`` evaluated by its
+    budget: the set its HV ratio is computed over, which
+    :mod:`nasfilter.study.tss.rescore` scores on other accuracies."""
     proxy = measured_proxy(device, batch)
     reference = FrontReference.build(tss_table(dataset, HP12), proxy)
     table = tss_table(dataset, method.table)
     at = np.asarray(times, dtype=np.float64)
-    out = np.empty((len(seeds), len(at)))
+    hv = np.empty((len(seeds), len(at)))
+    cells: list[list[np.ndarray]] = []
     for i, seed in enumerate(seeds):
+        cells.append([])
         for j, budget in enumerate(at.tolist()):
             events = run_method(method, dataset, proxy, seed, budget)
-            out[i, j] = score_events(reference, table, events, at[j : j + 1])[1]["hv_ratio"][0]
-    return out
+            hv[i, j] = score_events(reference, table, events, at[j : j + 1])[1]["hv_ratio"][0]
+            idx, _, end = completed_evaluations(events)  # in completion order
+            done = np.searchsorted(end, budget, side="right")  # as score_events counts them
+            cells[i].append(np.unique(idx[:done]).astype(np.int64))
+    return hv, cells
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,9 @@ Under ``out`` it writes:
 
 - ``results.json``: one block per (dataset, GPU), appended as each finishes, so that a run
   cut short keeps what it finished (``resume=True`` reuses those blocks);
+- ``cells-<dataset>-<gpu>-b<batch>.npz``: the cells each run of a block evaluated
+  (:mod:`nasfilter.study.tss.cells`), so that the runs can be scored on other accuracies
+  without running them again (``score_with``, :mod:`nasfilter.study.tss.rescore`);
 - ``fig3-<dataset>-<gpu>.png/.svg``: Fig. 3 (measured utilization against measured throughput,
   coloured by the real hp-200 validation accuracy, seed mean) per dataset and GPU;
 - ``results.md``: every table (Fig. 3's numbers, every method at 20,000 and 55,000 s, the
@@ -19,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,7 @@ from nasfilter.oracle.measured import (
 )
 from nasfilter.render.drawing import FigureContext, FigureFiles, save_figure
 from nasfilter.render.html_page import ReportFigure, ReportTable, write_report
+from nasfilter.runs.rescore import Accuracies
 from nasfilter.sim.problem import DEFAULT_PROXY_COST
 from nasfilter.study.ceilings import ceiling_table, json_rows, tss_rows
 from nasfilter.study.plots import fig3_utilization_space
@@ -53,10 +57,12 @@ from nasfilter.study.tss import (
     TWO_FIDELITY,
     TssMethod,
     fig3_numbers,
-    hv_ratios,
     mean_and_se,
+    scored_runs,
 )
+from nasfilter.study.tss.cells import cells_key, cells_name, save_cells
 from nasfilter.study.tss.report import Block, render
+from nasfilter.study.tss.rescore import check_covered, rescore_blocks, scored_reference
 
 ALL_METHODS: tuple[TssMethod, ...] = (*COMPARED, *HP200_ONLY, *TWO_FIDELITY)
 FIG3_ACCURACY = "real hp-200 validation accuracy, seed mean (%)"
@@ -80,12 +86,25 @@ def check_selection(
     return names, gpus
 
 
-def labels(datasets: Sequence[str], batch: int) -> dict[str, Any]:
+def rescored_words(datasets: Sequence[str], score_with: Mapping[str, Accuracies]) -> str:
+    """What scores the runs when ``score_with`` does, in words, naming each file."""
+    files = "; ".join(f"{d}: {score_with[d].words}" for d in datasets)
+    return f"HV ratios scored on the accuracies you gave, not on the table's ({files})"
+
+
+def labels(
+    datasets: Sequence[str], batch: int, score_with: Mapping[str, Accuracies] | None = None
+) -> dict[str, Any]:
     """What each number of the study is: real, measured, derived or modelled."""
+    if score_with is None:
+        scored = "hp-200 validation accuracy, seed mean"
+        what = ("real: hp-200 validation accuracy (x-valid after 200 epochs), mean over "
+                "NATS-Bench's training seeds (seed records flagged by NATS-Bench issue #36 "
+                "excluded); validation, not test")  # fmt: skip
+    else:
+        scored, what = "the accuracies of each dataset's file", rescored_words(datasets, score_with)
     return {
-        "scored_accuracy": "real: hp-200 validation accuracy (x-valid after 200 epochs), mean "
-        "over NATS-Bench's training seeds (seed records flagged by NATS-Bench issue #36 "
-        "excluded); validation, not test",
+        "scored_accuracy": what,
         "records": {d: RECORDS[d] for d in datasets},
         "observed_accuracy": {
             HP12: "real: hp-12 validation accuracy, seed mean (no per-epoch curve)",
@@ -102,9 +121,8 @@ def labels(datasets: Sequence[str], batch: int) -> dict[str, Any]:
         "precision not documented by the source)",
         "throughput": f"derived: batch {batch} / measured latency (images/s)",
         "utilization": f"derived: throughput x 2 x MACs / the GPU's data-sheet peak, {PRECISION}",
-        "hv_ratio": "hypervolume of a run's front (its full evaluations at their hp-200 "
-        "validation accuracy, seed mean, and measured throughput) / that of the true "
-        "accuracy-throughput front of the GPU",
+        "hv_ratio": f"hypervolume of a run's front (its full evaluations at their {scored} "
+        "and measured throughput) / that of the true accuracy-throughput front of the GPU",
         "budgets_seconds": list(TIMES),
     }
 
@@ -138,11 +156,15 @@ def run_block(
     say: Callable[[str], None],
 ) -> Block:
     """Every method of ``methods`` on ``dataset`` under ``device``'s latency at ``batch``,
-    one run per seed and budget of :data:`TIMES`, and Fig. 3 saved under ``out``."""
-    rows = []
-    for method in methods:
+    one run per seed and budget of :data:`TIMES`, and Fig. 3 saved under ``out``, with
+    every run's evaluated cells (:mod:`nasfilter.study.tss.cells`)."""
+    rows: list[dict[str, Any]] = []
+    cells: dict[str, np.ndarray] = {}
+    for k, method in enumerate(methods):
         start = time.perf_counter()
-        hv = hv_ratios(method, dataset, device, seeds, TIMES, batch)
+        hv, evaluated = scored_runs(method, dataset, device, seeds, TIMES, batch)
+        for seed, by_budget in zip(seeds, evaluated, strict=True):
+            cells |= {cells_key(k, seed, t): c for t, c in zip(TIMES, by_budget, strict=True)}
         stats = [mean_and_se(hv[:, j]) for j in range(len(TIMES))]
         rows.append({
             "method": method.label, "searcher": method.searcher, "filter": method.filter,
@@ -154,14 +176,19 @@ def run_block(
             },
             "per_seed": hv.tolist(), "seconds": round(time.perf_counter() - start, 2),
         })  # fmt: skip
-        cells = [f"{m:.4f}" + (f"±{s:.4f}" if math.isfinite(s) else "") for m, s in stats]
-        say(f"{dataset} {device} {method.label}: " + ", ".join(cells))
+        shown = [f"{m:.4f}" + (f"±{s:.4f}" if math.isfinite(s) else "") for m, s in stats]
+        say(f"{dataset} {device} {method.label}: " + ", ".join(shown))
+    name = cells_name(dataset, device, batch)
+    save_cells(out / name, cells)
     return {"dataset": dataset, "device": device, "batch": batch, "seeds": seeds,
-            "fig3": _fig3(dataset, device, batch, out), "methods": rows}  # fmt: skip
+            "fig3": _fig3(dataset, device, batch, out), "methods": rows, "cells": name}  # fmt: skip
 
 
 def _same(block: Block, dataset: str, device: str, batch: int, seeds: list[int],
-          methods: Sequence[TssMethod]) -> bool:  # fmt: skip
+          methods: Sequence[TssMethod], out: Path) -> bool:  # fmt: skip
+    """Whether ``block`` ran these (and kept its runs' cells in ``out``)."""
+    if not (out / block.get("cells", "-")).is_file():  # a block written before cells were kept
+        return False
     return (block["dataset"], block["device"], block.get("batch", DEFAULT_BATCH),
             block["seeds"], [m["method"] for m in block["methods"]]) == (
         dataset, device, batch, seeds, [m.label for m in methods])  # fmt: skip
@@ -182,11 +209,20 @@ def reproduce_tss(
     quiet: bool = False,
     resume: bool = False,
     methods: Sequence[TssMethod] | None = None,
+    score_with: Mapping[str, Accuracies] | None = None,
 ) -> dict[str, Any]:
     """Run the tss study into the folder ``out`` (checked by the caller) and write its files
     (module docstring); the contents of ``summary.json``. ``resume``: keep the blocks of an
-    earlier ``results.json`` in ``out`` run with the same seeds, batch and methods."""
+    earlier ``results.json`` in ``out`` run with the same seeds, batch and methods.
+    ``score_with``: {dataset: accuracies} that score the runs in ``results.md``,
+    ``summary.json`` and ``report.html`` instead of the tables' (one for each dataset;
+    ``results.json`` keeps the tables' scores, :mod:`nasfilter.study.tss.rescore`)."""
     names, gpus = check_selection(datasets, devices, batch)
+    if score_with is not None:
+        score_with = {get_dataset(d).name: a for d, a in score_with.items()}
+        check_covered(names, score_with)  # before anything runs, as is each file:
+        for d in names:
+            scored_reference(d, gpus[0], batch, score_with[d])
     methods = ALL_METHODS if methods is None else tuple(methods)  # None: every method
     seed_list = [int(s) for s in seeds]
     out.mkdir(parents=True, exist_ok=True)
@@ -196,14 +232,20 @@ def reproduce_tss(
     say: Callable[[str], None] = (lambda _: None) if quiet else (lambda s: print(s, flush=True))
     for dataset in names:
         for device in gpus:
-            old = [b for b in done if _same(b, dataset, device, batch, seed_list, methods)]
+            old = [b for b in done if _same(b, dataset, device, batch, seed_list, methods, out)]
             block = old[0] if old else run_block(
                 dataset, device, batch, seed_list, methods, out, say)  # fmt: skip
             blocks.append(block)
             if not old:
-                done.append(block)
+                # an older block of these cells keeps its scores, not the overwritten cells
+                done = [
+                    {k: v for k, v in b.items() if k != "cells"}
+                    if b.get("cells") == block["cells"]
+                    else b
+                    for b in done
+                ] + [block]
                 _write_json(path, done)
-    return write_outputs(out, blocks, batch)
+    return write_outputs(out, blocks, batch, score_with)
 
 
 def refuse_sss_only(space: str, given: dict[str, Any]) -> None:
@@ -233,11 +275,13 @@ def reproduce_tss_spec(
     seeds: Sequence[int],
     quiet: bool = False,
     resume: bool = False,
+    score_with: Mapping[str, Accuracies] | None = None,
 ) -> dict[str, Any]:
     """:func:`reproduce_tss` as ``nasfilter reproduce --space tss`` spells it: ``backend``
     ``measured`` or ``measured[batch=B]`` (None: batch 256), ``device`` one GPU or several
     (None: :data:`~nasfilter.study.tss.DEVICES`), ``dataset`` one or several (None: all
-    three). ValueError naming an sss oracle, with the oracle the tss study takes."""
+    three); ``score_with`` as :func:`reproduce_tss`'s. ValueError naming an sss oracle, with
+    the oracle the tss study takes."""
     backend = "measured" if backend is None else backend
     if not is_measured_spec(backend):
         raise ValueError(
@@ -245,25 +289,38 @@ def reproduce_tss_spec(
             "the measured oracle: measured (batch 256) or measured[batch=1|32|256]"
         )
     datasets, devices = _names(dataset, DATASETS), _names(device, DEVICES)
-    return reproduce_tss(out, datasets, devices, seeds, parse_settings(backend), quiet, resume)
+    return reproduce_tss(out, datasets, devices, seeds, parse_settings(backend), quiet, resume,
+                         score_with=score_with)  # fmt: skip
 
 
-def write_outputs(out: Path, blocks: list[Block], batch: int) -> dict[str, Any]:
-    """``results.md``, ``summary.json`` and ``report.html`` of ``blocks`` under ``out``."""
+def write_outputs(
+    out: Path, blocks: list[Block], batch: int, score_with: Mapping[str, Accuracies] | None = None
+) -> dict[str, Any]:
+    """``results.md``, ``summary.json`` and ``report.html`` of ``blocks`` under ``out``,
+    scored on ``score_with`` ({dataset: accuracies}; None: the tables' accuracy)."""
     datasets = list(dict.fromkeys(b["dataset"] for b in blocks))
     devices = list(dict.fromkeys(b["device"] for b in blocks))
-    ceilings = tss_rows(datasets, devices, batch)
-    text = render(blocks) + CEILING_HEAD + ceiling_table(ceilings, "hp-12")
+    ceilings = tss_rows(datasets, devices, batch, score_with)
+    head = ""
+    if score_with is not None:
+        blocks = rescore_blocks(blocks, out, score_with)
+        head = (
+            f"{rescored_words(datasets, score_with)}. Fig. 3 shows the table's real hp-200 "
+            "validation accuracy, seed mean. results.json keeps the runs' scores on it.\n\n"
+        )
+    text = head + render(blocks) + CEILING_HEAD + ceiling_table(ceilings, "hp-12")
     with atomic_write(out / "results.md", "w") as fh:
         fh.write(text)
     summary = {
         "space": "tss",
-        "labels": labels(datasets, batch),
+        "labels": labels(datasets, batch, score_with),
         "tables": {d: {t: tss_table(d, t).label for t in (HP12, HP200)} for d in datasets},
         "oracles": {b["device"]: measured_proxy(b["device"], batch).label for b in blocks},
         "blocks": blocks,
         "ceilings": json_rows(ceilings),
     }
+    if score_with is not None:
+        summary["scored_with"] = {d: score_with[d].source for d in datasets}
     _write_json(out / "summary.json", summary)
     write_tss_report(out, summary, text)
     return summary
