@@ -10,6 +10,7 @@ from nasfilter.bench.proxy import DEFAULT_ORACLE
 from nasfilter.cli.args import (
     TABLE_HELP,
     add_space,
+    check_database,
     check_not_input,
     check_parent,
     check_writable_folder,
@@ -81,6 +82,15 @@ def register(sub: Any) -> None:
         "only)",
     )
     add_jobs(p)
+    _add_kept(p)
+    p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
+    p.add_argument("--quiet", action="store_true", help="no progress bars and no summary lines")
+    p.set_defaults(func=run)
+
+
+def _add_kept(p: argparse.ArgumentParser) -> None:
+    """What the study keeps of its runs: ``--resume`` and ``--score-with`` (tss), ``--db``
+    (sss)."""
     p.add_argument(
         "--resume",
         action="store_true",
@@ -88,9 +98,13 @@ def register(sub: Any) -> None:
         "batch and methods left in --out's results.json, and run the rest",
     )
     add_score_with(p, kept=SCORE_WITH_KEPT)
-    p.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
-    p.add_argument("--quiet", action="store_true", help="no progress bars and no summary lines")
-    p.set_defaults(func=run)
+    p.add_argument(
+        "--db",
+        metavar="FILE",
+        help="sss only: keep every run of the study in this SQLite results database (new, or "
+        "one nasfilter wrote); the runs it holds already are not run again, so a study cut "
+        "short resumes, and compare --db FILE (--score-with) reads them",
+    )
 
 
 def _add_inputs(p: argparse.ArgumentParser) -> None:
@@ -164,7 +178,7 @@ def _check_out(args: argparse.Namespace) -> None:
     out = check_parent(args.out, "--out")
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")
-    inputs = {"--table": args.table, "--oracle-cache": args.oracle_cache}
+    inputs = {"--table": args.table, "--oracle-cache": args.oracle_cache, "--db": args.db}
     check_not_input(out, "--out", inputs)
     check_out_dir(out, args.force or args.resume, inputs)  # no input inside --out
     check_writable_folder(out if out.is_dir() else (out.parent or Path(".")), "--out", out)
@@ -180,7 +194,7 @@ def run_tss(args: argparse.Namespace) -> int:
 
     sss_only = {"--table": args.table, "--oracle-cache": args.oracle_cache,
                 "--budget": args.budget, "--workers": args.workers, "--jobs": args.jobs,
-                "--peers-every-k": args.peers_every_k or None}  # fmt: skip
+                "--peers-every-k": args.peers_every_k or None, "--db": args.db}  # fmt: skip
     given = [flag for flag, value in sss_only.items() if value is not None]
     if given:
         raise ValueError(
@@ -216,11 +230,7 @@ def run_tss(args: argparse.Namespace) -> int:
 def run_sss(args: argparse.Namespace) -> int:
     """``reproduce`` on the size space (the default)."""
 
-    if args.resume:
-        raise ValueError("--resume is for --space tss; the sss study reruns from scratch")
-    if args.score_with:
-        raise ValueError("--score-with is for --space tss; score stored sss runs on other "
-                         "accuracies with compare --score-with")  # fmt: skip
+    _check_sss_flags(args)
     args.dataset = _one(args.dataset, "--dataset", "cifar10")
     args.device = _one(args.device, "--device", "v100")
     args.backend = args.backend or DEFAULT_ORACLE
@@ -251,22 +261,42 @@ def run_sss(args: argparse.Namespace) -> int:
             oracle_cache=args.oracle_cache,
             workers=parse_workers(args.workers or "1,4,16"),
             peers_every_k=args.peers_every_k,
+            db=args.db,
         )
     except WorkerDied as exc:
         return worker_died("reproduce", exc)
     if not args.quiet:
-        fig3 = summary["fig3"]
-        print(f"table : {summary['table_label']}")
-        print(f"oracle: {summary['oracle_label']}")
-        print(
-            f"throughput-utilization Pareto set: {fig3['pareto_throughput_utilization']} of "
-            f"{fig3['n_architectures']}; Spearman(utilization, accuracy) = "
-            f"{fig3['spearman_utilization_accuracy']:.3f}"
-        )
-        for row in summary["metrics_table"]:
-            hv = row["hv_ratio"]
-            mean = "n/a" if hv["mean"] is None else f"{hv['mean']:.3f}"
-            se = "" if hv["se"] is None else f" ± {hv['se']:.3f}"
-            print(f"  {row['method']:<46} HV ratio {mean}{se}")
-        print(f"wrote {args.out}/report.html, summary.json and the figures (PNG and SVG)")
+        _print_sss(args, summary)
     return 0
+
+
+def _check_sss_flags(args: argparse.Namespace) -> None:
+    """ValueError naming a tss-only flag; --db checked as a database to add to."""
+    if args.resume:
+        raise ValueError("--resume is for --space tss; the sss study reruns from scratch")
+    if args.score_with:
+        raise ValueError("--score-with is for --space tss; score stored sss runs on other "
+                         "accuracies with compare --score-with")  # fmt: skip
+    if args.db is not None:
+        inputs = {"--table": args.table, "--oracle-cache": args.oracle_cache}
+        check_database(args.db, "--db", inputs)
+
+
+def _print_sss(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+    """The sss study's summary lines."""
+    fig3 = summary["fig3"]
+    print(f"table : {summary['table_label']}")
+    print(f"oracle: {summary['oracle_label']}")
+    print(
+        f"throughput-utilization Pareto set: {fig3['pareto_throughput_utilization']} of "
+        f"{fig3['n_architectures']}; Spearman(utilization, accuracy) = "
+        f"{fig3['spearman_utilization_accuracy']:.3f}"
+    )
+    for row in summary["metrics_table"]:
+        hv = row["hv_ratio"]
+        mean = "n/a" if hv["mean"] is None else f"{hv['mean']:.3f}"
+        se = "" if hv["se"] is None else f" ± {hv['se']:.3f}"
+        print(f"  {row['method']:<46} HV ratio {mean}{se}")
+    print(f"wrote {args.out}/report.html, summary.json and the figures (PNG and SVG)")
+    if args.db is not None:
+        print(f"every run is kept in {args.db}: nasfilter compare --db {args.db}")

@@ -61,7 +61,7 @@ from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.rescore import Accuracies
 from nasfilter.runs.results import load_results
 from nasfilter.runs.runner import check_workers
-from nasfilter.runs.storage.base import InMemoryStorage
+from nasfilter.runs.storage.factory import get_storage
 from nasfilter.sim.problem import DEFAULT_PROXY_COST, Budget
 from nasfilter.study.figures import FIGURE_STEMS, draw_figures
 from nasfilter.study.methods import (
@@ -230,6 +230,7 @@ class _Plan:
     workers: tuple[int, ...]
     methods: tuple[Method, ...]
     specs: dict[int, list[RunSpec]]  # K -> one RunSpec per method run at K
+    db: str | None  # the results database the runs are kept in (None: in memory)
 
 
 def _check_workers(workers: Iterable[int]) -> tuple[int, ...]:
@@ -258,10 +259,12 @@ def _plan(
     methods: Sequence[Method],
     workers: Iterable[int],
     fields: dict[str, Any],
+    db: str | os.PathLike[str] | None = None,
 ) -> _Plan:
     """Every argument checked and every run spec built; ValueError before anything runs."""
     require("matplotlib", "reproduce (its figures)")  # before the runs, not after them
     named = {f"--{k.replace('_', '-')}": fields[k] for k in ("table", "oracle_cache")}
+    named["--db"] = db  # written to: never inside --out, which --force overwrites
     out = check_out_dir(out_dir, force, named)
     seed_list = check_seeds(seeds)
     budget = _check_budget(budget)
@@ -286,7 +289,11 @@ def _plan(
     }
     for spec in specs[ks[0]]:
         spec.validate()
-    return _Plan(out, seed_list, budget, ks, chosen, specs)
+    if db is not None:
+        check_path_text(db, "--db")
+        with get_storage(db):  # a file that is no results database is refused here
+            pass
+    return _Plan(out, seed_list, budget, ks, chosen, specs, None if db is None else str(db))
 
 
 @dataclass(frozen=True)
@@ -309,11 +316,13 @@ def _load_inputs(plan: _Plan, fields: dict[str, Any]) -> _Inputs:
 
 
 def _run(plan: _Plan, jobs: int, quiet: bool) -> StudyRuns:
-    """Every (method, K, seed) run, scored, with its events."""
+    """Every (method, K, seed) run, scored, with its events; kept in ``plan.db`` (the runs
+    it holds already are not run again)."""
     every = [spec for k in plan.workers for spec in plan.specs[k]]
-    with InMemoryStorage() as storage:
+    ours = {(spec.key(), seed) for spec in every for seed in plan.seeds}
+    with get_storage(plan.db) as storage:
         run_experiment(every, plan.seeds, store=storage, jobs=jobs, progress=not quiet)
-        results = load_results(storage, with_events=True, trust_plugins=True)  # ours
+        results = load_results(storage, select=ours, with_events=True, trust_plugins=True)
     method_of = {
         spec.key(): m
         for k in plan.workers
@@ -364,7 +373,7 @@ def reproduce(
     methods: Sequence[Method] | None = None, workers: Iterable[int] = DEFAULT_WORKERS,
     peers_every_k: bool = False, survey: bool | None = None,
     survey_models: Sequence[str] = REPORT_SURVEY_MODELS, space: str = "sss", resume: bool = False,
-    score_with: Mapping[str, Accuracies] | None = None,
+    score_with: Mapping[str, Accuracies] | None = None, db: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Run the study's NAS analysis and write figures, ``summary.json`` and ``report.html``
     (``space="tss"``: the study on the NATS topology space, :mod:`nasfilter.study.tss.run`).
@@ -385,11 +394,11 @@ def reproduce(
             (:func:`~nasfilter.study.methods.study_methods`).
         workers: the numbers K of simulated parallel workers compared (the first is the one
             of the metrics table and Figs. 5 and 6); default 1, 4 and 16.
-        peers_every_k: run the peers (model-based, Optuna) at every K, not only the first
-            (each of their runs fits a model or runs a trial per proposal: minutes more).
+        peers_every_k: run the peers (model-based, Optuna) at every K (minutes more).
         survey: add the CNN survey (§3) of ``survey_models`` on the RTX 4090 against its
             shipped NCHW measurements (``survey/``); None: when timm is installed.
-        space: sss or tss; resume, score_with: tss only (:func:`~.tss.run.reproduce_tss`).
+        db: a results database that keeps every run (sss; runs it holds are not rerun); space:
+            sss or tss; resume, score_with: tss only (:func:`~.tss.run.reproduce_tss`).
 
     Returns the contents of ``summary.json`` (:meth:`StudySummary.to_json`). Raises ValueError
     (MissingColumnError, FileExistsError; ExtraMissing without matplotlib) on bad input.
@@ -399,14 +408,14 @@ def reproduce(
         refuse_sss_only(space, {"table": table, "oracle_cache": oracle_cache, "methods": methods,
             "survey": survey or None, "peers_every_k": peers_every_k or None, "budget": budget
             != DEFAULT_BUDGET or None, "proxy_cost": proxy_cost != DEFAULT_PROXY_COST or None,
-            "workers": tuple(workers) != DEFAULT_WORKERS or None})  # fmt: skip
+            "workers": tuple(workers) != DEFAULT_WORKERS or None, "db": db})  # fmt: skip
         return reproduce_tss_spec(check_out_dir(out_dir, force or resume), backend, device,
             dataset, check_seeds(seeds), quiet, resume, score_with)  # fmt: skip
     _refuse_tss_only(resume, score_with)
     started = time.perf_counter()
     fields = _spec_fields(dataset, proxy_cost, table, backend, device, oracle_cache)
     chosen = _methods(methods, fields, peers_every_k)
-    plan = _plan(out_dir, force, seeds, budget, jobs, chosen, workers, fields)
+    plan = _plan(out_dir, force, seeds, budget, jobs, chosen, workers, fields, db)
     loaded = _load_inputs(plan, fields)
     t_inputs = time.perf_counter()
     runs = _run(plan, jobs, quiet)
