@@ -147,8 +147,12 @@ def test_a_block_without_its_cells_is_run_again(
     (folder / "cells-cifar10-2080ti-b256.npz").unlink()
     block = json.loads((folder / "results.json").read_text())[0]
     missing = r"cells file .*cells-cifar10-2080ti-b256\.npz' is missing"
+    accuracies = read_accuracies(_save(tmp_path, seed777()), "cifar10")
     with pytest.raises(ValueError, match=missing):
-        rescore_block(block, folder, read_accuracies(_save(tmp_path, seed777()), "cifar10"))
+        rescore_block(block, folder, accuracies)
+    old = {k: v for k, v in block.items() if k != "cells"}  # a block of an earlier build
+    with pytest.raises(ValueError, match="cifar10 2080ti block was written before the study kept"):
+        rescore_block(old, folder, accuracies)
 
     class Ran(Exception):
         pass

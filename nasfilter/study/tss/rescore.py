@@ -53,6 +53,10 @@ def rescore_block(block: Block, folder: Path, accuracies: Accuracies) -> Block:
     ``hv`` scored on ``accuracies`` from its runs' cells, and ``scored_with`` naming the
     file; Fig. 3's numbers stay the table's. ValueError naming the cells file when it is
     missing or lacks a run."""
+    if "cells" not in block:
+        raise ValueError(f"the {block['dataset']} {block['device']} block was written before "
+                         "the study kept its runs' cells; run it again (reproduce --space tss "
+                         "--resume reruns it)")  # fmt: skip
     reference = scored_reference(block["dataset"], block["device"], block["batch"], accuracies)
     path = folder / block["cells"]
     cells = load_cells(path)
