@@ -180,7 +180,13 @@ def _check_out(args: argparse.Namespace) -> None:
         raise NotADirectoryError(f"--out {args.out!r} is a file; give a folder name")
     inputs = {"--table": args.table, "--oracle-cache": args.oracle_cache, "--db": args.db}
     check_not_input(out, "--out", inputs)
-    check_out_dir(out, args.force or args.resume, inputs)  # no input inside --out
+    try:
+        check_out_dir(out, args.force or args.resume, inputs)  # no input inside --out
+    except FileExistsError as exc:
+        if args.space == "tss" and (out / "results.json").is_file():  # an earlier tss study
+            raise FileExistsError(f"{exc}; or --resume to keep the blocks it finished (and "
+                                  "score them with --score-with)") from None  # fmt: skip
+        raise
     check_writable_folder(out if out.is_dir() else (out.parent or Path(".")), "--out", out)
 
 

@@ -222,3 +222,15 @@ def test_a_study_without_a_combined_method_shows_none_in_the_goals(rescored: Pat
     goals = (rescored / "results.md").read_text().split("### Goals at 20,000 s")[1]
     row = next(line for line in goals.splitlines() if line.startswith("| cifar10 |"))
     assert row.endswith("| – |")  # random search and evolution: one fidelity, no hardware
+
+
+def test_scoring_a_finished_study_without_resume_is_pointed_to_it(
+    study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(_save(tmp_path, seed777()))
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in study.iterdir())
+    assert main([*STUDY, "--out", str(study), "--score-with", path]) == 2
+    assert ("exists and is not empty; choose a new folder or pass --force (force=True) to "
+            "overwrite the files reproduce writes there; or --resume to keep the blocks it "
+            "finished (and score them with --score-with)") in capsys.readouterr().err  # fmt: skip
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in study.iterdir()) == before
