@@ -82,7 +82,7 @@ from nasfilter.study.numbers import (
 )
 from nasfilter.study.report import write_study_report, write_tables
 from nasfilter.study.summary import Parameters, StudySummary
-from nasfilter.study.tss.run import refuse_sss_only, reproduce_tss_spec
+from nasfilter.study.tss.run import refuse_sss_only, refuse_tss_only, reproduce_tss_spec
 from nasfilter.survey.output import report_section, survey_figures, write_survey
 from nasfilter.survey.survey import SurveySettings, run_survey
 from nasfilter.survey.timm_import import import_timm
@@ -354,15 +354,6 @@ def _spec_fields(
     }
 
 
-def _refuse_tss_only(resume: bool, score_with: Mapping[str, Accuracies] | None) -> None:
-    """ValueError naming ``resume`` or ``score_with`` given to the sss study."""
-    if resume:
-        raise ValueError("resume is for space='tss'; the sss study reruns from scratch")
-    if score_with is not None:
-        raise ValueError("score_with is for space='tss'; score stored sss runs on other "
-                         "accuracies with nasfilter compare --score-with")  # fmt: skip
-
-
 # fmt: off
 def reproduce(
     out_dir: str | os.PathLike[str], table: str | os.PathLike[str] | None = None,
@@ -411,7 +402,7 @@ def reproduce(
             "workers": tuple(workers) != DEFAULT_WORKERS or None, "db": db})  # fmt: skip
         return reproduce_tss_spec(check_out_dir(out_dir, force or resume), backend, device,
             dataset, check_seeds(seeds), quiet, resume, score_with)  # fmt: skip
-    _refuse_tss_only(resume, score_with)
+    refuse_tss_only(resume, score_with)
     started = time.perf_counter()
     fields = _spec_fields(dataset, proxy_cost, table, backend, device, oracle_cache)
     chosen = _methods(methods, fields, peers_every_k)

@@ -263,6 +263,15 @@ def refuse_sss_only(space: str, given: dict[str, Any]) -> None:
         )
 
 
+def refuse_tss_only(resume: bool, score_with: Mapping[str, Accuracies] | None) -> None:
+    """ValueError naming ``resume`` or ``score_with`` given to the sss study."""
+    if resume:
+        raise ValueError("resume is for space='tss'; the sss study reruns from scratch")
+    if score_with is not None:
+        raise ValueError("score_with is for space='tss'; score stored sss runs on other "
+                         "accuracies with nasfilter compare --score-with")  # fmt: skip
+
+
 def _names(value: str | Sequence[str] | None, default: Sequence[str]) -> list[str]:
     return list(default) if value is None else [value] if isinstance(value, str) else list(value)
 
