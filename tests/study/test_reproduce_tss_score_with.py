@@ -112,6 +112,8 @@ def test_the_files_name_what_scored_them_and_results_json_keeps_the_tables(
         assert words in text, name
         assert "x-valid after 200 epochs), mean over" not in text, name  # the table's label
     assert "real: hp-200 validation accuracy" in (study / "summary.json").read_text()
+    hv = json.loads((rescored / "summary.json").read_text())["labels"]["hv_ratio"]
+    assert "full evaluations at their accuracies in each dataset's file and measured" in hv
 
 
 def test_the_tables_own_column_as_a_file_gives_the_studys_scores(

@@ -102,7 +102,7 @@ def labels(
                 "NATS-Bench's training seeds (seed records flagged by NATS-Bench issue #36 "
                 "excluded); validation, not test")  # fmt: skip
     else:
-        scored, what = "the accuracies of each dataset's file", rescored_words(datasets, score_with)
+        scored, what = "accuracies in each dataset's file", rescored_words(datasets, score_with)
     return {
         "scored_accuracy": what,
         "records": {d: RECORDS[d] for d in datasets},
