@@ -251,3 +251,26 @@ def test_demo_on_tss_names_the_spaces_size_and_what_is_measured(
         "the simulated seconds are the measured training epochs plus a modelled validation" in text
     )
     assert "come from modelled times" not in text
+
+
+def test_each_row_names_the_spec_that_reruns_it_with_nasfilter_run(
+    out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nasfilter.registry import parse_spec
+
+    block = json.loads((out / "summary.json").read_text())["blocks"][0]
+    row = next(m for m in block["methods"] if m["method"] == "REINFORCE (MnasNet reward)")
+    name, params = parse_spec(row["searcher_spec"])
+    # the MnasNet target on tss: the GPU's median measured throughput (HELP, shared/data)
+    assert name == "reinforce-mnas" and params["target_throughput"] == pytest.approx(
+        float(np.median(shared_throughput())), rel=1e-12)  # fmt: skip
+    assert next(m for m in block["methods"] if m["method"] == "random search")[
+        "searcher_spec"] == "random"  # fmt: skip
+    db = tmp_path / "r.db"
+    argv = ["run", "--space", "tss", "--searchers", row["searcher_spec"], "--seeds", "0-1",
+            "--budget", "20000", "--jobs", "1", "--db", str(db), "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["compare", "--db", str(db), "--space", "tss", "--json"]) == 0
+    runs = sorted(json.loads(capsys.readouterr().out), key=lambda r: r["seed"])
+    assert [r["hv_ratio"] for r in runs] == [s[0] for s in row["per_seed"]]

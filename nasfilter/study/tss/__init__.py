@@ -28,6 +28,7 @@ from nasfilter.bench.tss_real import tss_table
 from nasfilter.filters import make_filter
 from nasfilter.oracle.measured import DEFAULT_BATCH, measured_proxy
 from nasfilter.pareto import nondominated_mask
+from nasfilter.registry import format_spec, parse_spec
 from nasfilter.runs.meanse import mean_se
 from nasfilter.runs.metrics import FrontReference
 from nasfilter.runs.results import score_events
@@ -142,15 +143,22 @@ def mnas_target(proxy: ProxyTable) -> float:
     return float(np.nanmedian(proxy.throughput))
 
 
+def searcher_spec(method: TssMethod, proxy: ProxyTable) -> str:
+    """The searcher spec ``method`` runs under ``proxy``: its own, with REINFORCE (MnasNet)'s
+    target written in (:func:`mnas_target`, unless the spec sets one), so that ``nasfilter
+    run --space tss --searchers SPEC`` runs the study's method."""
+    name, params = parse_spec(method.searcher)
+    if name != "reinforce-mnas" or "target_throughput" in params:
+        return method.searcher
+    return format_spec(name, params | {"target_throughput": mnas_target(proxy)})
+
+
 def run_method(
     method: TssMethod, dataset: str, proxy: ProxyTable, seed: int, budget: float
 ) -> dict[str, np.ndarray]:
     """The events of one run of ``method`` on ``dataset`` under ``proxy``."""
     table = tss_table(dataset, method.table)
-    overrides = {}
-    if method.searcher.startswith("reinforce-mnas"):
-        overrides["target_throughput"] = mnas_target(proxy)
-    searcher = make_searcher(method.searcher, **overrides)
+    searcher = make_searcher(searcher_spec(method, proxy))
     problem = make_problem(table, budget, seed, proxy=proxy)
     record = run_search(searcher, problem, filter=make_filter(method.filter))
     return record.require_events()

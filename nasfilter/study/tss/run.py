@@ -59,6 +59,7 @@ from nasfilter.study.tss import (
     fig3_numbers,
     mean_and_se,
     scored_runs,
+    searcher_spec,
 )
 from nasfilter.study.tss.cells import cells_key, cells_name, save_cells
 from nasfilter.study.tss.report import Block, render
@@ -168,6 +169,7 @@ def run_block(
         stats = [mean_and_se(hv[:, j]) for j in range(len(TIMES))]
         rows.append({
             "method": method.label, "searcher": method.searcher, "filter": method.filter,
+            "searcher_spec": searcher_spec(method, measured_proxy(device, batch)),
             "table": method.table, "condition": method.condition,
             "hardware": method.hardware, "two_fidelities": method.two_fidelities,
             "hv": {
