@@ -161,6 +161,7 @@ def run_block(
     every run's evaluated cells (:mod:`nasfilter.study.tss.cells`)."""
     rows: list[dict[str, Any]] = []
     cells: dict[str, np.ndarray] = {}
+    proxy = measured_proxy(device, batch)  # for the rows' searcher specs
     for k, method in enumerate(methods):
         start = time.perf_counter()
         hv, evaluated = scored_runs(method, dataset, device, seeds, TIMES, batch)
@@ -169,7 +170,7 @@ def run_block(
         stats = [mean_and_se(hv[:, j]) for j in range(len(TIMES))]
         rows.append({
             "method": method.label, "searcher": method.searcher, "filter": method.filter,
-            "searcher_spec": searcher_spec(method, measured_proxy(device, batch)),
+            "searcher_spec": searcher_spec(method, proxy),
             "table": method.table, "condition": method.condition,
             "hardware": method.hardware, "two_fidelities": method.two_fidelities,
             "hv": {
